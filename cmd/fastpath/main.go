@@ -1,0 +1,13 @@
+// Command fastpath diagnoses why a GPU machine, container or image cannot run
+// a model on its fast path, and prints the exact fix.
+package main
+
+import (
+	"os"
+
+	"github.com/fastpath-dev/fastpath/internal/cli"
+)
+
+func main() {
+	os.Exit(cli.Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+}

@@ -1,0 +1,97 @@
+// Package cli is fastpath's command line: one options struct and one run
+// function per command, callable from tests with in-memory I/O.
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/spf13/cobra"
+)
+
+// Version is fastpath's version, set at build time with
+// -ldflags "-X github.com/fastpath-dev/fastpath/internal/cli.Version=...".
+var Version = "0.1.0-dev"
+
+// Exit statuses (documented in the README and in `fastpath --help`).
+const (
+	ExitOK       = 0 // no error-severity finding
+	ExitFindings = 1 // at least one error-severity finding
+	ExitFailure  = 2 // usage error, or fastpath could not run
+)
+
+// UsageError is a mistake in the command line.
+type UsageError struct{ Err error }
+
+func (e *UsageError) Error() string { return e.Err.Error() }
+func (e *UsageError) Unwrap() error { return e.Err }
+
+func usageErrorf(format string, a ...any) error {
+	return &UsageError{Err: fmt.Errorf(format, a...)}
+}
+
+// findingsError reports that a command ran and found errors (exit 1); it
+// prints nothing itself.
+type findingsError struct{}
+
+func (findingsError) Error() string { return "error-severity findings" }
+
+// IO is where a command reads and writes.
+type IO struct {
+	In      io.Reader
+	Out     io.Writer
+	Err     io.Writer
+	IsTTY   bool // Out is a terminal (colour, progress)
+	NoColor bool
+}
+
+// Main runs fastpath with args and returns the exit status.
+func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	ios := &IO{In: stdin, Out: stdout, Err: stderr, IsTTY: isTerminal(stdout), NoColor: noColor()}
+	root := NewRootCommand(ios)
+	root.SetArgs(args)
+	root.SetIn(stdin)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	err := root.ExecuteContext(context.Background())
+	return exitCode(err, stderr)
+}
+
+func exitCode(err error, stderr io.Writer) int {
+	if err == nil {
+		return ExitOK
+	}
+	var fe findingsError
+	if errors.As(err, &fe) {
+		return ExitFindings
+	}
+	fmt.Fprintln(stderr, "fastpath:", err)
+	return ExitFailure
+}
+
+const exitStatusHelp = `
+Exit status:
+  0  no error-severity finding
+  1  at least one error-severity finding
+  2  usage error, or fastpath could not run`
+
+// NewRootCommand builds the command tree.
+func NewRootCommand(ios *IO) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "fastpath",
+		Short: "Why a GPU machine or container cannot run a model on its fast path, and the fix",
+		Long: `fastpath diagnoses GPU Python environments statically, in well under a second,
+without importing torch: the CUDA compilers present and which one builds would
+use, torch's CUDA and targets, the driver and GPUs, host compilers and build
+tools, and every installed distribution. Each finding cites its evidence and
+gives the exact commands that fix it.` + exitStatusHelp,
+		Version:       Version,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return &UsageError{Err: err} })
+	root.AddCommand(newDoctorCommand(ios), newFactsCommand(ios), newPackagesCommand(ios), newDemoCommand(ios))
+	return root
+}

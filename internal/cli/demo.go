@@ -1,0 +1,37 @@
+package cli
+
+import (
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"github.com/fastpath-dev/fastpath/internal/fixture"
+)
+
+func newDemoCommand(ios *IO) *cobra.Command {
+	o := &DoctorOptions{}
+	cmd := &cobra.Command{
+		Use:   "demo",
+		Short: "Run doctor on a built-in copy of the seed container (no GPU needed)",
+		Long: `demo writes the seed situation into a temporary folder (a container with
+torch 2.11.0+cu128 in /root/venv, flash-linear-attention, no causal-conv1d,
+no nvcc anywhere, eight GPUs of compute capability 12.0) using the same code
+the tests use, then runs the real doctor on it with --root.` + exitStatusHelp,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			dir, err := os.MkdirTemp("", "fastpath-demo-")
+			if err != nil {
+				return err
+			}
+			defer os.RemoveAll(dir)
+			if err := fixture.Seed(dir); err != nil {
+				return err
+			}
+			o.Source = SourceFlags{Root: dir, GPUs: fixture.SeedGPUs, Env: fixture.SeedEnv}
+			return RunDoctor(cmd.Context(), o, ios)
+		},
+	}
+	cmd.Flags().BoolVar(&o.JSON, "json", false, "print JSON (schema fastpath.v1)")
+	cmd.Flags().BoolVar(&o.Markdown, "markdown", false, "print Markdown")
+	return cmd
+}

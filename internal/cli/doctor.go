@@ -1,0 +1,72 @@
+package cli
+
+import (
+	"context"
+
+	"github.com/spf13/cobra"
+
+	"github.com/fastpath-dev/fastpath/internal/diagnose"
+	"github.com/fastpath-dev/fastpath/internal/facts"
+	"github.com/fastpath-dev/fastpath/internal/finding"
+	"github.com/fastpath-dev/fastpath/internal/report"
+)
+
+// DoctorOptions are `fastpath doctor`'s flags.
+type DoctorOptions struct {
+	Source   SourceFlags
+	JSON     bool
+	Markdown bool
+}
+
+func newDoctorCommand(ios *IO) *cobra.Command {
+	o := &DoctorOptions{}
+	cmd := &cobra.Command{
+		Use:   "doctor",
+		Short: "Diagnose this machine, a container rootfs, or saved facts",
+		Long: `doctor collects the facts of the machine (or --root DIR, or --facts FILE),
+judges them against fastpath's knowledge base, and prints the findings with
+their evidence and the commands that fix them. Nothing from the inspected
+environment is executed; on the live host only nvcc --version, gcc
+-dumpfullversion and nvidia-smi are run, each with a timeout.` + exitStatusHelp,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return RunDoctor(cmd.Context(), o, ios)
+		},
+	}
+	o.Source.register(cmd.Flags(), true)
+	cmd.Flags().BoolVar(&o.JSON, "json", false, "print JSON (schema fastpath.v1)")
+	cmd.Flags().BoolVar(&o.Markdown, "markdown", false, "print Markdown, to paste into a bug report")
+	cmd.MarkFlagsMutuallyExclusive("json", "markdown")
+	return cmd
+}
+
+// RunDoctor runs `fastpath doctor`.
+func RunDoctor(ctx context.Context, o *DoctorOptions, ios *IO) error {
+	f, err := o.Source.Load(ctx)
+	if err != nil {
+		return err
+	}
+	return renderDoctor(f, o.JSON, o.Markdown, ios)
+}
+
+func renderDoctor(f *facts.Facts, asJSON, asMarkdown bool, ios *IO) error {
+	findings := diagnose.Run(f)
+	var err error
+	switch {
+	case asJSON:
+		err = report.JSON(ios.Out, report.Doctor{Schema: facts.Schema, Facts: f, Findings: findings, Models: []any{}})
+	case asMarkdown:
+		err = report.Markdown(ios.Out, f, findings)
+	default:
+		err = report.Text(ios.Out, f, findings, report.TextOptions{Color: ios.IsTTY && !ios.NoColor})
+	}
+	if err != nil {
+		return err
+	}
+	for _, fd := range findings {
+		if fd.Severity == finding.Error {
+			return findingsError{}
+		}
+	}
+	return nil
+}

@@ -1,0 +1,92 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+
+	"github.com/spf13/pflag"
+
+	"github.com/fastpath-dev/fastpath/internal/collect"
+	"github.com/fastpath-dev/fastpath/internal/collect/gpu"
+	"github.com/fastpath-dev/fastpath/internal/facts"
+	"github.com/fastpath-dev/fastpath/internal/source"
+)
+
+// SourceFlags are the flags shared by every command that looks at a machine.
+type SourceFlags struct {
+	Root   string   // --root DIR: treat DIR as /
+	Python string   // --python PATH
+	GPUs   []string // --gpu CC (repeatable)
+	Env    []string // --env K=V (repeatable)
+	Facts  string   // --facts FILE: diagnose saved facts
+}
+
+func (s *SourceFlags) register(fs *pflag.FlagSet, withFacts bool) {
+	fs.StringVar(&s.Root, "root", "", "treat `DIR` as / (a container's rootfs or a copy); nothing is run there")
+	fs.StringVar(&s.Python, "python", "", "the interpreter or environment `PATH` to diagnose (default: python3 on PATH)")
+	fs.StringArrayVar(&s.GPUs, "gpu", nil, "diagnose for a GPU of compute capability `CC` (12.0 or sm_120; repeatable; replaces detected GPUs)")
+	fs.StringArrayVar(&s.Env, "env", nil, "assume environment variable `K=V` (repeatable)")
+	if withFacts {
+		fs.StringVar(&s.Facts, "facts", "", "diagnose the facts saved in `FILE` (from `fastpath facts`) instead of a machine")
+	}
+}
+
+// Source opens the source the flags name: the live host, or --root.
+func (s *SourceFlags) Source() (source.Source, error) {
+	overrides, err := source.ParseEnv(s.Env)
+	if err != nil {
+		return nil, &UsageError{Err: err}
+	}
+	if s.Root != "" {
+		src, err := source.Root(s.Root, overrides)
+		if err != nil {
+			return nil, &UsageError{Err: err}
+		}
+		return src, nil
+	}
+	return source.Host(source.ProcessEnv(overrides))
+}
+
+// Load returns the facts: read from --facts, or collected from the source.
+func (s *SourceFlags) Load(ctx context.Context) (*facts.Facts, error) {
+	if s.Facts != "" {
+		if s.Root != "" || s.Python != "" || len(s.Env) > 0 {
+			return nil, usageErrorf("--facts cannot be combined with --root, --python or --env")
+		}
+		return readFacts(s.Facts, s.GPUs)
+	}
+	for _, g := range s.GPUs {
+		if _, err := gpu.ParseCapability(g); err != nil {
+			return nil, &UsageError{Err: err}
+		}
+	}
+	src, err := s.Source()
+	if err != nil {
+		return nil, err
+	}
+	return collect.Collect(ctx, src, collect.Options{Python: s.Python, GPUs: s.GPUs, ToolVersion: Version}), nil
+}
+
+func readFacts(path string, gpus []string) (*facts.Facts, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var f facts.Facts
+	if err := json.Unmarshal(b, &f); err != nil {
+		return nil, fmt.Errorf("--facts %s: %w", path, err)
+	}
+	if f.Schema != facts.Schema {
+		return nil, fmt.Errorf("--facts %s: schema %q, want %q", path, f.Schema, facts.Schema)
+	}
+	if len(gpus) > 0 {
+		devs, err := gpu.OverrideDevices(gpus)
+		if err != nil {
+			return nil, &UsageError{Err: err}
+		}
+		f.GPU.Devices, f.GPU.Overridden = devs, true
+	}
+	return &f, nil
+}

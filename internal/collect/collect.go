@@ -1,0 +1,88 @@
+// Package collect runs every collector against a Source and assembles the
+// Facts. Collectors only observe; judging is diagnose's job.
+package collect
+
+import (
+	"context"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/fastpath-dev/fastpath/internal/collect/envvars"
+	"github.com/fastpath-dev/fastpath/internal/collect/gpu"
+	"github.com/fastpath-dev/fastpath/internal/collect/nvcc"
+	"github.com/fastpath-dev/fastpath/internal/collect/osinfo"
+	"github.com/fastpath-dev/fastpath/internal/collect/pyenv"
+	"github.com/fastpath-dev/fastpath/internal/collect/toolchain"
+	"github.com/fastpath-dev/fastpath/internal/collect/torch"
+	"github.com/fastpath-dev/fastpath/internal/facts"
+	"github.com/fastpath-dev/fastpath/internal/source"
+)
+
+// Options are the source flags that shape collection.
+type Options struct {
+	// Python is --python: an interpreter or environment path; "" means the
+	// one `python3` on PATH runs.
+	Python string
+	// GPUs are --gpu values (12.0, sm_120): they replace detected devices.
+	GPUs []string
+	// ToolVersion is fastpath's own version, recorded in the facts.
+	ToolVersion string
+	// ExecTimeout bounds each program run on the live host (nvcc, gcc,
+	// nvidia-smi); 0 means 10 s.
+	ExecTimeout time.Duration
+}
+
+// Collect gathers the Facts of src. It never fails: what cannot be read
+// becomes a warning in the facts.
+func Collect(ctx context.Context, src source.Source, o Options) *facts.Facts {
+	if o.ExecTimeout == 0 {
+		o.ExecTimeout = 10 * time.Second
+	}
+	f := &facts.Facts{Schema: facts.Schema, Tool: o.ToolVersion, Source: src.Info()}
+	var mu sync.Mutex
+	warn := func(ws []string) {
+		mu.Lock()
+		f.Warnings = append(f.Warnings, ws...)
+		mu.Unlock()
+	}
+	var wg sync.WaitGroup
+	// The first wave needs nothing but the source.
+	wg.Go(func() {
+		var ws []string
+		f.OS, ws = osinfo.Collect(ctx, src)
+		warn(ws)
+	})
+	wg.Go(func() { f.Env = envvars.Collect(src.Env()) })
+	wg.Go(func() {
+		var ws []string
+		f.GPU, ws = gpu.Collect(ctx, src, o.GPUs, o.ExecTimeout)
+		warn(ws)
+	})
+	var ws []string
+	f.Python, ws = pyenv.Collect(ctx, src, o.Python)
+	warn(ws)
+	// The second wave looks inside the selected environment.
+	wg.Go(func() {
+		var ws []string
+		f.Torch, ws = torch.Collect(src, f.Python.Selected)
+		warn(ws)
+		var ws2 []string
+		f.CUDA, ws2 = nvcc.Collect(ctx, src, f.Python, f.Torch, o.ExecTimeout)
+		warn(ws2)
+	})
+	wg.Go(func() {
+		var ws []string
+		f.Toolchain, ws = toolchain.Collect(ctx, src, f.Python.Selected, o.ExecTimeout)
+		warn(ws)
+	})
+	wg.Wait()
+	sort.Strings(f.Warnings)
+	if f.Env == nil {
+		f.Env = []facts.EnvVar{}
+	}
+	if f.Warnings == nil {
+		f.Warnings = []string{}
+	}
+	return f
+}

@@ -1,0 +1,243 @@
+// Package facts holds what fastpath observed about a machine, nothing judged.
+//
+// Facts are plain data, serialised as JSON under the schema "fastpath.v1":
+// fields may be added, never renamed or removed. A Facts file saved on one
+// machine (`fastpath facts > f.json`) can be diagnosed on another
+// (`fastpath doctor --facts f.json`), which is how fleets and tests work.
+package facts
+
+import "github.com/fastpath-dev/fastpath/internal/source"
+
+// Schema is the version tag of every JSON document fastpath writes.
+const Schema = "fastpath.v1"
+
+// Facts is everything collected from one Source.
+type Facts struct {
+	Schema    string      `json:"schema"`
+	Tool      string      `json:"tool"` // fastpath's own version
+	Source    source.Info `json:"source"`
+	OS        OS          `json:"os"`
+	Env       []EnvVar    `json:"env"`
+	Python    Python      `json:"python"`
+	Torch     *Torch      `json:"torch"` // nil: no torch in the selected environment
+	CUDA      CUDA        `json:"cuda"`
+	Toolchain Toolchain   `json:"toolchain"`
+	GPU       GPU         `json:"gpu"`
+	// Warnings are problems met while collecting (an unreadable folder, a
+	// malformed METADATA): reported, never fatal.
+	Warnings []string `json:"warnings"`
+}
+
+// OS describes the operating system of the source.
+type OS struct {
+	ID         string `json:"id,omitempty"`         // os-release ID: ubuntu, debian, rhel, ...
+	VersionID  string `json:"version_id,omitempty"` // os-release VERSION_ID: 24.04
+	PrettyName string `json:"pretty_name,omitempty"`
+	Arch       string `json:"arch,omitempty"`  // x86_64, aarch64 (from the source's binaries where it can be read)
+	Glibc      string `json:"glibc,omitempty"` // 2.39; "" for musl or unknown
+	Libc       string `json:"libc,omitempty"`  // path of the libc read
+	Kernel     string `json:"kernel,omitempty"`
+	CPUs       int    `json:"cpus,omitempty"`
+	MemTotal   int64  `json:"mem_total_bytes,omitempty"`
+	MemAvail   int64  `json:"mem_available_bytes,omitempty"`
+}
+
+// EnvVar is one environment variable that matters to CUDA/Python builds.
+// Secrets are never stored: Redacted is set and Value is "<redacted>".
+type EnvVar struct {
+	Name     string `json:"name"`
+	Value    string `json:"value"`
+	Redacted bool   `json:"redacted,omitempty"`
+}
+
+// Python describes the interpreters found and the selected one in detail.
+type Python struct {
+	// Selected is the environment `python3` on PATH (or --python) runs in;
+	// nil when none was found.
+	Selected *PythonEnv `json:"selected"`
+	// How Selected was chosen, step by step (PATH lookup, pyenv shim, venv).
+	Resolution []string `json:"resolution,omitempty"`
+	// Others are environments found in the usual places; their
+	// Distributions are not listed (only counted).
+	Others []PythonEnv `json:"others"`
+	// Pip is `pip` on PATH, and which environment it installs into.
+	Pip *Pip `json:"pip"`
+}
+
+// PythonEnv is one Python environment (an interpreter with its sys.path).
+type PythonEnv struct {
+	// Kind: venv, conda, pyenv, system, uv (a venv made by uv).
+	Kind string `json:"kind"`
+	// Interpreter is the path as a user would name it (…/bin/python3);
+	// Executable the real binary it resolves to.
+	Interpreter string `json:"interpreter"`
+	Executable  string `json:"executable,omitempty"`
+	Version     string `json:"version,omitempty"` // 3.12.3, or 3.12 when only the minor is known
+	Prefix      string `json:"prefix"`            // sys.prefix
+	BasePrefix  string `json:"base_prefix,omitempty"`
+	// IncludeSystemSitePackages is pyvenv.cfg's setting (venvs only).
+	IncludeSystemSitePackages bool `json:"include_system_site_packages,omitempty"`
+	// SitePath is the part of sys.path where distributions are found, in
+	// sys.path order (PYTHONPATH, user site, site-packages, .pth additions).
+	SitePath []string `json:"site_path"`
+	// PythonH is the Python.h for this version, "" when missing.
+	PythonH string `json:"python_h"`
+	// PythonHSearched lists the places looked at for Python.h.
+	PythonHSearched []string `json:"python_h_searched,omitempty"`
+	// Installer of the environment itself where it can be told (uv writes
+	// "uv = X" into pyvenv.cfg).
+	CreatedBy     string         `json:"created_by,omitempty"`
+	Distributions []Distribution `json:"distributions,omitempty"`
+	NumDists      int            `json:"num_distributions"`
+}
+
+// Distribution is one installed Python distribution (dist-info or egg-info).
+type Distribution struct {
+	Name      string `json:"name"`    // as METADATA spells it (pip's raw_name)
+	Version   string `json:"version"` // as METADATA spells it
+	Installer string `json:"installer,omitempty"`
+	// Location is the sys.path entry it was found in.
+	Location    string `json:"location"`
+	MetadataDir string `json:"metadata_dir"` // the .dist-info / .egg-info path
+	Format      string `json:"format"`       // dist-info, egg-info
+	// Tags are the WHEEL file's Tag lines (cp312-cp312-linux_x86_64).
+	Tags []string `json:"tags,omitempty"`
+	// Editable is set for editable installs, with the project's folder.
+	Editable         bool   `json:"editable,omitempty"`
+	EditableLocation string `json:"editable_project_location,omitempty"`
+	// Requires are the Requires-Dist lines, verbatim.
+	Requires []string `json:"requires,omitempty"`
+	// Files counts RECORD's entries; Extensions lists the native modules and
+	// shared libraries among them (paths relative to Location).
+	Files      int      `json:"files,omitempty"`
+	Extensions []string `json:"extensions,omitempty"`
+	// Shadowed is set when an earlier sys.path entry holds the same name:
+	// Python imports the other one.
+	Shadowed bool `json:"shadowed,omitempty"`
+}
+
+// Pip is the `pip` command on PATH.
+type Pip struct {
+	Path string `json:"path"`
+	// Interpreter is what its shebang (or pyenv shim) runs.
+	Interpreter string `json:"interpreter,omitempty"`
+	// Prefix is the environment it installs into ("" when unknown).
+	Prefix string `json:"prefix,omitempty"`
+	// SameAsPython is whether that is the selected Python's environment.
+	SameAsPython bool `json:"same_as_python"`
+}
+
+// Torch describes the torch installed in the selected environment.
+type Torch struct {
+	Version   string `json:"version"`        // 2.11.0+cu128
+	CUDA      string `json:"cuda,omitempty"` // 12.8; "" for CPU or ROCm builds
+	HIP       string `json:"hip,omitempty"`
+	GitVer    string `json:"git_version,omitempty"`
+	Location  string `json:"location"` // …/site-packages/torch
+	Lib       string `json:"lib,omitempty"`
+	CMake     string `json:"cmake_prefix,omitempty"` // …/torch/share/cmake
+	BundledNV string `json:"bundled_nvcc,omitempty"` // torch/bin/nvcc (never seen in wheels)
+	// CXX11ABI is torch's C++ ABI where it was read; nil when unknown.
+	CXX11ABI *bool `json:"cxx11_abi,omitempty"`
+	// Archs are torch's compiled GPU targets where read (sm_90, ...).
+	Archs []string `json:"archs,omitempty"`
+}
+
+// CUDA describes every nvcc found and what torch's extension builder picks.
+type CUDA struct {
+	Compilers []NVCC `json:"compilers"`
+	// Searched lists every place looked at for nvcc, found or not.
+	Searched []string `json:"searched"`
+	// TorchHome is the CUDA home torch.utils.cpp_extension would use.
+	TorchHome *CUDAHome `json:"torch_home"`
+}
+
+// NVCC is one CUDA compiler found on the source.
+type NVCC struct {
+	Path string `json:"path"` // …/bin/nvcc as found
+	// Home is the toolkit folder (the parent of bin/).
+	Home    string `json:"home"`
+	Version string `json:"version,omitempty"` // 12.8.93 or 12.8
+	// VersionFrom says where the version was read (version.json,
+	// version.txt, nvcc --version, dist-info).
+	VersionFrom string `json:"version_from,omitempty"`
+	// Via are the ways it was found: PATH, CUDA_HOME, CUDA_PATH,
+	// /usr/local/cuda, toolkit, conda, pip, torch.
+	Via []string `json:"via"`
+	// Pip distribution that installed it, for pip layouts.
+	Dist string `json:"dist,omitempty"`
+	// CUDARuntimeH is cuda_runtime.h for this toolkit, "" when missing.
+	CUDARuntimeH string `json:"cuda_runtime_h"`
+}
+
+// CUDAHome is what torch's cpp_extension.CUDA_HOME resolves to.
+type CUDAHome struct {
+	Path string `json:"path"`
+	// Via: CUDA_HOME, CUDA_PATH, PATH, /usr/local/cuda.
+	Via string `json:"via"`
+	// NVCC is Path/bin/nvcc when it exists, "" otherwise.
+	NVCC string `json:"nvcc"`
+}
+
+// Toolchain is the host compilers and build tools.
+type Toolchain struct {
+	GCC         *Tool    `json:"gcc"`
+	GXX         *Tool    `json:"gxx"`
+	CUDAHostCXX *Tool    `json:"cudahostcxx,omitempty"`
+	Ninja       *Tool    `json:"ninja"`
+	CMake       *Tool    `json:"cmake"`
+	GCCSearched []string `json:"gcc_searched,omitempty"`
+}
+
+// Tool is one program found, and how.
+type Tool struct {
+	Path        string `json:"path"`
+	Version     string `json:"version,omitempty"`
+	VersionFrom string `json:"version_from,omitempty"`
+	Via         string `json:"via,omitempty"` // PATH, pip, env, lib/gcc
+}
+
+// GPU describes the driver and the devices.
+type GPU struct {
+	Driver *Driver `json:"driver"`
+	// Devices as detected, or as given with --gpu (Overridden).
+	Devices    []Device     `json:"devices"`
+	Overridden bool         `json:"overridden,omitempty"`
+	Processes  []GPUProcess `json:"processes,omitempty"`
+	// Sources lists what was read: /proc/driver/nvidia, /sys/bus/pci,
+	// nvidia-smi.
+	Sources []string `json:"sources,omitempty"`
+}
+
+// Driver is the NVIDIA kernel driver.
+type Driver struct {
+	Version string `json:"version"` // 580.159.04
+	From    string `json:"from"`
+	// CUDA is the newest CUDA the driver supports (nvidia-smi's "CUDA
+	// Version"): not the toolkit's, not torch's.
+	CUDA string `json:"cuda,omitempty"`
+}
+
+// Device is one GPU.
+type Device struct {
+	Index int    `json:"index"`
+	Name  string `json:"name,omitempty"`
+	UUID  string `json:"uuid,omitempty"`
+	BusID string `json:"bus_id,omitempty"`
+	// PCIDevice is the PCI device id, 0x2335.
+	PCIDevice string `json:"pci_device,omitempty"`
+	// Capability is the compute capability, 9.0; CapabilityFrom says how it
+	// was learnt: nvidia-smi, pci-table, name-table, --gpu.
+	Capability     string `json:"capability,omitempty"`
+	CapabilityFrom string `json:"capability_from,omitempty"`
+	MemoryTotalMiB int64  `json:"memory_total_mib,omitempty"`
+	MemoryUsedMiB  int64  `json:"memory_used_mib,omitempty"`
+}
+
+// GPUProcess is a process holding GPU memory.
+type GPUProcess struct {
+	PID     int    `json:"pid"`
+	Name    string `json:"name"`
+	GPUUUID string `json:"gpu_uuid,omitempty"`
+	UsedMiB int64  `json:"used_mib"`
+}

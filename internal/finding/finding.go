@@ -1,0 +1,68 @@
+// Package finding defines what diagnosis produces: a verdict with its
+// evidence and the concrete fixes. IDs are a public contract (README,
+// scripts, the JSON output): add new ones, never rename.
+package finding
+
+// ID names a kind of finding; stable across releases.
+type ID string
+
+// The finding ids of DESIGN.md.
+const (
+	NoCUDACompiler              ID = "no-cuda-compiler"
+	CUDACompilerNotDiscoverable ID = "cuda-compiler-not-discoverable"
+	CUDAHomeInvalid             ID = "cuda-home-invalid"
+	NVCCTorchCUDAMismatch       ID = "nvcc-torch-cuda-mismatch"
+	NVCCCannotTargetGPU         ID = "nvcc-cannot-target-gpu"
+	HostCompilerUnsupported     ID = "host-compiler-unsupported"
+	MissingPythonHeaders        ID = "missing-python-headers"
+	MissingNinja                ID = "missing-ninja"
+	BuildIsolationHidesTorch    ID = "build-isolation-hides-torch"
+	BuildOutOfMemory            ID = "build-out-of-memory"
+	TorchMissing                ID = "torch-missing"
+	TorchCPUOnly                ID = "torch-cpu-only"
+	TorchArchUnsupported        ID = "torch-arch-unsupported"
+	DriverTooOld                ID = "driver-too-old"
+	GPUBusy                     ID = "gpu-busy"
+	FastPathFallback            ID = "fast-path-fallback"
+	ExtensionArchUnsupported    ID = "extension-arch-unsupported"
+	ExtensionABIMismatch        ID = "extension-abi-mismatch"
+	ExtensionCUDAMismatch       ID = "extension-cuda-mismatch"
+	PipPythonMismatch           ID = "pip-python-mismatch"
+)
+
+// Severity orders findings: errors make `doctor` exit 1.
+type Severity string
+
+const (
+	Error   Severity = "error"
+	Warning Severity = "warning"
+	Info    Severity = "info"
+)
+
+// Rank orders severities, most severe first.
+func (s Severity) Rank() int {
+	switch s {
+	case Error:
+		return 0
+	case Warning:
+		return 1
+	}
+	return 2
+}
+
+// Finding is one verdict. Every verdict cites evidence a user can check by
+// hand (a path, a version, a symbol).
+type Finding struct {
+	ID       ID       `json:"id"`
+	Severity Severity `json:"severity"`
+	Title    string   `json:"title"`
+	Detail   string   `json:"detail"`
+	Evidence []string `json:"evidence"`
+	Fixes    []Fix    `json:"fixes"`
+}
+
+// Fix is one way out, with the exact commands for this environment.
+type Fix struct {
+	Title    string   `json:"title"`
+	Commands []string `json:"commands"`
+}

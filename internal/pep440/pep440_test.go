@@ -1,0 +1,19 @@
+package pep440
+
+import "testing"
+
+func TestNormalizeAndCompare(t *testing.T) {
+	for in, want := range map[string]string{"1.0-post1": "1.0.post1", "2.11.0+cu128": "2.11.0+cu128", "1.0.0RC1": "1.0.0rc1", "not a version": "not a version"} {
+		if got := Normalize(in); got != want {
+			t.Errorf("Normalize(%q) = %q, want %q", in, got, want)
+		}
+	}
+	a, _ := Parse("12.8.93")
+	b, _ := Parse("12.10")
+	if a.Compare(b) >= 0 {
+		t.Errorf("12.8.93 should sort before 12.10")
+	}
+	if !Satisfies("12.8.93", "==12.8.*") || Satisfies("12.9.0", "==12.8.*") || Satisfies("junk", ">=1") {
+		t.Errorf("Satisfies gave a wrong answer")
+	}
+}

@@ -1,0 +1,432 @@
+// Package source is where fastpath looks: the live host, or a directory that
+// stands for "/" (a container's rootfs, a copy of one, a test fixture).
+//
+// Every collector reads through a Source, so every collector works on every
+// kind of source. Paths given to a Source are absolute paths as the inspected
+// system sees them ("/usr/local/cuda/bin/nvcc"); symbolic links are resolved
+// inside the source: an absolute target is re-rooted and ".." never climbs
+// above "/". Only the live host can run programs (Exec).
+package source
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// Kind names what a Source stands for.
+type Kind string
+
+const (
+	KindHost Kind = "host" // the machine fastpath runs on
+	KindRoot Kind = "root" // a directory standing for "/" (--root)
+)
+
+// Info describes a Source for reports and facts.
+type Info struct {
+	Kind Kind   `json:"kind"`
+	Root string `json:"root,omitempty"` // the directory standing for "/" (root sources)
+	Live bool   `json:"live"`           // programs may be run (host only)
+}
+
+// File is an open file of a Source. Parsers take the io.ReaderAt and read
+// only the parts they need.
+type File interface {
+	io.Reader
+	io.ReaderAt
+	io.Closer
+	Stat() (fs.FileInfo, error)
+}
+
+// Source is one place to look. Implementations must be safe for concurrent use.
+type Source interface {
+	Info() Info
+	// Env is the environment to assume (the process's on the host; the
+	// --env values and a container's defaults under a root).
+	Env() Env
+	// Resolve returns name with every symbolic link resolved inside the source.
+	Resolve(name string) (string, error)
+	Open(name string) (File, error)
+	Stat(name string) (fs.FileInfo, error)
+	Lstat(name string) (fs.FileInfo, error)
+	ReadLink(name string) (string, error)
+	ReadDir(name string) ([]fs.DirEntry, error)
+	// Exec runs a program on the live host and returns its standard output.
+	// Sources that are not live return ErrNotLive.
+	Exec(ctx context.Context, name string, args ...string) ([]byte, error)
+}
+
+// ErrNotLive is returned by Exec on sources where nothing may be run.
+var ErrNotLive = errors.New("source: programs are only run on the live host")
+
+// ErrTooLarge is returned by ReadFile for files above the caller's cap.
+var ErrTooLarge = errors.New("file larger than the reading cap")
+
+// maxLinkHops bounds symlink chains, as the kernel's ELOOP does (40).
+const maxLinkHops = 40
+
+// dirSource serves both the host (root "/") and --root directories: the same
+// resolution code runs for both, so tests on fixture trees exercise exactly
+// what runs on real machines.
+type dirSource struct {
+	root string // host directory standing for "/"
+	env  Env
+	live bool
+
+	mu    sync.Mutex
+	cache map[string]string // resolved directory prefixes: in-source path -> resolved in-source path
+	osr   *os.Root
+}
+
+// Host returns the live machine as a Source. env is the environment to assume
+// (usually os.Environ() with --env overrides applied).
+func Host(env Env) (Source, error) {
+	return newDir("/", env, true)
+}
+
+// Root returns a Source for a directory standing for "/". Nothing is ever run
+// under a root. env is the environment to assume there; where it has no PATH
+// or HOME, those of a stock container are used (Docker's default PATH, /root).
+func Root(dir string, env Env) (Source, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, err
+	}
+	fi, err := os.Stat(abs)
+	if err != nil {
+		return nil, err
+	}
+	if !fi.IsDir() {
+		return nil, fmt.Errorf("--root %s: not a directory", dir)
+	}
+	e := env.Clone()
+	if _, ok := e["PATH"]; !ok {
+		e["PATH"] = DefaultContainerPATH
+	}
+	if _, ok := e["HOME"]; !ok {
+		e["HOME"] = "/root"
+	}
+	return newDir(abs, e, false)
+}
+
+// DefaultContainerPATH is the PATH Docker gives a container whose image sets none.
+const DefaultContainerPATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+
+func newDir(root string, env Env, live bool) (*dirSource, error) {
+	r, err := os.OpenRoot(root)
+	if err != nil {
+		return nil, err
+	}
+	if env == nil {
+		env = Env{}
+	}
+	return &dirSource{root: root, env: env, live: live, cache: map[string]string{}, osr: r}, nil
+}
+
+func (s *dirSource) Info() Info {
+	if s.live {
+		return Info{Kind: KindHost, Live: true}
+	}
+	return Info{Kind: KindRoot, Root: s.root}
+}
+
+func (s *dirSource) Env() Env { return s.env }
+
+// hostPath maps a clean in-source absolute path to the host's file system.
+func (s *dirSource) hostPath(p string) string {
+	if s.root == "/" {
+		return p
+	}
+	return s.root + p
+}
+
+// rel maps a clean in-source absolute path to a path relative to the root,
+// for os.Root.
+func rel(p string) string {
+	if p == "/" {
+		return "."
+	}
+	return p[1:]
+}
+
+func components(name string) []string {
+	var out []string
+	for _, c := range strings.Split(name, "/") {
+		if c != "" && c != "." {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// Resolve resolves every symbolic link in name inside the source.
+func (s *dirSource) Resolve(name string) (string, error) {
+	return s.resolve(name, true)
+}
+
+// resolve walks name one component at a time. A directory prefix, once
+// resolved, is cached: its resolution cannot depend on what follows it.
+func (s *dirSource) resolve(name string, followLast bool) (string, error) {
+	if !strings.HasPrefix(name, "/") {
+		return "", &fs.PathError{Op: "resolve", Path: name, Err: errors.New("path is not absolute")}
+	}
+	comps := components(name)
+	if len(comps) == 0 {
+		return "/", nil
+	}
+	resolved, start := "/", 0
+	s.mu.Lock()
+	for i := len(comps) - 1; i > 0; i-- {
+		if r, ok := s.cache["/"+strings.Join(comps[:i], "/")]; ok {
+			resolved, start = r, i
+			break
+		}
+	}
+	s.mu.Unlock()
+	hops := 0
+	for i := start; i < len(comps); i++ {
+		last := i == len(comps)-1
+		if last && !followLast {
+			if comps[i] == ".." {
+				return path.Dir(resolved), nil
+			}
+			return path.Join(resolved, comps[i]), nil
+		}
+		next, err := s.step(resolved, comps[i], &hops)
+		if err != nil {
+			return path.Join(resolved, strings.Join(comps[i:], "/")), &fs.PathError{Op: "resolve", Path: name, Err: err}
+		}
+		resolved = next
+		if !last {
+			s.mu.Lock()
+			s.cache["/"+strings.Join(comps[:i+1], "/")] = resolved
+			s.mu.Unlock()
+		}
+	}
+	return resolved, nil
+}
+
+// step resolves one component c below the resolved directory dir, following
+// a symlink chain with a shared hop budget. A missing final component is not
+// an error here: callers learn of it when they stat or open.
+func (s *dirSource) step(dir, c string, hops *int) (string, error) {
+	if c == ".." {
+		return path.Dir(dir), nil // path.Dir("/") is "/": ".." cannot climb out
+	}
+	next := path.Join(dir, c)
+	fi, err := os.Lstat(s.hostPath(next))
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return next, nil
+		}
+		return "", unwrapPathErr(err)
+	}
+	if fi.Mode()&fs.ModeSymlink == 0 {
+		return next, nil
+	}
+	*hops++
+	if *hops > maxLinkHops {
+		return "", syscall.ELOOP
+	}
+	target, err := os.Readlink(s.hostPath(next))
+	if err != nil {
+		return "", unwrapPathErr(err)
+	}
+	base := dir
+	if strings.HasPrefix(target, "/") {
+		base = "/"
+	}
+	for _, tc := range components(target) {
+		if base, err = s.step(base, tc, hops); err != nil {
+			return "", err
+		}
+	}
+	return base, nil
+}
+
+func unwrapPathErr(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+func (s *dirSource) Open(name string) (File, error) {
+	p, err := s.resolve(name, true)
+	if err != nil {
+		return nil, err
+	}
+	// os.Root refuses to leave the root even if the tree changed since resolve.
+	f, err := s.osr.Open(rel(p))
+	if err != nil {
+		return nil, &fs.PathError{Op: "open", Path: name, Err: unwrapPathErr(err)}
+	}
+	return f, nil
+}
+
+func (s *dirSource) Stat(name string) (fs.FileInfo, error) {
+	p, err := s.resolve(name, true)
+	if err != nil {
+		return nil, err
+	}
+	fi, err := os.Lstat(s.hostPath(p))
+	if err != nil {
+		return nil, &fs.PathError{Op: "stat", Path: name, Err: unwrapPathErr(err)}
+	}
+	return fi, nil
+}
+
+func (s *dirSource) Lstat(name string) (fs.FileInfo, error) {
+	p, err := s.resolve(name, false)
+	if err != nil {
+		return nil, err
+	}
+	fi, err := os.Lstat(s.hostPath(p))
+	if err != nil {
+		return nil, &fs.PathError{Op: "lstat", Path: name, Err: unwrapPathErr(err)}
+	}
+	return fi, nil
+}
+
+func (s *dirSource) ReadLink(name string) (string, error) {
+	p, err := s.resolve(name, false)
+	if err != nil {
+		return "", err
+	}
+	t, err := os.Readlink(s.hostPath(p))
+	if err != nil {
+		return "", &fs.PathError{Op: "readlink", Path: name, Err: unwrapPathErr(err)}
+	}
+	return t, nil
+}
+
+func (s *dirSource) ReadDir(name string) ([]fs.DirEntry, error) {
+	p, err := s.resolve(name, true)
+	if err != nil {
+		return nil, err
+	}
+	ents, err := os.ReadDir(s.hostPath(p))
+	if err != nil {
+		return ents, &fs.PathError{Op: "readdir", Path: name, Err: unwrapPathErr(err)}
+	}
+	return ents, nil
+}
+
+func (s *dirSource) Exec(ctx context.Context, name string, args ...string) ([]byte, error) {
+	if !s.live {
+		return nil, ErrNotLive
+	}
+	cmd := exec.CommandContext(ctx, name, args...)
+	cmd.Env = s.env.List()
+	cmd.WaitDelay = time.Second
+	return cmd.Output()
+}
+
+// ReadFile reads a whole (small) file, refusing files over max bytes: text
+// files read this way (METADATA, version.py) are never trusted to be small.
+func ReadFile(src Source, name string, max int64) ([]byte, error) {
+	f, err := src.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, &fs.PathError{Op: "read", Path: name, Err: errors.New("not a regular file")}
+	}
+	if fi.Size() > max {
+		return nil, &fs.PathError{Op: "read", Path: name, Err: ErrTooLarge}
+	}
+	b, err := io.ReadAll(io.LimitReader(f, max+1))
+	if err != nil {
+		return nil, &fs.PathError{Op: "read", Path: name, Err: err}
+	}
+	if int64(len(b)) > max {
+		return nil, &fs.PathError{Op: "read", Path: name, Err: ErrTooLarge}
+	}
+	return b, nil
+}
+
+// Exists reports whether name exists (following links).
+func Exists(src Source, name string) bool {
+	_, err := src.Stat(name)
+	return err == nil
+}
+
+// IsDir reports whether name is a directory (following links).
+func IsDir(src Source, name string) bool {
+	fi, err := src.Stat(name)
+	return err == nil && fi.IsDir()
+}
+
+// IsExecutable reports whether name is a regular file with an execute bit.
+func IsExecutable(src Source, name string) bool {
+	fi, err := src.Stat(name)
+	return err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0
+}
+
+// LookPath finds name in the PATH-style list, as a shell (and shutil.which)
+// would: the first absolute entry holding an executable regular file. The
+// path returned is the unresolved one (dir/name).
+func LookPath(src Source, pathList, name string) (string, bool) {
+	for _, dir := range strings.Split(pathList, ":") {
+		if !strings.HasPrefix(dir, "/") {
+			continue // relative PATH entries depend on a working directory we do not have
+		}
+		p := path.Join(dir, name)
+		if IsExecutable(src, p) {
+			return p, true
+		}
+	}
+	return "", false
+}
+
+// Glob expands shell patterns (path.Match syntax) component by component
+// through the source. Unreadable folders match nothing. Results are sorted.
+func Glob(src Source, pattern string) []string {
+	if !strings.HasPrefix(pattern, "/") {
+		return nil
+	}
+	matches := []string{"/"}
+	for _, c := range components(pattern) {
+		var next []string
+		if !strings.ContainsAny(c, `*?[\`) {
+			for _, m := range matches {
+				p := path.Join(m, c)
+				if _, err := src.Lstat(p); err == nil {
+					next = append(next, p)
+				}
+			}
+		} else {
+			for _, m := range matches {
+				ents, _ := src.ReadDir(m)
+				for _, e := range ents {
+					if ok, _ := path.Match(c, e.Name()); ok {
+						next = append(next, path.Join(m, e.Name()))
+					}
+				}
+			}
+		}
+		matches = next
+		if len(matches) == 0 {
+			return nil
+		}
+	}
+	sort.Strings(matches)
+	return matches
+}
