@@ -1,13 +1,211 @@
 // Package diagnose turns Facts into Findings with the knowledge base. It is
-// pure: no I/O, the same facts always give the same findings.
+// pure: no I/O, the same facts always give the same findings, so a Facts file
+// saved on one machine is judged the same anywhere.
 package diagnose
 
 import (
+	"fmt"
+	"path"
+	"sort"
+	"strings"
+
 	"github.com/fastpath-dev/fastpath/internal/facts"
 	"github.com/fastpath-dev/fastpath/internal/finding"
+	"github.com/fastpath-dev/fastpath/internal/kb"
 )
+
+// check is one diagnosis rule.
+type check func(c *context) []finding.Finding
+
+// checks run in this order; the output is then sorted by severity, keeping
+// this order within a severity (root causes before their consequences).
+var checks = []check{
+	checkPython,
+	checkTorch,
+	checkDriver,
+	checkCompilerPresence,
+	checkCUDAHome,
+	checkNVCCVersion,
+	checkHostCompiler,
+	checkPythonHeaders,
+	checkNinja,
+	checkPip,
+	checkGPUBusy,
+}
 
 // Run returns the findings for f, most severe first.
 func Run(f *facts.Facts) []finding.Finding {
-	return []finding.Finding{}
+	c := newContext(f)
+	out := []finding.Finding{}
+	for _, ch := range checks {
+		out = append(out, ch(c)...)
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Severity.Rank() < out[j].Severity.Rank() })
+	for i := range out {
+		if out[i].Evidence == nil {
+			out[i].Evidence = []string{}
+		}
+		if out[i].Fixes == nil {
+			out[i].Fixes = []finding.Fix{}
+		}
+	}
+	return out
+}
+
+// context holds what several checks derive from the facts.
+type context struct {
+	f     *facts.Facts
+	cuda  *kb.CUDAData
+	py    *facts.PythonEnv
+	torch *facts.Torch
+	// torchCUDA is torch's CUDA "M.m" ("" for CPU/ROCm builds or no torch).
+	torchCUDA              string
+	torchMajor, torchMinor int
+	// builds is true when extension builds matter: a CUDA torch is installed.
+	builds bool
+}
+
+func newContext(f *facts.Facts) *context {
+	c := &context{f: f, cuda: kb.CUDA(), py: f.Python.Selected, torch: f.Torch}
+	if c.torch != nil && c.torch.CUDA != "" {
+		if mm, maj, min, ok := kb.MajorMinor(c.torch.CUDA); ok {
+			c.torchCUDA, c.torchMajor, c.torchMinor = mm, maj, min
+			c.builds = true
+		}
+	}
+	return c
+}
+
+// buildSeverity is the severity of something that blocks extension builds:
+// an error where a CUDA torch is installed (kernel packages must build
+// against it), a warning elsewhere.
+func (c *context) buildSeverity() finding.Severity {
+	if c.builds {
+		return finding.Error
+	}
+	return finding.Warning
+}
+
+// python is the interpreter to name in commands ("python3" when unknown).
+func (c *context) python() string {
+	if c.py != nil && c.py.Interpreter != "" {
+		return c.py.Interpreter
+	}
+	return "python3"
+}
+
+// pipInstall is the install command for the selected environment: its own
+// interpreter's pip, never a bare `pip`; uv's pip for environments uv made
+// (they have no pip of their own).
+func (c *context) pipInstall(args ...string) string {
+	quoted := make([]string, len(args))
+	for i, a := range args {
+		quoted[i] = shellQuote(a)
+	}
+	if c.py != nil && c.py.Kind == "uv" {
+		return "uv pip install --python " + shellQuote(c.python()) + " " + strings.Join(quoted, " ")
+	}
+	return shellQuote(c.python()) + " -m pip install " + strings.Join(quoted, " ")
+}
+
+// sitePackages is the selected environment's own site-packages folder.
+func (c *context) sitePackages() string {
+	if c.py == nil {
+		return ""
+	}
+	for _, p := range c.py.SitePath {
+		if strings.HasPrefix(p, c.py.Prefix+"/") && (strings.HasSuffix(p, "/site-packages") || strings.HasSuffix(p, "/dist-packages")) {
+			return p
+		}
+	}
+	if len(c.py.SitePath) > 0 {
+		return c.py.SitePath[0]
+	}
+	return ""
+}
+
+// gpus returns the devices with a known capability.
+func (c *context) gpus() []facts.Device {
+	var out []facts.Device
+	for _, d := range c.f.GPU.Devices {
+		if d.Capability != "" {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// gpuSummary describes the GPUs for titles: "8 × NVIDIA H200 (9.0)".
+func (c *context) gpuSummary() string {
+	counts := map[string]int{}
+	var order []string
+	for _, d := range c.f.GPU.Devices {
+		name := d.Name
+		if name == "" {
+			name = "GPU"
+		}
+		k := fmt.Sprintf("%s (compute capability %s)", name, d.Capability)
+		if counts[k] == 0 {
+			order = append(order, k)
+		}
+		counts[k]++
+	}
+	var parts []string
+	for _, k := range order {
+		parts = append(parts, fmt.Sprintf("%d × %s", counts[k], k))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// compilerAt returns the compiler whose path or home is p.
+func (c *context) compilerAt(nvccPath string) *facts.NVCC {
+	for i := range c.f.CUDA.Compilers {
+		n := &c.f.CUDA.Compilers[i]
+		if n.Path == nvccPath || path.Join(n.Home, "bin", "nvcc") == nvccPath {
+			return n
+		}
+	}
+	return nil
+}
+
+// bestCompiler picks the compiler to recommend: torch's CUDA M.m first, then
+// torch's major, then the newest.
+func (c *context) bestCompiler() *facts.NVCC {
+	var best *facts.NVCC
+	score := func(n *facts.NVCC) int {
+		mm, maj, _, ok := kb.MajorMinor(n.Version)
+		switch {
+		case !ok:
+			return 0
+		case c.torchCUDA != "" && mm == c.torchCUDA:
+			return 3
+		case c.torchCUDA != "" && maj == c.torchMajor:
+			return 2
+		}
+		return 1
+	}
+	for i := range c.f.CUDA.Compilers {
+		n := &c.f.CUDA.Compilers[i]
+		if best == nil || score(n) > score(best) || (score(n) == score(best) && kb.CompareDotted(n.Version, best.Version) > 0) {
+			best = n
+		}
+	}
+	return best
+}
+
+// shellQuote quotes s for a POSIX shell when it needs it.
+func shellQuote(s string) string {
+	if s != "" && strings.IndexFunc(s, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./=:+,@%", r))
+	}) < 0 {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return fmt.Sprintf("%d %s", n, one)
+	}
+	return fmt.Sprintf("%d %s", n, many)
 }

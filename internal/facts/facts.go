@@ -150,6 +150,18 @@ type CUDA struct {
 	Searched []string `json:"searched"`
 	// TorchHome is the CUDA home torch.utils.cpp_extension would use.
 	TorchHome *CUDAHome `json:"torch_home"`
+	// Incomplete are CUDA compiler packages found without a working nvcc
+	// (nvidia-cuda-nvcc-cu12 wheels ship ptxas and libnvvm but no nvcc driver).
+	Incomplete []IncompleteCompiler `json:"incomplete,omitempty"`
+}
+
+// IncompleteCompiler is a compiler package that cannot compile CUDA C++.
+type IncompleteCompiler struct {
+	Home    string   `json:"home"`
+	Dist    string   `json:"dist"`
+	Version string   `json:"version"`
+	Has     []string `json:"has"`
+	Missing []string `json:"missing"`
 }
 
 // NVCC is one CUDA compiler found on the source.

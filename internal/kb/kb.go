@@ -1,0 +1,191 @@
+// Package kb is fastpath's knowledge base: facts about CUDA, drivers,
+// compilers and packages, kept as embedded JSON data, each table with the
+// source it was checked against. Diagnosis reads it; nothing here does I/O
+// beyond the embedded files.
+package kb
+
+import (
+	"embed"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+)
+
+//go:embed data/cuda.json
+var cudaJSON []byte
+
+// The embed.FS keeps room for more data files without new variables.
+var _ embed.FS
+
+// CUDAData is data/cuda.json.
+type CUDAData struct {
+	DriverMinimums struct {
+		Source string `json:"source"`
+		Rows   []struct {
+			CUDA   string `json:"cuda"`
+			Driver string `json:"driver"`
+		} `json:"rows"`
+	} `json:"driver_minimums"`
+	MinorVersionCompat struct {
+		Source string `json:"source"`
+		Rows   []struct {
+			Major  int    `json:"major"`
+			Driver string `json:"driver"`
+		} `json:"rows"`
+	} `json:"minor_version_compat"`
+	GCCMax struct {
+		Source string `json:"source"`
+		Rows   []struct {
+			From   string `json:"cuda_from"`
+			To     string `json:"cuda_to"`
+			GCCMax int    `json:"gcc_max"`
+		} `json:"rows"`
+	} `json:"gcc_max"`
+	PipCompilers struct {
+		Source string        `json:"source"`
+		Rows   []PipCompiler `json:"rows"`
+	} `json:"pip_compilers"`
+	Apt struct {
+		Source      string            `json:"source"`
+		Packages    []string          `json:"packages"`
+		RepoDistros map[string]string `json:"repo_distros"`
+		Keyring     string            `json:"keyring"`
+	} `json:"apt"`
+	Conda struct {
+		Source   string   `json:"source"`
+		Packages []string `json:"packages"`
+		Channel  string   `json:"channel"`
+	} `json:"conda"`
+	DevelImages struct {
+		Source  string `json:"source"`
+		NVIDIA  string `json:"nvidia"`
+		PyTorch string `json:"pytorch"`
+	} `json:"devel_images"`
+	ToolkitFullVersions struct {
+		Source string            `json:"source"`
+		Rows   map[string]string `json:"rows"`
+	} `json:"toolkit_full_versions"`
+}
+
+// PipCompiler is how NVIDIA's pip wheels ship a CUDA compiler for a major.
+type PipCompiler struct {
+	Major    int      `json:"major"`
+	HasNVCC  bool     `json:"has_nvcc"`
+	Packages []string `json:"packages"`
+	Home     string   `json:"home"` // below site-packages
+}
+
+var (
+	cudaOnce sync.Once
+	cudaData CUDAData
+)
+
+// CUDA returns the parsed data/cuda.json. The data is part of the binary:
+// failing to parse it is a build defect, caught by the package's tests.
+func CUDA() *CUDAData {
+	cudaOnce.Do(func() {
+		if err := json.Unmarshal(cudaJSON, &cudaData); err != nil {
+			panic(fmt.Sprintf("kb: data/cuda.json: %v", err))
+		}
+	})
+	return &cudaData
+}
+
+// CompareDotted compares dotted numeric versions ("570.26" < "580.159.04",
+// "12.8" < "12.10"); missing parts count as 0, non-numeric parts as 0.
+func CompareDotted(a, b string) int {
+	as, bs := strings.Split(a, "."), strings.Split(b, ".")
+	for i := 0; i < len(as) || i < len(bs); i++ {
+		var x, y int
+		if i < len(as) {
+			x, _ = strconv.Atoi(as[i])
+		}
+		if i < len(bs) {
+			y, _ = strconv.Atoi(bs[i])
+		}
+		if x != y {
+			if x < y {
+				return -1
+			}
+			return 1
+		}
+	}
+	return 0
+}
+
+// MajorMinor returns the "M.m" of a version ("12.8.93" -> "12.8") and the
+// two numbers; ok is false when v does not start with M.m.
+func MajorMinor(v string) (mm string, major, minor int, ok bool) {
+	parts := strings.SplitN(v, ".", 3)
+	if len(parts) < 2 {
+		return "", 0, 0, false
+	}
+	var err1, err2 error
+	major, err1 = strconv.Atoi(parts[0])
+	minor, err2 = strconv.Atoi(parts[1])
+	if err1 != nil || err2 != nil {
+		return "", 0, 0, false
+	}
+	return fmt.Sprintf("%d.%d", major, minor), major, minor, true
+}
+
+// DriverMinimum is the oldest driver a CUDA M.m runtime needs for full
+// compatibility (the release-notes table), and the minor-version-
+// compatibility floor of its major. ok is false for unknown versions.
+func (d *CUDAData) DriverMinimum(cuda string) (full, floor string, ok bool) {
+	mm, major, _, ok := MajorMinor(cuda)
+	if !ok {
+		return "", "", false
+	}
+	for _, r := range d.DriverMinimums.Rows {
+		if CompareDotted(r.CUDA, mm) <= 0 {
+			full = r.Driver
+		}
+	}
+	for _, r := range d.MinorVersionCompat.Rows {
+		if r.Major == major {
+			floor = r.Driver
+		}
+	}
+	return full, floor, full != "" && floor != ""
+}
+
+// GCCMaxFor is the newest gcc major nvcc of version cuda accepts.
+func (d *CUDAData) GCCMaxFor(cuda string) (int, bool) {
+	mm, _, _, ok := MajorMinor(cuda)
+	if !ok {
+		return 0, false
+	}
+	for _, r := range d.GCCMax.Rows {
+		if CompareDotted(mm, r.From) >= 0 && CompareDotted(mm, r.To) <= 0 {
+			return r.GCCMax, true
+		}
+	}
+	return 0, false
+}
+
+// PipCompilerFor is the pip wheel layout for a CUDA major.
+func (d *CUDAData) PipCompilerFor(major int) (PipCompiler, bool) {
+	for _, r := range d.PipCompilers.Rows {
+		if r.Major == major {
+			return r, true
+		}
+	}
+	return PipCompiler{}, false
+}
+
+// ToolkitFull is the newest full release of a CUDA minor ("12.8" -> "12.8.1").
+func (d *CUDAData) ToolkitFull(mm string) string {
+	if v, ok := d.ToolkitFullVersions.Rows[mm]; ok {
+		return v
+	}
+	return mm + ".0"
+}
+
+// Expand fills {M}, {m}, {p} placeholders with a CUDA version's parts.
+func Expand(tmpl, cuda string) string {
+	parts := append(strings.Split(cuda, "."), "0", "0")
+	return strings.NewReplacer("{M}", parts[0], "{m}", parts[1], "{p}", parts[2]).Replace(tmpl)
+}

@@ -1,0 +1,58 @@
+package kb
+
+import "testing"
+
+func TestCUDAData(t *testing.T) {
+	d := CUDA()
+	for _, tc := range []struct{ cuda, full, floor string }{
+		{"12.8", "570.26", "525.60.13"},
+		{"12.8.93", "570.26", "525.60.13"},
+		{"13.0", "580.65.06", "580.65.06"},
+		{"12.7", "560.28.03", "525.60.13"}, // no 12.7 release: the 12.6 row applies
+		{"11.8", "520.61.05", "450.80.02"},
+	} {
+		full, floor, ok := d.DriverMinimum(tc.cuda)
+		if !ok || full != tc.full || floor != tc.floor {
+			t.Errorf("DriverMinimum(%s) = %s, %s, %v; want %s, %s", tc.cuda, full, floor, ok, tc.full, tc.floor)
+		}
+	}
+	if _, _, ok := d.DriverMinimum("junk"); ok {
+		t.Error("DriverMinimum(junk) should fail")
+	}
+	for cuda, want := range map[string]int{"11.8": 11, "12.2": 12, "12.4": 13, "12.6.3": 13, "12.8": 14, "12.9.86": 14, "13.0": 15} {
+		if got, ok := d.GCCMaxFor(cuda); !ok || got != want {
+			t.Errorf("GCCMaxFor(%s) = %d, %v; want %d", cuda, got, ok, want)
+		}
+	}
+	if _, ok := d.GCCMaxFor("10.2"); ok {
+		t.Error("GCCMaxFor(10.2): no row, want !ok")
+	}
+	if p, ok := d.PipCompilerFor(12); !ok || p.HasNVCC {
+		t.Errorf("cu12 pip compiler: %+v %v (the cu12 wheels ship no nvcc)", p, ok)
+	}
+	if p, ok := d.PipCompilerFor(13); !ok || !p.HasNVCC || p.Home != "nvidia/cu13" {
+		t.Errorf("cu13 pip compiler: %+v %v", p, ok)
+	}
+	if got := Expand("cuda-nvcc-{M}-{m}", "12.8"); got != "cuda-nvcc-12-8" {
+		t.Errorf("Expand = %q", got)
+	}
+	if d.ToolkitFull("12.8") != "12.8.1" || d.ToolkitFull("14.1") != "14.1.0" {
+		t.Error("ToolkitFull")
+	}
+	for _, s := range []string{d.DriverMinimums.Source, d.MinorVersionCompat.Source, d.GCCMax.Source, d.PipCompilers.Source, d.Apt.Source, d.Conda.Source, d.DevelImages.Source, d.ToolkitFullVersions.Source} {
+		if s == "" {
+			t.Error("every table needs its source")
+		}
+	}
+}
+
+func TestCompareDotted(t *testing.T) {
+	for _, tc := range []struct {
+		a, b string
+		want int
+	}{{"570.26", "580.159.04", -1}, {"12.10", "12.8", 1}, {"12.8", "12.8.0", 0}, {"580.65.06", "580.65.06", 0}} {
+		if got := CompareDotted(tc.a, tc.b); got != tc.want {
+			t.Errorf("CompareDotted(%s, %s) = %d, want %d", tc.a, tc.b, got, tc.want)
+		}
+	}
+}
