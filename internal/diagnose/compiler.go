@@ -150,7 +150,7 @@ func checkHostCompiler(c *context) []finding.Finding {
 			Severity: c.buildSeverity(),
 			Title:    "No host C++ compiler: " + missing + " missing",
 			Detail:   "nvcc compiles the host side of every CUDA extension with the system gcc/g++; without it no extension builds.",
-			Evidence: searched(tc.GCCSearched),
+			Evidence: append([]string{"no " + missing + " on PATH (" + envValue(c, "PATH") + ")"}, searched(tc.GCCSearched)...),
 		}
 		fd.Fixes = c.osInstallFix("Install the host compilers", []string{"build-essential"}, []string{"gcc-c++"})
 		return []finding.Finding{fd}

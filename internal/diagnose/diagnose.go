@@ -6,6 +6,7 @@ package diagnose
 import (
 	"fmt"
 	"path"
+	"slices"
 	"sort"
 	"strings"
 
@@ -161,7 +162,7 @@ func (c *context) gpuSummary() string {
 func (c *context) compilerAt(nvccPath string) *facts.NVCC {
 	for i := range c.f.CUDA.Compilers {
 		n := &c.f.CUDA.Compilers[i]
-		if n.Path == nvccPath || path.Join(n.Home, "bin", "nvcc") == nvccPath {
+		if n.Path == nvccPath || path.Join(n.Home, "bin", "nvcc") == nvccPath || slices.Contains(n.Paths, nvccPath) {
 			return n
 		}
 	}

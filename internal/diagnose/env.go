@@ -18,7 +18,8 @@ func checkPythonHeaders(c *context) []finding.Finding {
 		Severity: c.buildSeverity(),
 		Title:    fmt.Sprintf("No Python.h for Python %s: extensions cannot build", orUnknown(c.py.Version)),
 		Detail:   "Every C/C++/CUDA extension includes Python.h; the build stops with \"fatal error: Python.h: No such file or directory\".",
-		Evidence: searched(c.py.PythonHSearched),
+		Evidence: append([]string{fmt.Sprintf("python: %s (%s, base prefix %s)", c.python(), orUnknown(c.py.Version), orUnknown(c.py.BasePrefix))},
+			searched(c.py.PythonHSearched)...),
 	}
 	switch {
 	case c.py.Kind == "conda":

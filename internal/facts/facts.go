@@ -167,6 +167,9 @@ type IncompleteCompiler struct {
 // NVCC is one CUDA compiler found on the source.
 type NVCC struct {
 	Path string `json:"path"` // …/bin/nvcc as found
+	// Paths are every path it was found under, unresolved (/usr/local/cuda/bin/nvcc
+	// and /usr/local/cuda-12.8/bin/nvcc are one compiler).
+	Paths []string `json:"paths,omitempty"`
 	// Home is the toolkit folder (the parent of bin/).
 	Home    string `json:"home"`
 	Version string `json:"version,omitempty"` // 12.8.93 or 12.8

@@ -50,4 +50,3 @@ func Markdown(w io.Writer, f *facts.Facts, findings []finding.Finding) error {
 func mdEscape(s string) string {
 	return strings.NewReplacer("*", `\*`, "_", `\_`, "<", "&lt;", ">", "&gt;").Replace(s)
 }
-
