@@ -1,7 +1,9 @@
 package cli
 
 import (
+	"fmt"
 	"os"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -10,6 +12,7 @@ import (
 
 func newDemoCommand(ios *IO) *cobra.Command {
 	o := &DoctorOptions{}
+	var writeTree string
 	cmd := &cobra.Command{
 		Use:   "demo",
 		Short: "Run doctor on a built-in copy of the seed container (no GPU needed)",
@@ -19,6 +22,14 @@ no nvcc anywhere, eight GPUs of compute capability 12.0) using the same code
 the tests use, then runs the real doctor on it with --root.` + exitStatusHelp,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if writeTree != "" {
+				if err := fixture.Seed(writeTree); err != nil {
+					return err
+				}
+				fmt.Fprintf(ios.Out, "seed container written to %s; diagnose it with:\n  fastpath doctor --root %s --gpu 12.0 --env %s\n",
+					writeTree, writeTree, shellQuoteArg(fixture.SeedEnv[0]))
+				return nil
+			}
 			dir, err := os.MkdirTemp("", "fastpath-demo-")
 			if err != nil {
 				return err
@@ -33,5 +44,13 @@ the tests use, then runs the real doctor on it with --root.` + exitStatusHelp,
 	}
 	cmd.Flags().BoolVar(&o.JSON, "json", false, "print JSON (schema fastpath.v1)")
 	cmd.Flags().BoolVar(&o.Markdown, "markdown", false, "print Markdown")
+	cmd.Flags().StringVar(&writeTree, "write-tree", "", "write the seed container into `DIR` and exit (to try --root on it)")
 	return cmd
+}
+
+func shellQuoteArg(s string) string {
+	if !strings.ContainsAny(s, " '\"$:") {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
