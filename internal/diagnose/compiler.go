@@ -213,7 +213,7 @@ func (c *context) compilerFixes() []finding.Fix {
 		}
 		fixes = append(fixes, finding.Fix{
 			Title:    fmt.Sprintf("Install NVIDIA's CUDA %s compiler wheels into this environment (no system toolkit needed)", mm),
-			Commands: []string{c.pipInstall(specs...), "export CUDA_HOME=" + shellQuote(home), `export PATH="$CUDA_HOME/bin:$PATH"`},
+			Commands: append([]string{c.pipInstall(specs...), "export CUDA_HOME=" + shellQuote(home), `export PATH="$CUDA_HOME/bin:$PATH"`}, pc.PostInstall...),
 		})
 	}
 	apt := c.cuda.Apt

@@ -246,6 +246,8 @@ func TestCU13PipCompilerFix(t *testing.T) {
 		"/opt/torch/.venv/bin/python3 -m pip install 'nvidia-cuda-nvcc==13.0.*' 'nvidia-cuda-runtime==13.0.*' 'nvidia-cuda-crt==13.0.*' 'nvidia-nvvm==13.0.*'",
 		"export CUDA_HOME=/opt/torch/.venv/lib/python3.12/site-packages/nvidia/cu13",
 		`export PATH="$CUDA_HOME/bin:$PATH"`,
+		`ln -sfn lib "$CUDA_HOME/lib64"`,
+		`ln -sf libcudart.so.13 "$CUDA_HOME/lib/libcudart.so"`,
 	}
 	if !slices.Equal(first.Commands, want) {
 		t.Errorf("first fix commands:\n%q\nwant\n%q", first.Commands, want)

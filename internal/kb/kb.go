@@ -75,6 +75,8 @@ type PipCompiler struct {
 	HasNVCC  bool     `json:"has_nvcc"`
 	Packages []string `json:"packages"`
 	Home     string   `json:"home"` // below site-packages
+	// PostInstall are shell commands to run once CUDA_HOME is exported.
+	PostInstall []string `json:"post_install"`
 }
 
 var (

@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Builds axpy.cu the ways the reference README lists, with the nvcc on PATH
+# (or $NVCC), and records cuobjdump's listings of each output beside it:
+#   NAME.so  NAME.so.list-elf.txt  NAME.so.list-ptx.txt  (cuobjdump --list-elf / --list-ptx)
+# Usage: build.sh OUTDIR   (run on a machine with nvcc and cuobjdump; no GPU needed)
+set -euo pipefail
+out=${1:?usage: build.sh OUTDIR}
+src=$(cd "$(dirname "$0")" && pwd)/axpy.cu
+nvcc=${NVCC:-nvcc}
+cuobjdump=${CUOBJDUMP:-cuobjdump}
+mkdir -p "$out"
+ver=$("$nvcc" --version | sed -n 's/.*release \([0-9.]*\),.*/\1/p')
+so() { # so NAME FLAGS...
+  local name=$1; shift
+  "$nvcc" -shared -Xcompiler -fPIC -o "$out/$name.so" "$src" "$@"
+}
+so plain
+so sm80_sm90_ptx90 -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=sm_90 -gencode arch=compute_90,code=compute_90
+case $ver in
+  12.[0-7]*) ;;
+  12.8*) so arch_specific -gencode arch=compute_90a,code=sm_90a -gencode arch=compute_100a,code=sm_100a -gencode arch=compute_120a,code=sm_120a ;;
+  *) so arch_specific -gencode arch=compute_90a,code=sm_90a -gencode arch=compute_100a,code=sm_100a -gencode arch=compute_120f,code=sm_120f ;;
+esac
+so compressed -Xfatbin=-compress-all -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=sm_90
+so uncompressed -Xfatbin=--compress=false -gencode arch=compute_75,code=sm_75 -gencode arch=compute_75,code=compute_75
+case $ver in
+  12.[0-7]*) ;;
+  *) so cmode_size --compress-mode=size -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=compute_90
+     so cmode_speed --compress-mode=speed -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=compute_90 ;;
+esac
+"$nvcc" -c -rdc=true -Xcompiler -fPIC -o "$out/rdc.o" "$src" -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=compute_90
+"$nvcc" -cubin -arch=sm_90 -o "$out/axpy.sm_90.cubin" "$src"
+"$nvcc" -fatbin -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=compute_90 -o "$out/axpy.fatbin" "$src"
+for f in "$out"/*.so "$out"/*.o "$out"/*.cubin "$out"/*.fatbin; do
+  "$cuobjdump" --list-elf "$f" > "$f.list-elf.txt" 2>&1 || true
+  "$cuobjdump" --list-ptx "$f" > "$f.list-ptx.txt" 2>&1 || true
+done
+echo "built with nvcc $ver into $out"
