@@ -150,16 +150,19 @@ type CUDA struct {
 	Searched []string `json:"searched"`
 	// TorchHome is the CUDA home torch.utils.cpp_extension would use.
 	TorchHome *CUDAHome `json:"torch_home"`
-	// Incomplete are CUDA compiler packages found without a working nvcc
-	// (nvidia-cuda-nvcc-cu12 wheels ship ptxas and libnvvm but no nvcc driver).
+	// Incomplete are folders holding parts of a CUDA compiler but no
+	// bin/nvcc (the nvidia-cuda-nvcc-cu12 wheels ship ptxas and libnvvm
+	// only): they look like a compiler and cannot build anything.
 	Incomplete []IncompleteCompiler `json:"incomplete,omitempty"`
 }
 
-// IncompleteCompiler is a compiler package that cannot compile CUDA C++.
+// IncompleteCompiler is a compiler folder without a usable nvcc.
 type IncompleteCompiler struct {
-	Home    string   `json:"home"`
-	Dist    string   `json:"dist"`
-	Version string   `json:"version"`
+	Home    string `json:"home"`
+	Dist    string `json:"dist,omitempty"`    // pip distribution that installed it
+	Version string `json:"version,omitempty"` // that distribution's version
+	// Has and Missing are the compiler's parts present and absent, relative
+	// to Home (bin/ptxas, nvvm/lib64/libnvvm.so; bin/nvcc).
 	Has     []string `json:"has"`
 	Missing []string `json:"missing"`
 }

@@ -2,11 +2,63 @@
 package torch
 
 import (
+	"fmt"
+	"path"
+
+	"github.com/fastpath-dev/fastpath/internal/collect/toolchain/sitedist"
 	"github.com/fastpath-dev/fastpath/internal/facts"
 	"github.com/fastpath-dev/fastpath/internal/source"
 )
 
-// Collect returns the torch of env, or nil when there is none.
+// Collect returns the torch of env, or nil when there is none. The first
+// SitePath entry holding torch/version.py is the torch Python imports.
+// torch/version.py is read as text; torch itself is never imported.
+// CXX11ABI and Archs are left for the ELF readers.
 func Collect(src source.Source, env *facts.PythonEnv) (*facts.Torch, []string) {
-	return nil, nil // TODO(helper): implement
+	if env == nil {
+		return nil, nil
+	}
+	var warns []string
+	for _, site := range env.SitePath {
+		if !path.IsAbs(site) {
+			continue
+		}
+		loc := path.Join(site, "torch")
+		vpy := path.Join(loc, "version.py")
+		if _, err := src.Stat(vpy); err != nil {
+			continue
+		}
+		t := &facts.Torch{Location: loc}
+		data, err := source.ReadFile(src, vpy, versionPyCap)
+		var v VersionPy
+		if err != nil {
+			warns = append(warns, fmt.Sprintf("torch: cannot read %s: %v", vpy, err))
+		} else {
+			var problems []string
+			v, problems = ParseVersionPy(data)
+			for _, p := range problems {
+				warns = append(warns, fmt.Sprintf("torch: %s: %s", vpy, p))
+			}
+		}
+		t.Version, t.CUDA, t.HIP, t.GitVer = v.Version, v.CUDA, v.HIP, v.GitVersion
+		if t.Version == "" {
+			// The dist-info still names the version; the CUDA build is
+			// left unknown rather than guessed from a +cuXYZ suffix.
+			if d, ok, _ := sitedist.Find(src, site, "torch"); ok && d.Version != "" {
+				t.Version = d.Version
+				warns = append(warns, fmt.Sprintf("torch: version %s taken from %s instead", d.Version, d.MetadataDir))
+			}
+		}
+		if source.IsDir(src, path.Join(loc, "lib")) {
+			t.Lib = path.Join(loc, "lib")
+		}
+		if source.IsDir(src, path.Join(loc, "share", "cmake")) {
+			t.CMake = path.Join(loc, "share", "cmake")
+		}
+		if nv := path.Join(loc, "bin", "nvcc"); source.Exists(src, nv) {
+			t.BundledNV = nv
+		}
+		return t, warns
+	}
+	return nil, warns
 }
