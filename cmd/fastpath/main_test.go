@@ -1,8 +1,12 @@
 package main
 
 import (
+	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
@@ -45,13 +49,82 @@ func TestScripts(t *testing.T) {
 				}
 				ts.Check(fixture.New(ts.MkAbs(args[0])).Symlink(args[1], args[2]).Err())
 			},
-			// rm ROOT PATH: remove a file or folder inside root.
-			"rmtree": func(ts *testscript.TestScript, neg bool, args []string) {
+			// gcc ROOT MAJOR: a Debian-style gcc-MAJOR as /usr/bin/gcc and g++.
+			"gcc": func(ts *testscript.TestScript, neg bool, args []string) {
 				if len(args) != 2 {
-					ts.Fatalf("usage: rmtree ROOT PATH")
+					ts.Fatalf("usage: gcc ROOT MAJOR")
 				}
-				ts.Check(os.RemoveAll(filepath.Join(ts.MkAbs(args[0]), args[1])))
+				n, err := strconv.Atoi(args[1])
+				ts.Check(err)
+				ts.Check(fixture.New(ts.MkAbs(args[0])).GCC("x86_64-linux-gnu", n).Err())
+			},
+			// torch ROOT VERSION CUDA: reinstall torch in the seed venv ("-" for a CPU build).
+			"torch": func(ts *testscript.TestScript, neg bool, args []string) {
+				if len(args) != 3 {
+					ts.Fatalf("usage: torch ROOT VERSION CUDA")
+				}
+				root := ts.MkAbs(args[0])
+				site := filepath.Join(root, "root/venv/lib/python3.12/site-packages")
+				old, _ := filepath.Glob(filepath.Join(site, "torch-*.dist-info"))
+				for _, o := range append(old, filepath.Join(site, "torch")) {
+					ts.Check(os.RemoveAll(o))
+				}
+				cuda := args[2]
+				if cuda == "-" {
+					cuda = ""
+				}
+				tr := fixture.New(root)
+				tr.Torch("/root/venv/lib/python3.12/site-packages", args[1], cuda, "cp312")
+				ts.Check(tr.Err())
+			},
+			// driver ROOT VERSION [PCIDEVICE NAME]...: the NVIDIA driver's /proc and /sys files.
+			"driver": func(ts *testscript.TestScript, neg bool, args []string) {
+				if len(args) < 1 || len(args)%2 != 0 {
+					ts.Fatalf("usage: driver ROOT VERSION [PCIDEVICE NAME]...")
+				}
+				var gpus []fixture.GPU
+				for i := 2; i+1 < len(args); i += 2 {
+					gpus = append(gpus, fixture.GPU{BusID: fmt.Sprintf("0000:%02x:00.0", 0x18+len(gpus)), PCIDevice: args[i], Name: args[i+1],
+						UUID: fmt.Sprintf("GPU-00000000-0000-0000-0000-%012d", len(gpus))})
+				}
+				ts.Check(fixture.New(ts.MkAbs(args[0])).NvidiaDriver(args[1], gpus).Err())
+			},
+			// jsonset FILE KEY.PATH JSON: set a value in a JSON file (to edit saved facts).
+			"jsonset": func(ts *testscript.TestScript, neg bool, args []string) {
+				if len(args) != 3 {
+					ts.Fatalf("usage: jsonset FILE KEY.PATH JSON")
+				}
+				ts.Check(jsonSet(ts.MkAbs(args[0]), strings.Split(args[1], "."), args[2]))
 			},
 		},
 	})
+}
+
+func jsonSet(file string, keys []string, value string) error {
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return err
+	}
+	var doc map[string]any
+	if err := json.Unmarshal(b, &doc); err != nil {
+		return err
+	}
+	var v any
+	if err := json.Unmarshal([]byte(value), &v); err != nil {
+		return fmt.Errorf("value %q: %w", value, err)
+	}
+	m := doc
+	for _, k := range keys[:len(keys)-1] {
+		next, ok := m[k].(map[string]any)
+		if !ok {
+			return fmt.Errorf("%s: not an object", k)
+		}
+		m = next
+	}
+	m[keys[len(keys)-1]] = v
+	out, err := json.Marshal(doc)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(file, out, 0o644)
 }
