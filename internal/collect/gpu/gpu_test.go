@@ -266,7 +266,9 @@ func TestCollect(t *testing.T) {
 		},
 		{
 			name: "no NVIDIA driver, live, no nvidia-smi: nothing, silently",
-			tree: func(t *testing.T) *fixture.Tree { return fixture.New(t.TempDir()).Dir("/proc").Dir("/sys/bus/pci/devices") },
+			tree: func(t *testing.T) *fixture.Tree {
+				return fixture.New(t.TempDir()).Dir("/proc").Dir("/sys/bus/pci/devices")
+			},
 			live: true,
 			want: facts.GPU{Devices: []facts.Device{}},
 		},
