@@ -208,6 +208,7 @@ func NewFile(r io.ReaderAt) (*File, error) {
 		return cubinFile(r, ef)
 	}
 	f := &File{Kind: KindHostELF}
+	fileSize, sizeKnown := knownSize(r)
 	for _, s := range ef.Sections {
 		if !isFatbinSection(s.Name) || s.Type == elf.SHT_NOBITS {
 			continue
@@ -216,6 +217,9 @@ func NewFile(r io.ReaderAt) (*File, error) {
 		off, size := int64(s.Offset), int64(s.FileSize)
 		if off < 0 || size < 0 || off+size < off {
 			return f, formatErr(int64(s.Offset), "section %s: offset/size out of range", s.Name)
+		}
+		if sizeKnown && off+size > fileSize {
+			return f, formatErr(off, "section %s (%d bytes) runs past the end of the file (%d bytes)", s.Name, size, fileSize)
 		}
 		if err := f.walk(r, off, size, s.Name); err != nil {
 			return f, err
@@ -233,18 +237,24 @@ func isFatbinSection(name string) bool {
 	return false
 }
 
+// knownSize is r's size where r can tell it without probing.
+func knownSize(r io.ReaderAt) (int64, bool) {
+	switch v := r.(type) {
+	case interface{ Size() int64 }:
+		return v.Size(), true
+	case *os.File:
+		if st, err := v.Stat(); err == nil && st.Mode().IsRegular() {
+			return st.Size(), true
+		}
+	}
+	return 0, false
+}
+
 // readerSize finds how many bytes r holds, for a standalone fatbin whose end is the
 // file's end.
 func readerSize(r io.ReaderAt) (int64, error) {
-	switch v := r.(type) {
-	case interface{ Size() int64 }:
-		return v.Size(), nil
-	case *os.File:
-		st, err := v.Stat()
-		if err != nil {
-			return 0, err
-		}
-		return st.Size(), nil
+	if n, ok := knownSize(r); ok {
+		return n, nil
 	}
 	// Unknown length: find it by probing one byte at a time, doubling then bisecting
 	// (at most ~125 reads).

@@ -88,7 +88,10 @@ func (f *File) walk(r io.ReaderAt, base, size int64, section string) error {
 			return formatErr(pos, "fatbin size %d runs past the section end (%d bytes left)", c.Size, end-start)
 		}
 		cend := start + int64(c.Size)
+		// Appended before its entries, so that on error the File read so far stays
+		// consistent: every entry's container exists and counts it.
 		ci := len(f.Containers)
+		f.Containers = append(f.Containers, c)
 		for p := start; p < cend; {
 			if cend-p < entryHeaderMin {
 				return formatErr(p, "truncated entry header: %d bytes left in the fatbin", cend-p)
@@ -105,11 +108,10 @@ func (f *File) walk(r io.ReaderAt, base, size int64, section string) error {
 			}
 			e.Container = ci
 			f.Entries = append(f.Entries, e)
+			f.Containers[ci].N++
 			// Progress: at least entryHeaderMin bytes per entry, so this loop ends.
 			p += int64(e.HeaderSize) + int64(e.PayloadSize)
 		}
-		c.N = len(f.Entries) - c.First
-		f.Containers = append(f.Containers, c)
 		pos = cend
 	}
 	return nil
