@@ -151,7 +151,8 @@ func formatErr(off int64, format string, args ...any) error {
 // ErrNotCUDA means the file is readable but is neither ELF nor a fatbin.
 var ErrNotCUDA = errors.New("fatbin: not an ELF file or fatbin")
 
-// Open reads path. Close the File when done.
+// Open reads path. Close the File when done. Like NewFile, on a malformed fatbin it
+// returns what it read before the error (already closed) with the error.
 func Open(path string) (*File, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -160,7 +161,7 @@ func Open(path string) (*File, error) {
 	ff, err := NewFile(f)
 	if err != nil {
 		f.Close()
-		return nil, err
+		return ff, err
 	}
 	ff.closer = f
 	return ff, nil
@@ -177,7 +178,8 @@ func (f *File) Close() error {
 }
 
 // NewFile reads an ELF file (host binary, object or bare cubin) or a standalone fatbin
-// from r. It reads headers only.
+// from r. It reads headers only. When a fatbin is malformed it returns the containers
+// and entries read before the *FormatError together with it.
 func NewFile(r io.ReaderAt) (*File, error) {
 	var magic [4]byte
 	if _, err := r.ReadAt(magic[:], 0); err != nil {
