@@ -1,0 +1,116 @@
+package fatbin
+
+import (
+	"bufio"
+	"cmp"
+	"fmt"
+	"io"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/fastpath-dev/fastpath/internal/cudaarch"
+)
+
+// ListBase is the name cuobjdump puts before an entry's number: the file's base name
+// without its last extension. libtorch_cuda.so -> libtorch_cuda (reference listing);
+// libggml-cuda.so.0.14.0 -> libggml-cuda.so.0.14 (seen in a public cuobjdump listing).
+func ListBase(path string) string {
+	b := filepath.Base(path)
+	if i := strings.LastIndexByte(b, '.'); i > 0 {
+		return b[:i]
+	}
+	return b
+}
+
+// cuobjdumpArch is the arch cuobjdump prints for an entry: sm_XY, with `a` for
+// arch-specific entries; family (`f`) entries print plain (README of the reference).
+func cuobjdumpArch(e Entry) string {
+	s := fmt.Sprintf("sm_%d", e.SM)
+	if e.Variant == cudaarch.VariantArch {
+		s += "a"
+	}
+	return s
+}
+
+// ListELF writes what `cuobjdump --list-elf FILE` prints for f, with base =
+// ListBase(FILE): one line per SASS entry in file order, numbered from 1,
+//
+//	ELF file    1: libtorch_cuda.1.sm_75.cubin
+//
+// (number right-aligned in 4 columns, wider past 9999, as printf's %4d).
+func ListELF(w io.Writer, f *File, base string) error {
+	return list(w, f, base, cudaarch.SASS, "ELF", "cubin")
+}
+
+// ListPTX writes what `cuobjdump --list-ptx FILE` prints: one line per PTX entry,
+// numbered separately from the ELF entries,
+//
+//	PTX file    1: libfoo.1.sm_90.ptx
+func ListPTX(w io.Writer, f *File, base string) error {
+	return list(w, f, base, cudaarch.PTX, "PTX", "ptx")
+}
+
+func list(w io.Writer, f *File, base string, kind cudaarch.Kind, label, ext string) error {
+	bw := bufio.NewWriter(w)
+	n := 0
+	for _, e := range f.Entries {
+		if e.Kind != kind {
+			continue
+		}
+		n++
+		fmt.Fprintf(bw, "%s file %4d: %s.%d.%s.%s\n", label, n, base, n, cuobjdumpArch(e), ext)
+	}
+	return bw.Flush()
+}
+
+// Targets is the sorted, unique SASS and PTX targets of f, as the inspect JSON spells
+// them: sm_90, sm_100a, sm_120f, compute_90. Sorted by number, then plain, a, f.
+func (f *File) Targets() (sass, ptx []string) {
+	var ts []cudaarch.Target
+	for _, e := range f.Entries {
+		if e.Kind == cudaarch.SASS || e.Kind == cudaarch.PTX {
+			ts = append(ts, e.Target())
+		}
+	}
+	slices.SortFunc(ts, func(a, b cudaarch.Target) int {
+		return cmp.Or(cmp.Compare(a.Kind, b.Kind), cmp.Compare(a.SM, b.SM), cmp.Compare(a.Variant, b.Variant))
+	})
+	ts = slices.Compact(ts)
+	for _, t := range ts {
+		if t.Kind == cudaarch.SASS {
+			sass = append(sass, t.String())
+		} else {
+			ptx = append(ptx, t.String())
+		}
+	}
+	return sass, ptx
+}
+
+// CommonSASS is the SASS targets present in every container (what
+// torch.cuda.get_arch_list() reports for libtorch_cuda.so): sorted as Targets.
+func (f *File) CommonSASS() []cudaarch.Target {
+	if len(f.Containers) == 0 {
+		return nil
+	}
+	count := map[cudaarch.Target]int{}
+	for _, c := range f.Containers {
+		seen := map[cudaarch.Target]bool{}
+		for _, e := range f.Entries[c.First : c.First+c.N] {
+			if e.Kind == cudaarch.SASS && !seen[e.Target()] {
+				seen[e.Target()] = true
+				count[e.Target()]++
+			}
+		}
+	}
+	var out []cudaarch.Target
+	for t, n := range count {
+		if n == len(f.Containers) {
+			out = append(out, t)
+		}
+	}
+	slices.SortFunc(out, func(a, b cudaarch.Target) int {
+		return cmp.Or(cmp.Compare(a.SM, b.SM), cmp.Compare(a.Variant, b.Variant))
+	})
+	return out
+}
