@@ -27,6 +27,7 @@ var checks = []check{
 	checkCompilerPresence,
 	checkCUDAHome,
 	checkNVCCVersion,
+	checkNVCCTarget,
 	checkHostCompiler,
 	checkPythonHeaders,
 	checkNinja,

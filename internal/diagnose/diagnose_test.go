@@ -127,6 +127,21 @@ func TestFiresAndDoesNotFire(t *testing.T) {
 		{"nvcc 13.1 for torch cu130", func(f *facts.Facts) { f.CUDA.Compilers[0].Version = "13.1.80" }, finding.NVCCTorchCUDAMismatch, finding.Warning},
 		{"nvcc 13.0.48 for torch cu130", func(f *facts.Facts) { f.CUDA.Compilers[0].Version = "13.0.48" }, finding.NVCCTorchCUDAMismatch, ""},
 
+		{"nvcc 12.4 for an sm_120 GPU", func(f *facts.Facts) {
+			f.Torch.CUDA, f.Torch.Version = "12.4", "2.6.0+cu124"
+			f.CUDA.Compilers[0].Version = "12.4.131"
+			f.Toolchain.GXX.Version = "13.2.0"
+			f.GPU.Devices[0].Capability = "12.0"
+		}, finding.NVCCCannotTargetGPU, finding.Error},
+		{"nvcc 13.0 for a V100 (sm_70 dropped in 13.0)", func(f *facts.Facts) { f.GPU.Devices[0].Capability = "7.0" }, finding.NVCCCannotTargetGPU, finding.Error},
+		{"TORCH_CUDA_ARCH_LIST asks nvcc 13.0 for 7.0", func(f *facts.Facts) {
+			f.Env = append(f.Env, facts.EnvVar{Name: "TORCH_CUDA_ARCH_LIST", Value: "7.0;9.0a"})
+		}, finding.NVCCCannotTargetGPU, finding.Error},
+		{"TORCH_CUDA_ARCH_LIST 9.0a+PTX is fine for nvcc 13.0", func(f *facts.Facts) {
+			f.Env = append(f.Env, facts.EnvVar{Name: "TORCH_CUDA_ARCH_LIST", Value: "9.0a+PTX"})
+		}, finding.NVCCCannotTargetGPU, ""},
+		{"nvcc 13.0 for sm_120", func(f *facts.Facts) { f.GPU.Devices[0].Capability = "12.0" }, finding.NVCCCannotTargetGPU, ""},
+
 		{"no g++", func(f *facts.Facts) { f.Toolchain.GXX = nil }, finding.HostCompilerUnsupported, finding.Error},
 		{"g++ 16 for nvcc 13.0", func(f *facts.Facts) { f.Toolchain.GXX.Version = "16.1.0" }, finding.HostCompilerUnsupported, finding.Error},
 		{"g++ 14 for nvcc 12.4", func(f *facts.Facts) {
@@ -289,4 +304,34 @@ func fixText(fd *finding.Finding) string {
 		b.WriteString(fx.Title + "\n" + strings.Join(fx.Commands, "\n") + "\n")
 	}
 	return b.String()
+}
+
+// nvcc 12.4 for Blackwell: the fixes point at a 12.8 compiler elsewhere on
+// the machine first, and the evidence says which releases can target sm_120.
+func TestNVCCCannotTargetFixes(t *testing.T) {
+	f := healthy()
+	f.Torch.CUDA, f.Torch.Version = "12.8", "2.11.0+cu128"
+	f.CUDA.Compilers[0].Version = "12.4.131"
+	f.CUDA.Compilers = append(f.CUDA.Compilers, facts.NVCC{Path: "/opt/conda/bin/nvcc", Home: "/opt/conda", Version: "12.8.93", Via: []string{"conda"}})
+	f.GPU.Devices[0].Capability = "12.0"
+	fd := find(Run(f), finding.NVCCCannotTargetGPU)
+	if fd == nil {
+		t.Fatal("did not fire")
+	}
+	if !slices.Contains(fd.Evidence, "sm_120: nvcc 12.8 and newer (nvcc --list-gpu-code; CUDA release notes)") {
+		t.Errorf("evidence: %q", fd.Evidence)
+	}
+	if got := fd.Fixes[0].Commands[0]; got != "export CUDA_HOME=/opt/conda" {
+		t.Errorf("first fix: %q", got)
+	}
+	if last := fd.Fixes[len(fd.Fixes)-1].Commands[0]; last != `export TORCH_CUDA_ARCH_LIST="9.0+PTX"` {
+		t.Errorf("last fix: %q", last)
+	}
+	f.GPU.Devices[0].Capability = "7.0"
+	f.CUDA.Compilers[0].Version = "13.0.88"
+	f.Torch.CUDA, f.Torch.Version = "13.0", "2.11.0+cu130"
+	fd = find(Run(f), finding.NVCCCannotTargetGPU)
+	if fd == nil || !slices.Contains(fd.Evidence, "sm_70: nvcc 11.0 to 12.9 only (later releases dropped it)") {
+		t.Errorf("sm_70 on nvcc 13: %+v", fd)
+	}
 }
