@@ -32,7 +32,7 @@ type collector struct {
 	// pyenvDir is PYENV_ROOT: the shim's own export when one was met,
 	// else $PYENV_ROOT, else ~/.pyenv.
 	pyenvDir string
-	warn func(format string, a ...any)
+	warn     func(format string, a ...any)
 }
 
 // env is a resolved environment with what sys.path computation needs.
