@@ -235,6 +235,52 @@ func (c *collector) readText(p string, max int64) (string, error) {
 	return string(b), nil
 }
 
+// readHeaders reads a metadata file up to the end of its header block
+// (a blank line): the long description after it is never needed.
+func (c *collector) readHeaders(p string) (string, error) {
+	f, err := c.src.Open(p)
+	if err != nil {
+		return "", nil // importlib.metadata treats unreadable as absent
+	}
+	defer f.Close()
+	var buf []byte
+	chunk := make([]byte, 16<<10)
+	for int64(len(buf)) < maxMetadata {
+		n, err := f.Read(chunk)
+		buf = append(buf, chunk[:n]...)
+		if i := headerEnd(buf); i >= 0 {
+			buf = buf[:i]
+			break
+		}
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return "", nil
+		}
+	}
+	if !utf8.Valid(buf) {
+		return "", errors.New("not UTF-8")
+	}
+	return string(buf), nil
+}
+
+// headerEnd finds the blank line ending a header block ("\n\n", "\r\n\r\n",
+// "\r\r"), returning the length to keep, or -1.
+func headerEnd(b []byte) int {
+	for i := 0; i+1 < len(b); i++ {
+		switch {
+		case b[i] == '\n' && b[i+1] == '\n':
+			return i + 1
+		case b[i] == '\r' && b[i+1] == '\r':
+			return i + 1
+		case b[i] == '\n' && b[i+1] == '\r': // a lone \r is a newline too
+			return i + 1
+		}
+	}
+	return -1
+}
+
 // readDist reads one metadata folder (or egg-info file).
 func (c *collector) readDist(cd *candidate) {
 	d := &cd.dist
@@ -251,7 +297,7 @@ func (c *collector) readDist(cd *candidate) {
 	var text string
 	if fi.IsDir() {
 		for _, n := range []string{"METADATA", "PKG-INFO"} {
-			text, err = c.readText(path.Join(cd.dir, n), maxMetadata)
+			text, err = c.readHeaders(path.Join(cd.dir, n))
 			if err != nil {
 				c.warn("%s/%s: %v", cd.dir, n, err)
 				return
@@ -260,7 +306,7 @@ func (c *collector) readDist(cd *candidate) {
 				break
 			}
 		}
-	} else if text, err = c.readText(cd.dir, maxMetadata); err != nil {
+	} else if text, err = c.readHeaders(cd.dir); err != nil {
 		c.warn("%s: %v", cd.dir, err)
 		return
 	}
@@ -329,7 +375,7 @@ func (c *collector) readRecord(cd *candidate) {
 			continue
 		}
 		d.Files++
-		if soRe.MatchString(rec[0]) {
+		if strings.Contains(rec[0], ".so") && soRe.MatchString(rec[0]) {
 			d.Extensions = append(d.Extensions, rec[0])
 		}
 	}
