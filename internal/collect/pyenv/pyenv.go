@@ -1,9 +1,21 @@
 // Package pyenv finds Python environments and their installed
 // distributions, statically: nothing from the environment is run.
+//
+// It answers what `python3` on PATH is (through venvs, conda and pyenv
+// shims), works out its sys.path the way CPython's getpath and site.py
+// would, and reads the distributions there the way pip's importlib backend
+// does, so `fastpath packages --json` prints what `pip list --format=json`
+// prints.
 package pyenv
 
 import (
 	"context"
+	"fmt"
+	"os"
+	"path"
+	"sort"
+	"strings"
+	"sync"
 
 	"github.com/fastpath-dev/fastpath/internal/facts"
 	"github.com/fastpath-dev/fastpath/internal/source"
@@ -12,17 +24,117 @@ import (
 // Collect finds the selected Python (python3 on PATH, or the --python
 // value), its distributions, the other environments, and pip on PATH.
 func Collect(ctx context.Context, src source.Source, python string) (facts.Python, []string) {
-	return facts.Python{}, nil // TODO(helper): implement
+	var (
+		mu       sync.Mutex
+		warnings []string
+	)
+	c := &collector{src: src, env: src.Env(), cwd: "/"}
+	c.warn = func(format string, a ...any) {
+		mu.Lock()
+		warnings = append(warnings, "python: "+fmt.Sprintf(format, a...))
+		mu.Unlock()
+	}
+	c.home = c.env.Get("HOME")
+	if !strings.HasPrefix(c.home, "/") {
+		c.home = ""
+	}
+	if src.Info().Kind == source.KindHost {
+		if wd, err := os.Getwd(); err == nil {
+			c.cwd = wd
+		}
+	} else if pwd := c.env.Get("PWD"); strings.HasPrefix(pwd, "/") {
+		c.cwd = path.Clean(pwd)
+	}
+
+	py := facts.Python{Others: []facts.PythonEnv{}}
+	interp, steps := c.selectInterpreter(python)
+	if interp != "" {
+		e, more := c.envFor(interp)
+		steps = append(steps, more...)
+		if e != nil {
+			e.SitePath = c.sitePath(e, true)
+			steps = append(steps, fmt.Sprintf("%s: %s Python %s, prefix %s", interp, e.Kind, e.Version, e.Prefix))
+			c.collectDists(e)
+			py.Selected = &e.PythonEnv
+		}
+	}
+	py.Resolution = steps
+	if ctx.Err() == nil {
+		py.Others = c.others(py.Selected)
+		py.Pip = c.pip(py.Selected)
+	}
+	sort.Strings(warnings)
+	return py, warnings
 }
 
-// PipListJSON renders env's distributions exactly as
-// `python -m pip list --format=json` prints them (same selection, order,
-// normalised versions, editable_project_location, and json.dumps spacing).
-func PipListJSON(env *facts.PythonEnv) []byte {
-	return []byte("[]") // TODO(helper): implement
-}
+// others describes the environments in the usual places besides the
+// selected one, counting (not reading) their distributions.
+func (c *collector) others(sel *facts.PythonEnv) []facts.PythonEnv {
+	var cands []string
+	add := func(prefix string) {
+		for _, n := range []string{"bin/python3", "bin/python"} {
+			if source.IsExecutable(c.src, path.Join(prefix, n)) {
+				cands = append(cands, path.Join(prefix, n))
+				return
+			}
+		}
+	}
+	add("/root/venv")
+	if c.home != "" && c.home != "/root" {
+		add(path.Join(c.home, "venv"))
+	}
+	for _, pat := range []string{"/opt/*/.venv", "/opt/*/venv"} {
+		for _, p := range source.Glob(c.src, pat) {
+			add(p)
+		}
+	}
+	for _, conda := range []string{"/opt/conda", "/opt/miniconda3", "/opt/miniforge3"} {
+		add(conda)
+		for _, p := range source.Glob(c.src, conda+"/envs/*") {
+			add(p)
+		}
+	}
+	if c.home != "" || c.env.Get("PYENV_ROOT") != "" {
+		vs := source.Glob(c.src, path.Join(c.pyenvRoot(), "versions", "*"))
+		sort.SliceStable(vs, func(i, j int) bool { return versionLess(vs[i], vs[j]) })
+		for _, p := range vs {
+			add(p)
+		}
+	}
+	add("/usr")
+	add("/usr/local")
 
-// Listed returns the distributions pip list would show, in its order.
-func Listed(env *facts.PythonEnv) []facts.Distribution {
-	return nil // TODO(helper): implement
+	seen := map[string]bool{}
+	if sel != nil {
+		if r, err := c.src.Resolve(sel.Prefix); err == nil {
+			seen[r] = true
+		}
+	}
+	out := []facts.PythonEnv{}
+	for _, interp := range cands {
+		// Silence: a half-made folder here is not the user's problem.
+		quiet := *c
+		quiet.warn = func(string, ...any) {}
+		e, _ := quiet.envFor(interp)
+		if e == nil {
+			continue
+		}
+		r, err := c.src.Resolve(e.Prefix)
+		if err != nil || seen[r] {
+			continue
+		}
+		seen[r] = true
+		e.SitePath = quiet.sitePath(e, false)
+		for _, loc := range e.SitePath {
+			ents, _ := c.src.ReadDir(loc)
+			for _, ent := range ents {
+				low := strings.ToLower(ent.Name())
+				if strings.HasSuffix(low, ".dist-info") || strings.HasSuffix(low, ".egg-info") {
+					e.NumDists++
+				}
+			}
+		}
+		out = append(out, e.PythonEnv)
+	}
+	return out
 }
