@@ -42,10 +42,10 @@ func TestScripts(t *testing.T) {
 				}
 				ts.Check(fixture.New(ts.MkAbs(args[0])).Toolkit(args[1], args[2]).Err())
 			},
-			// symlink ROOT PATH TARGET: a link inside root.
-			"symlink": func(ts *testscript.TestScript, neg bool, args []string) {
+			// link ROOT PATH TARGET: a symbolic link inside root (parents made).
+			"link": func(ts *testscript.TestScript, neg bool, args []string) {
 				if len(args) != 3 {
-					ts.Fatalf("usage: symlink ROOT PATH TARGET")
+					ts.Fatalf("usage: link ROOT PATH TARGET")
 				}
 				ts.Check(fixture.New(ts.MkAbs(args[0])).Symlink(args[1], args[2]).Err())
 			},

@@ -229,7 +229,7 @@ func (c *context) compilerFixes() []finding.Fix {
 			pkgs = append(pkgs, kb.Expand(p, mm))
 		}
 		fixes = append(fixes, finding.Fix{
-			Title: fmt.Sprintf("Install only the CUDA %s compiler and headers from NVIDIA's apt repository (about 300 MB, not the 3 GB toolkit)", mm),
+			Title: fmt.Sprintf("Install only the CUDA %s compiler and headers from NVIDIA's apt repository (not the whole toolkit)", mm),
 			Commands: []string{
 				"curl -fsSLO " + keyring,
 				"dpkg -i " + keyring[strings.LastIndex(keyring, "/")+1:],

@@ -348,20 +348,32 @@ func TestListNumbering(t *testing.T) {
 	}
 }
 
-// TestRealListings checks every binary dropped into testdata/real/ against the
-// cuobjdump listings next to it (NAME.list-elf.txt, NAME.list-ptx.txt).
+// TestRealListings checks every binary built by testdata/real/src/build.sh
+// (one folder per nvcc release, e.g. testdata/real/nvcc-13.0/) against the
+// cuobjdump listings recorded beside it in the same run (NAME.list-elf.txt,
+// NAME.list-ptx.txt). A binary without its listings is an error.
 func TestRealListings(t *testing.T) {
-	ents, err := os.ReadDir(filepath.Join("testdata", "real"))
+	var bins []string
+	err := filepath.WalkDir(filepath.Join("testdata", "real"), func(p string, de os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if de.IsDir() && de.Name() == "src" {
+			return filepath.SkipDir
+		}
+		name := de.Name()
+		if de.IsDir() || strings.HasSuffix(name, ".txt") || strings.HasSuffix(name, ".md") || strings.HasPrefix(name, ".") {
+			return nil
+		}
+		bins = append(bins, p)
+		return nil
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, de := range ents {
-		name := de.Name()
-		if de.IsDir() || strings.HasSuffix(name, ".txt") || strings.HasSuffix(name, ".md") || strings.HasPrefix(name, ".") {
-			continue
-		}
-		t.Run(name, func(t *testing.T) {
-			path := filepath.Join("testdata", "real", name)
+	for _, path := range bins {
+		name := filepath.Base(path)
+		t.Run(strings.TrimPrefix(path, "testdata/real/"), func(t *testing.T) {
 			f, err := Open(path)
 			if err != nil {
 				t.Fatal(err)

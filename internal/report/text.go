@@ -74,7 +74,8 @@ func Text(w io.Writer, f *facts.Facts, findings []finding.Finding, o TextOptions
 	for _, fd := range findings {
 		ew.printf("\n%s%s%s%s  %s[%s]%s\n", p.severity(fd.Severity), p.bold, fd.Title, p.reset, p.dim, fd.ID, p.reset)
 		if fd.Detail != "" {
-			ew.printf("%s\n", indentWrap(fd.Detail, "  ", 100))
+			// One line: terminals wrap, and quoted error texts stay greppable.
+			ew.printf("  %s\n", fd.Detail)
 		}
 		if len(fd.Evidence) > 0 {
 			ew.printf("  %sEvidence:%s\n", p.bold, p.reset)
@@ -237,26 +238,6 @@ func valueOr(v, def string) string {
 		return def
 	}
 	return v
-}
-
-// indentWrap wraps text at width, each line indented.
-func indentWrap(text, indent string, width int) string {
-	var lines []string
-	line := indent
-	for _, word := range strings.Fields(text) {
-		if len(line) > len(indent) && len(line)+1+len(word) > width {
-			lines = append(lines, line)
-			line = indent
-		}
-		if len(line) > len(indent) {
-			line += " "
-		}
-		line += word
-	}
-	if len(line) > len(indent) {
-		lines = append(lines, line)
-	}
-	return strings.Join(lines, "\n")
 }
 
 type errWriter struct {
