@@ -78,6 +78,9 @@ func Collect(ctx context.Context, src source.Source, o Options) *facts.Facts {
 	})
 	wg.Wait()
 	sort.Strings(f.Warnings)
+	if f.Extensions == nil {
+		f.Extensions = []facts.Extension{}
+	}
 	if f.Env == nil {
 		f.Env = []facts.EnvVar{}
 	}

@@ -23,6 +23,9 @@ type Facts struct {
 	CUDA      CUDA        `json:"cuda"`
 	Toolchain Toolchain   `json:"toolchain"`
 	GPU       GPU         `json:"gpu"`
+	// Extensions are the selected environment's native modules that hold
+	// CUDA code or link torch, with what their ELF headers say.
+	Extensions []Extension `json:"extensions"`
 	// Warnings are problems met while collecting (an unreadable folder, a
 	// malformed METADATA): reported, never fatal.
 	Warnings []string `json:"warnings"`
@@ -139,8 +142,13 @@ type Torch struct {
 	BundledNV string `json:"bundled_nvcc,omitempty"` // torch/bin/nvcc (never seen in wheels)
 	// CXX11ABI is torch's C++ ABI where it was read; nil when unknown.
 	CXX11ABI *bool `json:"cxx11_abi,omitempty"`
-	// Archs are torch's compiled GPU targets where read (sm_90, ...).
+	// Archs are torch's compiled GPU targets where read (sm_90, ...): the
+	// SASS present in every fatbin container of its CUDA libraries, which is
+	// what torch.cuda.get_arch_list() reports; PTX the PTX targets there.
 	Archs []string `json:"archs,omitempty"`
+	PTX   []string `json:"ptx,omitempty"`
+	// ArchLibs are the libraries read for Archs (torch/lib/libtorch_cuda.so ...).
+	ArchLibs []string `json:"arch_libs,omitempty"`
 }
 
 // CUDA describes every nvcc found and what torch's extension builder picks.
@@ -258,4 +266,34 @@ type GPUProcess struct {
 	Name    string `json:"name"`
 	GPUUUID string `json:"gpu_uuid,omitempty"`
 	UsedMiB int64  `json:"used_mib"`
+}
+
+// Extension is one native module (.so) of an installed distribution that
+// holds CUDA code or links torch. Only ELF headers, dynamic sections and
+// fatbin headers are read.
+type Extension struct {
+	Dist    string `json:"dist"`    // distribution name as METADATA spells it
+	Version string `json:"version"` // its version (+cu12torch2.6cxx11abiTRUE says what it was built for)
+	Path    string `json:"path"`    // absolute path in the source
+	// Needed are the DT_NEEDED entries (libc10.so, libcudart.so.12).
+	Needed []string `json:"needed,omitempty"`
+	// LinksTorch: it needs libc10/libtorch*, so torch's symbols must resolve it.
+	LinksTorch bool `json:"links_torch,omitempty"`
+	// SASS and PTX are the CUDA targets present (sorted, unique; arch-specific
+	// keep their a, family their f), Containers the fatbins holding them, and
+	// CommonSASS the SASS targets present in every container.
+	SASS       []string `json:"sass,omitempty"`
+	PTX        []string `json:"ptx,omitempty"`
+	Containers int      `json:"containers,omitempty"`
+	CommonSASS []string `json:"common_sass,omitempty"`
+	// MissingSymbols are undefined dynamic symbols that no library it needs
+	// from torch defines (demangled, the first few); MissingCount counts all.
+	MissingSymbols []string `json:"missing_symbols,omitempty"`
+	MissingCount   int      `json:"missing_count,omitempty"`
+	// CUDARuntime is the libcudart.so.N it needs, CUDARuntimeFound where it
+	// was found ("" when nowhere: torch's nvidia wheels, the system, CUDA_HOME).
+	CUDARuntime      string `json:"cuda_runtime,omitempty"`
+	CUDARuntimeFound string `json:"cuda_runtime_found,omitempty"`
+	// Error is why the file could not be read.
+	Error string `json:"error,omitempty"`
 }
