@@ -41,7 +41,7 @@ func RunPackages(ctx context.Context, o *PackagesOptions, ios *IO) error {
 	if err != nil {
 		return err
 	}
-	py, _ := pyenv.Collect(ctx, src, o.Source.Python)
+	py, _ := pyenv.CollectWith(ctx, src, o.Source.Python, pyenv.Options{ListOnly: true})
 	if py.Selected == nil {
 		return fmt.Errorf("no Python environment found (use --python)")
 	}

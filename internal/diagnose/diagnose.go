@@ -98,16 +98,40 @@ func (c *context) python() string {
 
 // pipInstall is the install command for the selected environment: its own
 // interpreter's pip, never a bare `pip`; uv's pip for environments uv made
-// (they have no pip of their own).
+// that have no pip of their own.
 func (c *context) pipInstall(args ...string) string {
 	quoted := make([]string, len(args))
 	for i, a := range args {
 		quoted[i] = shellQuote(a)
 	}
-	if c.py != nil && c.py.Kind == "uv" {
+	if c.py != nil && c.py.Kind == "uv" && !c.hasDist("pip") {
 		return "uv pip install --python " + shellQuote(c.python()) + " " + strings.Join(quoted, " ")
 	}
 	return shellQuote(c.python()) + " -m pip install " + strings.Join(quoted, " ")
+}
+
+// hasDist reports whether the selected environment has the distribution
+// (name compared as pip does: case-insensitive, -_. alike).
+func (c *context) hasDist(name string) bool {
+	return c.dist(name) != nil
+}
+
+// dist returns the selected environment's distribution called name.
+func (c *context) dist(name string) *facts.Distribution {
+	if c.py == nil {
+		return nil
+	}
+	want := canonicalName(name)
+	for i := range c.py.Distributions {
+		if d := &c.py.Distributions[i]; !d.Shadowed && canonicalName(d.Name) == want {
+			return d
+		}
+	}
+	return nil
+}
+
+func canonicalName(n string) string {
+	return strings.ToLower(strings.NewReplacer("_", "-", ".", "-").Replace(n))
 }
 
 // sitePackages is the selected environment's own site-packages folder.

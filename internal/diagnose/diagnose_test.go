@@ -267,11 +267,17 @@ func TestCU13PipCompilerFix(t *testing.T) {
 	if !slices.Equal(first.Commands, want) {
 		t.Errorf("first fix commands:\n%q\nwant\n%q", first.Commands, want)
 	}
-	// uv environments have no pip of their own.
+	// uv environments usually have no pip of their own: uv's pip then.
 	f.Python.Selected.Kind = "uv"
 	fd = find(Run(f), finding.NoCUDACompiler)
 	if !strings.HasPrefix(fd.Fixes[0].Commands[0], "uv pip install --python /opt/torch/.venv/bin/python3 ") {
 		t.Errorf("uv env: %q", fd.Fixes[0].Commands[0])
+	}
+	// One that has pip (the H200's) keeps its own pip.
+	f.Python.Selected.Distributions = []facts.Distribution{{Name: "pip", Version: "24.0"}}
+	fd = find(Run(f), finding.NoCUDACompiler)
+	if !strings.HasPrefix(fd.Fixes[0].Commands[0], "/opt/torch/.venv/bin/python3 -m pip install ") {
+		t.Errorf("uv env with pip: %q", fd.Fixes[0].Commands[0])
 	}
 }
 

@@ -326,6 +326,24 @@ func (c *collector) readDist(cd *candidate) {
 	if !fi.IsDir() {
 		return
 	}
+	if !c.listOnly {
+		c.readInstallInfo(cd)
+	}
+	if t, err := c.readText(path.Join(cd.dir, "direct_url.json"), maxSmall); err != nil {
+		c.warn("%s/direct_url.json: %v", cd.dir, err)
+	} else if t != "" {
+		edit, valid, err := parseDirectURL(t)
+		if err != nil {
+			c.warn("%s/direct_url.json: %v", cd.dir, err)
+		}
+		cd.hasDURL, cd.durlEdit = valid, edit
+	}
+}
+
+// readInstallInfo reads what pip list does not show: INSTALLER, the WHEEL
+// tags and RECORD.
+func (c *collector) readInstallInfo(cd *candidate) {
+	d := &cd.dist
 	if t, err := c.readText(path.Join(cd.dir, "INSTALLER"), maxSmall); err == nil {
 		for _, line := range strings.Split(universalNewlines(t), "\n") {
 			if s := strings.TrimSpace(line); s != "" {
@@ -338,15 +356,6 @@ func (c *collector) readDist(cd *candidate) {
 		d.Tags = parseMetadata(t).All("Tag")
 	}
 	c.readRecord(cd)
-	if t, err := c.readText(path.Join(cd.dir, "direct_url.json"), maxSmall); err != nil {
-		c.warn("%s/direct_url.json: %v", cd.dir, err)
-	} else if t != "" {
-		edit, valid, err := parseDirectURL(t)
-		if err != nil {
-			c.warn("%s/direct_url.json: %v", cd.dir, err)
-		}
-		cd.hasDURL, cd.durlEdit = valid, edit
-	}
 }
 
 // readRecord counts RECORD's files and lists the native libraries in it.

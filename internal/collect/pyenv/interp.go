@@ -33,6 +33,7 @@ type collector struct {
 	// else $PYENV_ROOT, else ~/.pyenv.
 	pyenvDir string
 	warn     func(format string, a ...any)
+	listOnly bool // read only what pip list shows (Options.ListOnly)
 }
 
 // env is a resolved environment with what sys.path computation needs.

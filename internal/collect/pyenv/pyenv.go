@@ -24,11 +24,24 @@ import (
 // Collect finds the selected Python (python3 on PATH, or the --python
 // value), its distributions, the other environments, and pip on PATH.
 func Collect(ctx context.Context, src source.Source, python string) (facts.Python, []string) {
+	return CollectWith(ctx, src, python, Options{})
+}
+
+// Options narrow what CollectWith reads.
+type Options struct {
+	// ListOnly reads just what `pip list` shows (each distribution's
+	// metadata headers and direct_url.json): no INSTALLER, WHEEL or RECORD,
+	// no other environments, no pip on PATH. `fastpath packages` uses it.
+	ListOnly bool
+}
+
+// CollectWith is Collect with options.
+func CollectWith(ctx context.Context, src source.Source, python string, o Options) (facts.Python, []string) {
 	var (
 		mu       sync.Mutex
 		warnings []string
 	)
-	c := &collector{src: src, env: src.Env(), cwd: "/"}
+	c := &collector{src: src, env: src.Env(), cwd: "/", listOnly: o.ListOnly}
 	c.warn = func(format string, a ...any) {
 		mu.Lock()
 		warnings = append(warnings, "python: "+fmt.Sprintf(format, a...))
@@ -59,7 +72,7 @@ func Collect(ctx context.Context, src source.Source, python string) (facts.Pytho
 		}
 	}
 	py.Resolution = steps
-	if ctx.Err() == nil {
+	if ctx.Err() == nil && !o.ListOnly {
 		py.Others = c.others(py.Selected)
 		py.Pip = c.pip(py.Selected)
 	}
