@@ -26,7 +26,7 @@ func healthy() *facts.Facts {
 		OS:     facts.OS{ID: "ubuntu", VersionID: "24.04", PrettyName: "Ubuntu 24.04.3 LTS", Arch: "x86_64", Glibc: "2.39"},
 		Env:    []facts.EnvVar{{Name: "CUDA_HOME", Value: "/usr/local/cuda"}, {Name: "PATH", Value: "/opt/torch/.venv/bin:/usr/local/cuda/bin:/usr/bin"}},
 		Python: facts.Python{Selected: venv, Pip: &facts.Pip{Path: "/opt/torch/.venv/bin/pip", Interpreter: "/opt/torch/.venv/bin/python3", Prefix: "/opt/torch/.venv", SameAsPython: true}},
-		Torch:  &facts.Torch{Version: "2.11.0+cu130", CUDA: "13.0", Location: "/opt/torch/.venv/lib/python3.12/site-packages/torch"},
+		Torch:  &facts.Torch{Version: "2.11.0+cu130", CUDA: "13.0", BuildFrom: "torch/version.py", Location: "/opt/torch/.venv/lib/python3.12/site-packages/torch"},
 		CUDA: facts.CUDA{
 			Compilers: []facts.NVCC{{Path: "/usr/local/cuda-13.0/bin/nvcc", Paths: []string{"/usr/local/cuda/bin/nvcc", "/usr/local/cuda-13.0/bin/nvcc"},
 				Home: "/usr/local/cuda-13.0", Version: "13.0.88", VersionFrom: "version.json", Via: []string{"CUDA_HOME", "PATH", "/usr/local/cuda"},
@@ -55,7 +55,7 @@ func seedFacts() *facts.Facts {
 	f.Python.Selected.Prefix = "/root/venv"
 	f.Python.Selected.SitePath = []string{"/root/venv/lib/python3.12/site-packages"}
 	f.Python.Pip = &facts.Pip{Path: "/root/venv/bin/pip", Prefix: "/root/venv", SameAsPython: true}
-	f.Torch = &facts.Torch{Version: "2.11.0+cu128", CUDA: "12.8", Location: "/root/venv/lib/python3.12/site-packages/torch"}
+	f.Torch = &facts.Torch{Version: "2.11.0+cu128", CUDA: "12.8", BuildFrom: "torch/version.py", Location: "/root/venv/lib/python3.12/site-packages/torch"}
 	f.CUDA = facts.CUDA{Searched: []string{"PATH: /root/venv/bin/nvcc (absent)", "/usr/local/cuda/bin/nvcc (absent)"}}
 	f.GPU = facts.GPU{Overridden: true, Devices: []facts.Device{{Index: 0, Capability: "12.0", CapabilityFrom: "--gpu"}}}
 	return f
@@ -170,6 +170,7 @@ func TestFiresAndDoesNotFire(t *testing.T) {
 			f.Torch.CUDA, f.Torch.Version = "", "2.11.0+cpu"
 			f.GPU.Devices = nil
 		}, finding.TorchCPUOnly, ""},
+		{"unreadable build is not CPU-only", func(f *facts.Facts) { f.Torch.CUDA, f.Torch.BuildFrom = "", "" }, finding.TorchCPUOnly, ""},
 		{"ROCm torch is not CPU-only", func(f *facts.Facts) { f.Torch.CUDA, f.Torch.HIP = "", "6.4" }, finding.TorchCPUOnly, ""},
 
 		{"driver 570 for cu130", func(f *facts.Facts) { f.GPU.Driver.Version = "570.172.08" }, finding.DriverTooOld, finding.Error},

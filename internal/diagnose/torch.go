@@ -48,8 +48,8 @@ func checkTorch(c *context) []finding.Finding {
 			}},
 		}}
 	}
-	if c.torch.CUDA != "" || c.torch.HIP != "" || len(c.f.GPU.Devices) == 0 {
-		return nil
+	if c.torch.CUDA != "" || c.torch.HIP != "" || c.torch.BuildFrom == "" || len(c.f.GPU.Devices) == 0 {
+		return nil // a build that could not be read is not called CPU-only
 	}
 	base, _, _ := strings.Cut(c.torch.Version, "+")
 	return []finding.Finding{{

@@ -132,9 +132,12 @@ type Pip struct {
 
 // Torch describes the torch installed in the selected environment.
 type Torch struct {
-	Version   string `json:"version"`        // 2.11.0+cu128
-	CUDA      string `json:"cuda,omitempty"` // 12.8; "" for CPU or ROCm builds
-	HIP       string `json:"hip,omitempty"`
+	Version string `json:"version"`        // 2.11.0+cu128
+	CUDA    string `json:"cuda,omitempty"` // 12.8; "" for CPU or ROCm builds
+	HIP     string `json:"hip,omitempty"`
+	// BuildFrom says where CUDA/HIP were read ("torch/version.py", or the
+	// wheel's +cu128 tag); "" means the build is unknown (not a CPU build).
+	BuildFrom string `json:"build_from,omitempty"`
 	GitVer    string `json:"git_version,omitempty"`
 	Location  string `json:"location"` // …/site-packages/torch
 	Lib       string `json:"lib,omitempty"`

@@ -4,6 +4,8 @@ package torch
 import (
 	"fmt"
 	"path"
+	"strconv"
+	"strings"
 
 	"github.com/fastpath-dev/fastpath/internal/collect/toolchain/sitedist"
 	"github.com/fastpath-dev/fastpath/internal/facts"
@@ -41,12 +43,19 @@ func Collect(src source.Source, env *facts.PythonEnv) (*facts.Torch, []string) {
 			}
 		}
 		t.Version, t.CUDA, t.HIP, t.GitVer = v.Version, v.CUDA, v.HIP, v.GitVersion
-		if t.Version == "" {
-			// The dist-info still names the version; the CUDA build is
-			// left unknown rather than guessed from a +cuXYZ suffix.
+		if t.Version != "" {
+			t.BuildFrom = "torch/version.py"
+		} else {
+			// The dist-info still names the version, and PyTorch's own wheels
+			// name their build in its local part (+cu128, +cpu, +rocm6.4);
+			// a version without one leaves the build unknown, never guessed.
 			if d, ok, _ := sitedist.Find(src, site, "torch"); ok && d.Version != "" {
 				t.Version = d.Version
 				warns = append(warns, fmt.Sprintf("torch: version %s taken from %s instead", d.Version, d.MetadataDir))
+				if cuda, hip, ok := BuildFromLocalTag(d.Version); ok {
+					t.CUDA, t.HIP = cuda, hip
+					t.BuildFrom = "the +" + localTag(d.Version) + " tag of " + d.Version
+				}
 			}
 		}
 		if source.IsDir(src, path.Join(loc, "lib")) {
@@ -61,4 +70,28 @@ func Collect(src source.Source, env *facts.PythonEnv) (*facts.Torch, []string) {
 		return t, warns
 	}
 	return nil, warns
+}
+
+// BuildFromLocalTag reads the build from a PyTorch wheel's local version
+// tag: +cu128 -> CUDA 12.8, +cu92 -> 9.2, +rocm6.4 -> HIP 6.4, +cpu -> CPU.
+// ok is false when the version has no such tag.
+func BuildFromLocalTag(version string) (cuda, hip string, ok bool) {
+	tag := localTag(version)
+	switch {
+	case tag == "cpu" || strings.HasPrefix(tag, "cpu."):
+		return "", "", true
+	case strings.HasPrefix(tag, "rocm"):
+		return "", strings.TrimPrefix(tag, "rocm"), tag != "rocm"
+	case strings.HasPrefix(tag, "cu"):
+		digits := strings.TrimPrefix(tag, "cu")
+		if n, err := strconv.Atoi(digits); err == nil && len(digits) >= 2 && len(digits) <= 3 {
+			return fmt.Sprintf("%d.%d", n/10, n%10), "", true
+		}
+	}
+	return "", "", false
+}
+
+func localTag(version string) string {
+	_, tag, _ := strings.Cut(version, "+")
+	return strings.ToLower(tag)
 }

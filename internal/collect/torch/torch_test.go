@@ -31,7 +31,7 @@ func TestCollectFixtures(t *testing.T) {
 				tr.TorchVersionPy(site, fixture.SeedTorch, "12.8")
 			},
 			sitePath: []string{site},
-			want: &facts.Torch{Version: "2.11.0+cu128", CUDA: "12.8", GitVer: "70d99e998b4955e0049ba3ed3ffd0e4ff0ea8e5e",
+			want: &facts.Torch{Version: "2.11.0+cu128", CUDA: "12.8", BuildFrom: "torch/version.py", GitVer: "70d99e998b4955e0049ba3ed3ffd0e4ff0ea8e5e",
 				Location: site + "/torch", Lib: site + "/torch/lib", CMake: site + "/torch/share/cmake"},
 		},
 		{
@@ -41,7 +41,7 @@ func TestCollectFixtures(t *testing.T) {
 				tr.TorchVersionPy(site, "2.11.0+cpu", "")
 			},
 			sitePath: []string{site},
-			want: &facts.Torch{Version: "2.11.0+cpu", GitVer: "70d99e998b4955e0049ba3ed3ffd0e4ff0ea8e5e",
+			want: &facts.Torch{Version: "2.11.0+cpu", BuildFrom: "torch/version.py", GitVer: "70d99e998b4955e0049ba3ed3ffd0e4ff0ea8e5e",
 				Location: site + "/torch", Lib: site + "/torch/lib", CMake: site + "/torch/share/cmake"},
 		},
 		{
@@ -50,7 +50,7 @@ func TestCollectFixtures(t *testing.T) {
 				tr.File(site+"/torch/version.py", "__version__ = \"2.5.1+rocm6.2\"\ndebug = False\ncuda = None\ngit_version = \"a8d6afb511a69687bbb2b7e88a3cf67917e1697e\"\nhip = \"6.2.41133-dd7f95766\"\n")
 			},
 			sitePath: []string{site},
-			want:     &facts.Torch{Version: "2.5.1+rocm6.2", HIP: "6.2.41133-dd7f95766", GitVer: "a8d6afb511a69687bbb2b7e88a3cf67917e1697e", Location: site + "/torch"},
+			want:     &facts.Torch{Version: "2.5.1+rocm6.2", BuildFrom: "torch/version.py", HIP: "6.2.41133-dd7f95766", GitVer: "a8d6afb511a69687bbb2b7e88a3cf67917e1697e", Location: site + "/torch"},
 		},
 		{
 			name: "first SitePath entry with torch wins, and a bundled nvcc is noted",
@@ -61,7 +61,7 @@ func TestCollectFixtures(t *testing.T) {
 				tr.Torch(site, "2.11.0+cu128", "12.8", "cp312")
 			},
 			sitePath: []string{"/src/pythonpath", site},
-			want: &facts.Torch{Version: "2.12.0a0+git1234", CUDA: "13.0", GitVer: "70d99e998b4955e0049ba3ed3ffd0e4ff0ea8e5e",
+			want: &facts.Torch{Version: "2.12.0a0+git1234", CUDA: "13.0", BuildFrom: "torch/version.py", GitVer: "70d99e998b4955e0049ba3ed3ffd0e4ff0ea8e5e",
 				Location: "/src/pythonpath/torch", Lib: "/src/pythonpath/torch/lib", CMake: "/src/pythonpath/torch/share/cmake",
 				BundledNV: "/src/pythonpath/torch/bin/nvcc"},
 		},
@@ -72,8 +72,9 @@ func TestCollectFixtures(t *testing.T) {
 				tr.File(site+"/torch/version.py", "__version__ = get_version()\ncuda: Optional[str] = '12.8\n")
 			},
 			sitePath: []string{site},
-			want: &facts.Torch{Version: "2.11.0+cu128", Location: site + "/torch", Lib: site + "/torch/lib",
-				CMake: site + "/torch/share/cmake"},
+			// The wheel's +cu128 tag still names the build.
+			want: &facts.Torch{Version: "2.11.0+cu128", CUDA: "12.8", BuildFrom: "the +cu128 tag of 2.11.0+cu128",
+				Location: site + "/torch", Lib: site + "/torch/lib", CMake: site + "/torch/share/cmake"},
 			wantWarns: []string{"__version__: not a string literal", "cuda: unterminated string", "__version__ is empty", "version 2.11.0+cu128 taken from"},
 		},
 		{
@@ -209,4 +210,29 @@ func FuzzVersionPy(f *testing.F) {
 			}
 		}
 	})
+}
+
+func TestBuildFromLocalTag(t *testing.T) {
+	for _, tc := range []struct {
+		in        string
+		cuda, hip string
+		ok        bool
+	}{
+		{"2.11.0+cu128", "12.8", "", true},
+		{"2.11.0+cu130", "13.0", "", true},
+		{"1.13.1+cu117", "11.7", "", true},
+		{"1.4.0+cu92", "9.2", "", true},
+		{"2.11.0+cpu", "", "", true},
+		{"2.11.0+cpu.cxx11.abi", "", "", true},
+		{"2.7.0+rocm6.3", "", "6.3", true},
+		{"2.11.0", "", "", false},
+		{"2.11.0+local", "", "", false},
+		{"2.11.0+cu", "", "", false},
+		{"2.11.0+cu1234", "", "", false},
+	} {
+		cuda, hip, ok := BuildFromLocalTag(tc.in)
+		if cuda != tc.cuda || hip != tc.hip || ok != tc.ok {
+			t.Errorf("BuildFromLocalTag(%q) = %q, %q, %v; want %q, %q, %v", tc.in, cuda, hip, ok, tc.cuda, tc.hip, tc.ok)
+		}
+	}
 }
