@@ -145,6 +145,17 @@ func FactRows(f *facts.Facts) [][2]string {
 	} else {
 		add("Python", "none found")
 	}
+	if n := len(f.Python.Others); n > 0 {
+		var parts []string
+		for i, o := range f.Python.Others {
+			if i == 3 {
+				parts = append(parts, fmt.Sprintf("and %d more", n-3))
+				break
+			}
+			parts = append(parts, fmt.Sprintf("%s (%s %s, %d distributions)", o.Interpreter, o.Kind, valueOr(o.Version, "?"), o.NumDists))
+		}
+		add("other Pythons", strings.Join(parts, "; "))
+	}
 	if p := f.Python.Pip; p != nil {
 		same := "same environment"
 		if !p.SameAsPython {
