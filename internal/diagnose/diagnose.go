@@ -161,28 +161,6 @@ func (c *context) gpus() []facts.Device {
 	return out
 }
 
-// gpuSummary describes the GPUs for titles: "8 × NVIDIA H200 (9.0)".
-func (c *context) gpuSummary() string {
-	counts := map[string]int{}
-	var order []string
-	for _, d := range c.f.GPU.Devices {
-		name := d.Name
-		if name == "" {
-			name = "GPU"
-		}
-		k := fmt.Sprintf("%s (compute capability %s)", name, d.Capability)
-		if counts[k] == 0 {
-			order = append(order, k)
-		}
-		counts[k]++
-	}
-	var parts []string
-	for _, k := range order {
-		parts = append(parts, fmt.Sprintf("%d × %s", counts[k], k))
-	}
-	return strings.Join(parts, ", ")
-}
-
 // compilerAt returns the compiler whose path or home is p.
 func (c *context) compilerAt(nvccPath string) *facts.NVCC {
 	for i := range c.f.CUDA.Compilers {

@@ -46,7 +46,7 @@ func checkNVCCTarget(c *context) []finding.Finding {
 			"\"nvcc fatal : Unsupported gpu architecture 'compute_%d'\".", strings.Join(names, ", "), from, bad[0].SM),
 		Evidence: append([]string{nvccEvidence(*n)}, needs...),
 	}
-	if d := c.gpuSummary(); d != "" {
+	if d := c.f.GPU.Summary(); d != "" {
 		fd.Evidence = append(fd.Evidence, "GPUs: "+d)
 	}
 	// Another compiler on this machine that can do it?

@@ -57,7 +57,7 @@ func checkTorch(c *context) []finding.Finding {
 		Severity: finding.Error,
 		Title:    fmt.Sprintf("torch %s is a CPU-only build, but NVIDIA GPUs are present", c.torch.Version),
 		Detail:   "torch.cuda.is_available() is False with this build: every model runs on the CPU, and every kernel package falls back to torch.",
-		Evidence: []string{torchEvidence(c.torch), "GPUs: " + c.gpuSummary()},
+		Evidence: []string{torchEvidence(c.torch), "GPUs: " + c.f.GPU.Summary()},
 		Fixes: []finding.Fix{{
 			Title:    fmt.Sprintf("Reinstall torch %s built for CUDA %s", base, cuda),
 			Commands: []string{c.pipInstall("--force-reinstall", "torch=="+base, "--index-url", index)},

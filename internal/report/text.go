@@ -223,25 +223,10 @@ func gpuDesc(g facts.GPU) string {
 	if len(g.Devices) == 0 {
 		return "none found"
 	}
-	counts := map[string]int{}
-	var order []string
-	for _, d := range g.Devices {
-		name := valueOr(d.Name, "GPU")
-		k := fmt.Sprintf("%s, compute capability %s", name, valueOr(d.Capability, "unknown"))
-		if counts[k] == 0 {
-			order = append(order, k)
-		}
-		counts[k]++
-	}
-	var parts []string
-	for _, k := range order {
-		parts = append(parts, fmt.Sprintf("%d × %s", counts[k], k))
-	}
-	s := strings.Join(parts, "; ")
 	if g.Overridden {
-		s += " (given with --gpu)"
+		return g.Summary() + " (given with --gpu)"
 	}
-	return s
+	return g.Summary()
 }
 
 func valueOr(v, def string) string {
