@@ -104,7 +104,7 @@ func checkExtensionArch(c *context) []finding.Finding {
 				ID:       finding.ExtensionArchUnsupported,
 				Severity: finding.Error,
 				Title:    fmt.Sprintf("%s %s has no code for %s", e0.Dist, e0.Version, names[i]),
-				Detail: fmt.Sprintf("%s holds CUDA code, but not for this GPU: neither SASS for sm_%d (SASS runs only on its own major, "+
+				Detail: fmt.Sprintf("The CUDA code in %s has nothing for this GPU: neither SASS for sm_%d (SASS runs only on its own major, "+
 					"from its minor up) nor PTX of compute_%d or older for the driver to compile. Its kernels fail with "+
 					"\"CUDA error: no kernel image is available for execution on the device\".",
 					plural(len(g), "module of "+e0.Dist, "modules of "+e0.Dist), cc.SM(), cc.SM()),
