@@ -5,6 +5,7 @@ go 1.26
 require (
 	github.com/aquasecurity/go-pep440-version v0.0.1
 	github.com/google/go-cmp v0.7.0
+	github.com/ianlancetaylor/demangle v0.0.0-20260724033716-83e58baca724
 	github.com/rogpeppe/go-internal v1.16.0
 	github.com/spf13/cobra v1.10.2
 	github.com/spf13/pflag v1.0.9

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/fastpath-dev/fastpath/internal/collect/envvars"
+	"github.com/fastpath-dev/fastpath/internal/collect/extensions"
 	"github.com/fastpath-dev/fastpath/internal/collect/gpu"
 	"github.com/fastpath-dev/fastpath/internal/collect/nvcc"
 	"github.com/fastpath-dev/fastpath/internal/collect/osinfo"
@@ -67,9 +68,16 @@ func Collect(ctx context.Context, src source.Source, o Options) *facts.Facts {
 		var ws []string
 		f.Torch, ws = torch.Collect(src, f.Python.Selected)
 		warn(ws)
+		var inner sync.WaitGroup
+		inner.Go(func() {
+			var ws []string
+			f.Extensions, ws = extensions.Collect(ctx, src, f.Python.Selected, f.Torch)
+			warn(ws)
+		})
 		var ws2 []string
 		f.CUDA, ws2 = nvcc.Collect(ctx, src, f.Python, f.Torch, o.ExecTimeout)
 		warn(ws2)
+		inner.Wait()
 	})
 	wg.Go(func() {
 		var ws []string

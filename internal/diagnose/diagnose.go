@@ -33,6 +33,7 @@ var checks = []check{
 	checkNinja,
 	checkPip,
 	checkGPUBusy,
+	checkExtensionArch, checkExtensionABI, checkExtensionCUDA,
 }
 
 // Run returns the findings for f, most severe first.

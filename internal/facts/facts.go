@@ -289,6 +289,10 @@ type Extension struct {
 	PTX        []string `json:"ptx,omitempty"`
 	Containers int      `json:"containers,omitempty"`
 	CommonSASS []string `json:"common_sass,omitempty"`
+	// TargetSets are the distinct sets of targets (SASS and PTX, sorted as
+	// SASS and PTX are) that its containers hold, each set once: code runs
+	// on a GPU only when every container has something for it.
+	TargetSets [][]string `json:"target_sets,omitempty"`
 	// MissingSymbols are undefined dynamic symbols that no library it needs
 	// from torch defines (demangled, the first few); MissingCount counts all.
 	MissingSymbols []string `json:"missing_symbols,omitempty"`

@@ -1,0 +1,537 @@
+// Package extensions looks at the native modules of the selected
+// environment's distributions, statically: which link torch, which hold CUDA
+// code and for which GPUs, which torch symbols they need that the installed
+// torch lacks, and whether the CUDA runtime they need is anywhere the
+// dynamic linker (or torch's preloading) would find it.
+//
+// Only ELF headers, dynamic sections, dynamic symbol tables and fatbin entry
+// headers are read; nothing is loaded or run.
+package extensions
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"path"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/ianlancetaylor/demangle"
+
+	"github.com/fastpath-dev/fastpath/internal/elfdyn"
+	"github.com/fastpath-dev/fastpath/internal/facts"
+	"github.com/fastpath-dev/fastpath/internal/fatbin"
+	"github.com/fastpath-dev/fastpath/internal/source"
+)
+
+const (
+	// MaxFilesPerDist bounds the native files read per distribution
+	// (RECORD order): extension packages ship a handful (flash-attn 1,
+	// vllm about 10); a distribution with hundreds is a library bundle,
+	// whose first files tell as much as the rest.
+	MaxFilesPerDist = 64
+	// workers read files concurrently: the reads are small and mostly wait
+	// on the disk.
+	workers = 8
+	// maxMissingShown is how many missing symbols are kept, demangled.
+	maxMissingShown = 10
+	// maxLdConf caps one ld.so.conf file.
+	maxLdConf = 64 << 10
+)
+
+// Collect reads the native modules of py's distributions. t is the torch of
+// the same environment (nil when there is none): extensions that link torch
+// are checked against its libraries.
+func Collect(ctx context.Context, src source.Source, py *facts.PythonEnv, t *facts.Torch) ([]facts.Extension, []string) {
+	if py == nil {
+		return nil, nil
+	}
+	c := &collector{src: src, py: py, torch: t, runtimeFound: map[string]string{}}
+	var jobs []job
+	for _, d := range py.Distributions {
+		if d.Shadowed || skipDist(d.Name) || len(d.Extensions) == 0 {
+			continue
+		}
+		files := d.Extensions
+		if len(files) > MaxFilesPerDist {
+			c.warn("extensions: %s %s lists %d native files; only the first %d were read", d.Name, d.Version, len(files), MaxFilesPerDist)
+			files = files[:MaxFilesPerDist]
+		}
+		for _, rel := range files {
+			jobs = append(jobs, job{dist: d.Name, version: d.Version, path: path.Join(d.Location, rel)})
+		}
+	}
+	results := make([]*module, len(jobs))
+	var wg sync.WaitGroup
+	next := make(chan int)
+	for range min(workers, len(jobs)) {
+		wg.Go(func() {
+			for i := range next {
+				results[i] = c.read(jobs[i])
+			}
+		})
+	}
+	for i := range jobs {
+		if ctx.Err() != nil {
+			break
+		}
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+
+	var mods []*module
+	for _, m := range results {
+		if m != nil {
+			mods = append(mods, m)
+		}
+	}
+	c.checkABI(mods)
+	out := make([]facts.Extension, 0, len(mods))
+	for _, m := range mods {
+		if m.ext.CUDARuntime != "" {
+			m.ext.CUDARuntimeFound = c.findRuntime(m.ext.CUDARuntime, m)
+		}
+		out = append(out, m.ext)
+	}
+	slices.SortFunc(out, func(a, b facts.Extension) int { return cmp.Compare(a.Path, b.Path) })
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return out, c.warns
+}
+
+type job struct{ dist, version, path string }
+
+// module is one file kept: its facts and what the later checks need.
+type module struct {
+	ext facts.Extension
+	// torchUndefined are its undefined symbols that name torch's namespaces.
+	torchUndefined []string
+	runPaths       []string
+}
+
+type collector struct {
+	src   source.Source
+	py    *facts.PythonEnv
+	torch *facts.Torch
+
+	mu    sync.Mutex
+	warns []string
+
+	// runtimeFound caches where each libcudart soname was found in the
+	// shared search places ("" for nowhere).
+	runtimeFound map[string]string
+	sysDirs      []string
+}
+
+func (c *collector) warn(format string, args ...any) {
+	c.mu.Lock()
+	c.warns = append(c.warns, fmt.Sprintf(format, args...))
+	c.mu.Unlock()
+}
+
+// skipDist: torch itself and NVIDIA's library wheels (nvidia-cublas-cu12,
+// nvidia-cudnn-cu12, ...) are libraries other modules load, not extensions;
+// their files are large and reading them would cost time for nothing.
+func skipDist(name string) bool {
+	n := strings.ToLower(strings.NewReplacer("_", "-", ".", "-").Replace(name))
+	return n == "torch" || strings.HasPrefix(n, "nvidia-")
+}
+
+// IsTorchLibrary reports whether a DT_NEEDED name is one of torch's own
+// libraries (libc10.so, libc10_cuda.so, libtorch.so, libtorch_cpu.so,
+// libtorch_cuda.so, libtorch_python.so).
+func IsTorchLibrary(needed string) bool {
+	return (strings.HasPrefix(needed, "libc10") || strings.HasPrefix(needed, "libtorch")) && strings.Contains(needed, ".so")
+}
+
+var cudartRe = regexp.MustCompile(`^libcudart\.so\.(\d+)$`)
+
+// read opens one file and keeps it when it links torch, holds CUDA code or
+// needs the CUDA runtime.
+func (c *collector) read(j job) *module {
+	f, err := c.src.Open(j.path)
+	if err != nil {
+		c.warn("extensions: %s: %v", j.path, err)
+		return nil
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		c.warn("extensions: %s: %v", j.path, err)
+		return nil
+	}
+	if !st.Mode().IsRegular() {
+		return nil
+	}
+	ef, err := elfdyn.Open(f, st.Size())
+	if err != nil {
+		c.warn("extensions: %s: %v", j.path, err)
+		return nil
+	}
+	m := &module{ext: facts.Extension{Dist: j.dist, Version: j.version, Path: j.path, Needed: ef.Needed}}
+	for _, n := range ef.Needed {
+		if IsTorchLibrary(n) {
+			m.ext.LinksTorch = true
+		}
+		if cudartRe.MatchString(n) && m.ext.CUDARuntime == "" {
+			m.ext.CUDARuntime = n
+		}
+	}
+	hasFatbin := false
+	for _, s := range ef.Sections {
+		if (s.Name == ".nv_fatbin" || s.Name == "__nv_relfatbin") && s.Size > 0 {
+			hasFatbin = true
+		}
+	}
+	if !m.ext.LinksTorch && !hasFatbin && m.ext.CUDARuntime == "" {
+		return nil
+	}
+	for _, rp := range []string{ef.RunPath, ef.RPath} {
+		for _, d := range strings.Split(rp, ":") {
+			if d != "" {
+				m.runPaths = append(m.runPaths, strings.NewReplacer("$ORIGIN", path.Dir(j.path), "${ORIGIN}", path.Dir(j.path)).Replace(d))
+			}
+		}
+	}
+	if hasFatbin {
+		fb, err := fatbin.NewFile(f)
+		if fb != nil {
+			fillTargets(&m.ext, fb)
+		}
+		if err != nil {
+			m.ext.Error = err.Error()
+		}
+	}
+	if m.ext.LinksTorch {
+		syms, err := ef.Symbols()
+		if err != nil {
+			m.ext.Error = err.Error()
+		} else {
+			for s := range syms.All() {
+				// Weak references may stay unresolved: the loader does not fail on them.
+				if !s.Defined && s.Bind != 2 /* STB_WEAK */ && TorchSymbol(s.Name) {
+					m.torchUndefined = append(m.torchUndefined, strings.Clone(s.Name))
+				}
+			}
+		}
+	}
+	return m
+}
+
+// fillTargets copies what the fatbin headers say into e.
+func fillTargets(e *facts.Extension, fb *fatbin.File) {
+	e.SASS, e.PTX = fb.Targets()
+	e.Containers = len(fb.Containers)
+	for _, t := range fb.CommonSASS() {
+		e.CommonSASS = append(e.CommonSASS, t.String())
+	}
+	seen := map[string]bool{}
+	for _, ct := range fb.Containers {
+		if ct.First < 0 || ct.First+ct.N > len(fb.Entries) {
+			continue
+		}
+		sub := &fatbin.File{Containers: []fatbin.Container{{N: ct.N}}, Entries: fb.Entries[ct.First : ct.First+ct.N]}
+		sass, ptx := sub.Targets()
+		set := append(sass, ptx...)
+		if len(set) == 0 {
+			continue
+		}
+		key := strings.Join(set, " ")
+		if !seen[key] {
+			seen[key] = true
+			e.TargetSets = append(e.TargetSets, set)
+		}
+	}
+}
+
+// TorchSymbol reports whether a mangled name belongs to torch's own
+// namespaces (c10, at, torch, caffe2): a function, or the vtable, typeinfo
+// or guard variable of a class there. References into other namespaces
+// (libc, libstdc++, the CUDA runtime, the module's own) are not torch's to
+// satisfy.
+func TorchSymbol(name string) bool {
+	s, ok := strings.CutPrefix(name, "_Z")
+	if !ok {
+		return false
+	}
+	for _, special := range []string{"TV", "TI", "TS", "GV"} {
+		if rest, ok := strings.CutPrefix(s, special); ok {
+			s = rest
+			break
+		}
+	}
+	s, ok = strings.CutPrefix(s, "N")
+	if !ok {
+		return false
+	}
+	s = strings.TrimLeft(s, "rVKRO") // cv- and ref-qualifiers of member functions
+	return strings.HasPrefix(s, "3c10") || strings.HasPrefix(s, "2at") || strings.HasPrefix(s, "5torch") || strings.HasPrefix(s, "6caffe2")
+}
+
+// Demangle returns the C++ name of sym, or sym itself when it does not
+// demangle.
+func Demangle(sym string) string {
+	if d, err := demangle.ToString(sym); err == nil {
+		return d
+	}
+	return sym
+}
+
+// torchLib is one of torch's libraries, opened at most once per run.
+type torchLib struct {
+	name, path string
+	needed     []string
+	file       *elfdyn.File
+	closer     interface{ Close() error }
+	err        error
+}
+
+// checkABI resolves every torch-linking module's torch references against
+// the torch libraries it loads (its DT_NEEDED torch libraries and theirs),
+// reading each library's symbol table once for all modules.
+func (c *collector) checkABI(mods []*module) {
+	var linking []*module
+	for _, m := range mods {
+		if m.ext.LinksTorch && len(m.torchUndefined) > 0 {
+			linking = append(linking, m)
+		}
+	}
+	if len(linking) == 0 || c.torch == nil {
+		return
+	}
+	libDir := c.torch.Lib
+	if libDir == "" {
+		libDir = path.Join(c.torch.Location, "lib")
+	}
+	libs := map[string]*torchLib{}
+	var order []*torchLib
+	open := func(name string) *torchLib {
+		if l, ok := libs[name]; ok {
+			return l
+		}
+		l := &torchLib{name: name, path: path.Join(libDir, name)}
+		libs[name] = l
+		f, err := c.src.Open(l.path)
+		if err == nil {
+			var fi interface{ Size() int64 }
+			if fi, err = f.Stat(); err == nil {
+				l.file, err = elfdyn.Open(f, fi.Size())
+			}
+			if err != nil {
+				f.Close()
+			} else {
+				l.closer = f
+				l.needed = l.file.Needed
+			}
+		}
+		l.err = err
+		if err == nil {
+			order = append(order, l)
+		}
+		return l
+	}
+	defer func() {
+		for _, l := range order {
+			l.closer.Close()
+		}
+	}()
+	// The libraries each module loads: a breadth-first walk of DT_NEEDED
+	// through torch's libraries, as the dynamic linker does.
+	closures := make([][]*torchLib, len(linking))
+	warned := map[*torchLib]bool{}
+	for i, m := range linking {
+		seen := map[string]bool{}
+		queue := slices.Clone(m.ext.Needed)
+		for len(queue) > 0 {
+			n := queue[0]
+			queue = queue[1:]
+			if seen[n] || !IsTorchLibrary(n) {
+				continue
+			}
+			seen[n] = true
+			l := open(n)
+			if errors.Is(l.err, fs.ErrNotExist) {
+				// The loader fails on it: every symbol it should give is missing.
+				continue
+			}
+			if l.err != nil {
+				if !warned[l] {
+					warned[l] = true
+					c.warn("extensions: %s: %v (extensions linking it were not checked)", l.path, l.err)
+				}
+				closures[i] = append(closures[i], l)
+				continue
+			}
+			closures[i] = append(closures[i], l)
+			queue = append(queue, l.needed...)
+		}
+	}
+	if len(order) > 64 {
+		c.warn("extensions: %d torch libraries loaded; only the first 64 were read", len(order))
+		order = order[:64]
+	}
+	index := map[*torchLib]uint{}
+	for i, l := range order {
+		index[l] = uint(i)
+	}
+	// wanted maps each referenced name to the libraries defining it (a bit
+	// per library in order).
+	wanted := map[string]uint64{}
+	for _, m := range linking {
+		for _, s := range m.torchUndefined {
+			wanted[s] = 0
+		}
+	}
+	found := make([][]string, len(order))
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, 2) // two tables of libtorch_cpu's size in memory at most
+	for i, l := range order {
+		wg.Go(func() {
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			syms, err := l.file.Symbols()
+			if err != nil {
+				l.err = err
+				c.warn("extensions: %s: %v", l.path, err)
+				return
+			}
+			for s := range syms.All() {
+				if s.Defined && elfdyn.Exported(s) {
+					if _, ok := wanted[s.Name]; ok {
+						found[i] = append(found[i], s.Name)
+					}
+				}
+			}
+		})
+	}
+	wg.Wait()
+	for i, names := range found {
+		for _, n := range names {
+			wanted[n] |= 1 << uint(i)
+		}
+	}
+	for i, m := range linking {
+		var mask uint64
+		unknown := false
+		for _, l := range closures[i] {
+			if j, ok := index[l]; ok && l.err == nil {
+				mask |= 1 << j
+			} else {
+				unknown = true
+			}
+		}
+		if unknown {
+			// A torch library it loads could not be read: its symbols are
+			// unknown, and counting them missing would accuse the module.
+			continue
+		}
+		for _, s := range m.torchUndefined {
+			if wanted[s]&mask != 0 {
+				continue
+			}
+			m.ext.MissingCount++
+			if len(m.ext.MissingSymbols) < maxMissingShown {
+				m.ext.MissingSymbols = append(m.ext.MissingSymbols, Demangle(s))
+			}
+		}
+	}
+}
+
+// findRuntime is where the dynamic linker (or torch, which preloads the
+// CUDA runtime of its nvidia wheels) finds soname for m: m's run paths,
+// LD_LIBRARY_PATH, the environment's nvidia wheels, ld.so.conf's folders,
+// the default folders and the CUDA toolkits. "" when nowhere.
+func (c *collector) findRuntime(soname string, m *module) string {
+	for _, d := range m.runPaths {
+		if p := path.Join(d, soname); c.exists(p) {
+			return p
+		}
+	}
+	if p, ok := c.runtimeFound[soname]; ok {
+		return p
+	}
+	if c.sysDirs == nil {
+		c.sysDirs = c.searchDirs()
+	}
+	found := ""
+	for _, d := range c.sysDirs {
+		if p := path.Join(d, soname); c.exists(p) {
+			found = p
+			break
+		}
+	}
+	c.runtimeFound[soname] = found
+	return found
+}
+
+func (c *collector) exists(p string) bool {
+	st, err := c.src.Stat(p)
+	return err == nil && !st.IsDir()
+}
+
+// searchDirs lists the shared search places in order.
+func (c *collector) searchDirs() []string {
+	var dirs []string
+	for _, d := range strings.Split(c.src.Env().Get("LD_LIBRARY_PATH"), ":") {
+		if path.IsAbs(d) {
+			dirs = append(dirs, d)
+		}
+	}
+	for _, site := range c.py.SitePath {
+		dirs = append(dirs, path.Join(site, "nvidia", "cuda_runtime", "lib"), path.Join(site, "nvidia", "cu13", "lib"))
+	}
+	dirs = append(dirs, c.ldSoConf("/etc/ld.so.conf", 0)...)
+	dirs = append(dirs, "/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu", "/lib/aarch64-linux-gnu", "/usr/lib/aarch64-linux-gnu",
+		"/lib64", "/usr/lib64", "/lib", "/usr/lib")
+	dirs = append(dirs, source.Glob(c.src, "/usr/local/cuda*/lib64")...)
+	var out []string
+	seen := map[string]bool{}
+	for _, d := range dirs {
+		if !seen[d] {
+			seen[d] = true
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// ldSoConf reads an ld.so.conf: folders one a line, `include` globs of
+// further files (Debian's /etc/ld.so.conf.d/*.conf).
+func (c *collector) ldSoConf(p string, depth int) []string {
+	if depth > 4 {
+		return nil
+	}
+	b, err := source.ReadFile(c.src, p, maxLdConf)
+	if err != nil {
+		if !errors.Is(err, source.ErrTooLarge) {
+			return nil
+		}
+		c.warn("extensions: %s: %v", p, err)
+		return nil
+	}
+	var dirs []string
+	for _, line := range strings.Split(string(b), "\n") {
+		line, _, _ = strings.Cut(line, "#")
+		line = strings.TrimSpace(line)
+		if rest, ok := strings.CutPrefix(line, "include"); ok && (rest == "" || rest[0] == ' ' || rest[0] == '\t') {
+			for _, pat := range strings.Fields(rest) {
+				if !path.IsAbs(pat) {
+					pat = path.Join(path.Dir(p), pat)
+				}
+				for _, inc := range source.Glob(c.src, pat) {
+					dirs = append(dirs, c.ldSoConf(inc, depth+1)...)
+				}
+			}
+			continue
+		}
+		if path.IsAbs(line) {
+			dirs = append(dirs, path.Clean(line))
+		}
+	}
+	return dirs
+}

@@ -1,0 +1,411 @@
+package extensions_test
+
+import (
+	"context"
+	"fmt"
+	"path"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/fastpath-dev/fastpath/internal/collect"
+	"github.com/fastpath-dev/fastpath/internal/collect/extensions"
+	"github.com/fastpath-dev/fastpath/internal/collect/pyenv"
+	"github.com/fastpath-dev/fastpath/internal/collect/torch"
+	"github.com/fastpath-dev/fastpath/internal/diagnose"
+	"github.com/fastpath-dev/fastpath/internal/facts"
+	"github.com/fastpath-dev/fastpath/internal/finding"
+	"github.com/fastpath-dev/fastpath/internal/fixture"
+	"github.com/fastpath-dev/fastpath/internal/source"
+)
+
+const (
+	venvPrefix = "/root/venv"
+	site       = "/root/venv/lib/python3.12/site-packages"
+	torchLib   = site + "/torch/lib"
+)
+
+// machine writes a container like the seed's: Python 3.12 venv, torch
+// 2.11.0+cu128 with nvidia-cuda-runtime-cu12 (libcudart.so.12), and what
+// build adds.
+func machine(t *testing.T, build func(tr *fixture.Tree)) (*fixture.Tree, string) {
+	t.Helper()
+	root := t.TempDir()
+	tr := fixture.New(root)
+	tr.OSRelease("ubuntu", "24.04", "Ubuntu 24.04.3 LTS")
+	tr.PythonInstall("/usr", "3.12.3", true)
+	tr.Venv(venvPrefix, "/usr", "3.12.3", fixture.VenvOptions{Pip: true})
+	tr.Torch(site, "2.11.0+cu128", "12.8", "cp312")
+	tr.PipCUDARuntimeCu12(site, "12.8.90")
+	build(tr)
+	if err := tr.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return tr, root
+}
+
+// countingSource records every path opened.
+type countingSource struct {
+	source.Source
+	mu     sync.Mutex
+	opened []string
+}
+
+func (s *countingSource) Open(name string) (source.File, error) {
+	s.mu.Lock()
+	s.opened = append(s.opened, name)
+	s.mu.Unlock()
+	return s.Source.Open(name)
+}
+
+func (s *countingSource) openedUnder(dir string) []string {
+	var out []string
+	for _, p := range s.opened {
+		if strings.HasPrefix(p, dir+"/") {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// collectExtensions runs the Python and torch collectors and then this one,
+// as collect.Collect does.
+func collectExtensions(t testing.TB, root string, env source.Env) ([]facts.Extension, []string, *countingSource) {
+	t.Helper()
+	base, err := source.Root(root, env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := &countingSource{Source: base}
+	ctx := context.Background()
+	py, _ := pyenv.Collect(ctx, src, venvPrefix+"/bin/python3")
+	if py.Selected == nil {
+		t.Fatal("no environment selected")
+	}
+	tf, _ := torch.Collect(src, py.Selected)
+	exts, warns := extensions.Collect(ctx, src, py.Selected, tf)
+	return exts, warns, src
+}
+
+func byDist(exts []facts.Extension, dist string) []facts.Extension {
+	var out []facts.Extension
+	for _, e := range exts {
+		if e.Dist == dist {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// Synthetic torch libraries: libtorch_cpu.so needs libc10.so; what each
+// defines decides what resolves.
+func fakeTorch(tr *fixture.Tree, cpu, c10 []string) {
+	tr.File(torchLib+"/libc10.so", string(fixture.SharedObject{SOName: "libc10.so", Needed: []string{"libc.so.6"}, Defined: c10}.Bytes()))
+	tr.File(torchLib+"/libtorch_cpu.so", string(fixture.SharedObject{SOName: "libtorch_cpu.so", Needed: []string{"libc10.so", "libgomp.so.1"}, Defined: cpu}.Bytes()))
+	tr.File(torchLib+"/libtorch.so", string(fixture.SharedObject{SOName: "libtorch.so", Needed: []string{"libtorch_cpu.so", "libtorch_cuda.so"}}.Bytes()))
+}
+
+const (
+	symTensorPrint = "_ZNK2at6Tensor5printEv"                                                                   // at::Tensor::print() const
+	symErrorCtor   = "_ZN3c105ErrorC1ENS_14SourceLocationENSt7__cxx1112basic_stringIcSt11char_traitsIcESaIcEEE" // c10::Error::Error(...)
+	symTypeMeta    = "_ZN6caffe28TypeMeta21_typeMetaDataInstanceIfEEN6caffe26detail12TypeMetaDataEv"            // caffe2 type meta
+	symEmpty       = "_ZN2at4_ops5empty4callEN3c108ArrayRefINS2_6SymIntEEESt8optionalINS2_10ScalarTypeEES6_INS2_6LayoutEES6_INS2_6DeviceEES6_IbES6_INS2_12MemoryFormatEE"
+	symVtable      = "_ZTVN3c1011VariableVersion14VersionCounterE"
+)
+
+func TestTorchSymbol(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		want bool
+	}{
+		{symTensorPrint, true}, {symErrorCtor, true}, {symTypeMeta, true}, {symEmpty, true}, {symVtable, true},
+		{"_ZN5torch3jit6tracer9getTracerEv", true},
+		{"_ZNKSt6vectorIiSaIiEE2atEm", false},                                          // std::vector<int>::at: not torch's
+		{"_ZN7my_ext7forwardERKN2at6TensorE", false},                                   // the module's own function taking at::Tensor
+		{"_ZNSt7__cxx1112basic_stringIcSt11char_traitsIcESaIcEE9_M_createERmm", false}, // libstdc++
+		{"cudaLaunchKernel", false},
+		{"PyInit__C", false},
+		{"_Z", false},
+	} {
+		if got := extensions.TorchSymbol(tc.name); got != tc.want {
+			t.Errorf("TorchSymbol(%s) = %t, want %t", tc.name, got, tc.want)
+		}
+	}
+	if got := extensions.Demangle(symTensorPrint); got != "at::Tensor::print() const" {
+		t.Errorf("demangled %q", got)
+	}
+}
+
+func TestABICheck(t *testing.T) {
+	_, root := machine(t, func(tr *fixture.Tree) {
+		fakeTorch(tr, []string{symEmpty, symTypeMeta}, []string{symErrorCtor, symVtable})
+		tr.ExtensionDist(site, fixture.Dist{Name: "fake-kernels", Version: "0.3.0+cu12torch2.6cxx11abiTRUE", Tag: "cp312-cp312-linux_x86_64"},
+			map[string][]byte{
+				// Needs print(), which this torch lacks; libc10 comes through libtorch_cpu's own DT_NEEDED.
+				"fake_kernels/_C.cpython-312-x86_64-linux-gnu.so": fixture.SharedObject{
+					Needed:    []string{"libtorch_cpu.so", "libstdc++.so.6", "libc.so.6"},
+					Undefined: []string{symEmpty, symErrorCtor, symTensorPrint, symVtable, "_ZNKSt6vectorIiSaIiEE2atEm", "PyFloat_FromDouble"},
+					Defined:   []string{"PyInit__C"},
+				}.Bytes(),
+				// Everything resolves.
+				"fake_kernels/_ok.cpython-312-x86_64-linux-gnu.so": fixture.SharedObject{
+					Needed:    []string{"libc10.so", "libtorch_cpu.so"},
+					Undefined: []string{symEmpty, symTypeMeta, symErrorCtor},
+				}.Bytes(),
+				// Needs c10's symbol but only links libtorch.so whose libtorch_cuda.so
+				// is absent (a CPU torch): still resolves through libtorch_cpu -> libc10.
+				"fake_kernels/_thin.cpython-312-x86_64-linux-gnu.so": fixture.SharedObject{
+					Needed:    []string{"libtorch.so"},
+					Undefined: []string{symErrorCtor, symTensorPrint},
+				}.Bytes(),
+			})
+	})
+	exts, warns, _ := collectExtensions(t, root, nil)
+	if len(warns) != 0 {
+		t.Errorf("warnings: %q", warns)
+	}
+	got := map[string]facts.Extension{}
+	for _, e := range byDist(exts, "fake-kernels") {
+		got[path.Base(e.Path)] = e
+	}
+	if len(got) != 3 {
+		t.Fatalf("extensions: %+v", exts)
+	}
+	c := got["_C.cpython-312-x86_64-linux-gnu.so"]
+	if !c.LinksTorch || c.MissingCount != 1 || !slices.Equal(c.MissingSymbols, []string{"at::Tensor::print() const"}) {
+		t.Errorf("_C: links %t missing %d %q", c.LinksTorch, c.MissingCount, c.MissingSymbols)
+	}
+	if ok := got["_ok.cpython-312-x86_64-linux-gnu.so"]; !ok.LinksTorch || ok.MissingCount != 0 {
+		t.Errorf("_ok: %+v", ok)
+	}
+	if thin := got["_thin.cpython-312-x86_64-linux-gnu.so"]; thin.MissingCount != 1 || thin.MissingSymbols[0] != "at::Tensor::print() const" {
+		t.Errorf("_thin: %+v", thin)
+	}
+}
+
+// Torch's libraries are read only when some extension links torch, and
+// never torch's or NVIDIA's own distributions.
+func TestNoTorchReadsWithoutTorchExtensions(t *testing.T) {
+	_, root := machine(t, func(tr *fixture.Tree) {
+		fakeTorch(tr, []string{symEmpty}, []string{symErrorCtor})
+		tr.Dist(site, fixture.Dist{Name: "MarkupSafe", Version: "3.0.3", Files: []string{"markupsafe/_speedups.cpython-312-x86_64-linux-gnu.so"}})
+		tr.Dist(site, fixture.Dist{Name: "nvidia-cublas-cu12", Version: "12.8.4.1", Files: []string{"nvidia/cublas/lib/libcublas.so.12"}})
+	})
+	exts, warns, src := collectExtensions(t, root, nil)
+	if len(exts) != 0 || len(warns) != 0 {
+		t.Errorf("extensions %+v warnings %q", exts, warns)
+	}
+	if o := src.openedUnder(torchLib); len(o) != 0 {
+		t.Errorf("torch libraries opened: %q", o)
+	}
+	if o := src.openedUnder(site + "/nvidia"); len(o) != 0 {
+		t.Errorf("nvidia wheels opened: %q", o)
+	}
+	if o := src.openedUnder(site + "/markupsafe"); len(o) != 1 {
+		t.Errorf("markupsafe's module opened %d times", len(o))
+	}
+}
+
+func TestCUDARuntimeSearch(t *testing.T) {
+	need := func(soname string) []byte {
+		return fixture.SharedObject{Needed: []string{soname, "libc.so.6"}}.Bytes()
+	}
+	tests := []struct {
+		name  string
+		build func(tr *fixture.Tree)
+		env   source.Env
+		want  string // where libcudart.so.N is found, "" nowhere
+	}{
+		{"cu12 from torch's nvidia wheel", func(tr *fixture.Tree) {}, nil, site + "/nvidia/cuda_runtime/lib/libcudart.so.12"},
+		{"cu11 nowhere", func(tr *fixture.Tree) {}, nil, ""},
+		{"cu11 through ld.so.conf.d", func(tr *fixture.Tree) {
+			tr.File("/etc/ld.so.conf", "include /etc/ld.so.conf.d/*.conf\n")
+			tr.File("/etc/ld.so.conf.d/cuda-11.conf", "# CUDA 11\n/opt/cuda-11.8/lib64\n")
+			tr.File("/opt/cuda-11.8/lib64/libcudart.so.11.8.89", "\x7fELF")
+			tr.Symlink("/opt/cuda-11.8/lib64/libcudart.so.11", "libcudart.so.11.8.89")
+		}, nil, "/opt/cuda-11.8/lib64/libcudart.so.11"},
+		{"cu11 through LD_LIBRARY_PATH", func(tr *fixture.Tree) {
+			tr.File("/opt/rt/libcudart.so.11", "\x7fELF")
+		}, source.Env{"LD_LIBRARY_PATH": "relative/ignored:/opt/rt"}, "/opt/rt/libcudart.so.11"},
+		{"cu11 in a toolkit's lib64", func(tr *fixture.Tree) {
+			tr.File("/usr/local/cuda-11.8/targets/x86_64-linux/lib/libcudart.so.11", "\x7fELF")
+			tr.Symlink("/usr/local/cuda-11.8/lib64", "targets/x86_64-linux/lib")
+		}, nil, "/usr/local/cuda-11.8/lib64/libcudart.so.11"},
+		{"cu13 from the cu13 wheels", func(tr *fixture.Tree) {
+			tr.File(site+"/nvidia/cu13/lib/libcudart.so.13", "\x7fELF")
+		}, nil, site + "/nvidia/cu13/lib/libcudart.so.13"},
+		{"cu11 through the module's RUNPATH", func(tr *fixture.Tree) {
+			tr.File(site+"/rtmod.libs/libcudart.so.11", "\x7fELF")
+		}, nil, site + "/rtmod.libs/libcudart.so.11"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			soname := "libcudart.so.11"
+			if strings.HasPrefix(tc.name, "cu12") {
+				soname = "libcudart.so.12"
+			} else if strings.HasPrefix(tc.name, "cu13") {
+				soname = "libcudart.so.13"
+			}
+			_, root := machine(t, func(tr *fixture.Tree) {
+				tc.build(tr)
+				so := need(soname)
+				if strings.Contains(tc.name, "RUNPATH") {
+					so = fixture.SharedObject{Needed: []string{soname}, RunPath: "$ORIGIN/../rtmod.libs"}.Bytes()
+				}
+				tr.ExtensionDist(site, fixture.Dist{Name: "rtmod", Version: "1.0"}, map[string][]byte{"rtmod/_rt.so": so})
+			})
+			exts, warns, _ := collectExtensions(t, root, tc.env)
+			if len(exts) != 1 || len(warns) != 0 {
+				t.Fatalf("extensions %+v warnings %q", exts, warns)
+			}
+			if e := exts[0]; e.CUDARuntime != soname || e.CUDARuntimeFound != tc.want {
+				t.Errorf("runtime %q found %q, want %q", e.CUDARuntime, e.CUDARuntimeFound, tc.want)
+			}
+		})
+	}
+}
+
+func TestFatbinTargets(t *testing.T) {
+	_, root := machine(t, func(tr *fixture.Tree) {
+		tr.ExtensionDist(site, fixture.Dist{Name: "kern", Version: "1.0"}, map[string][]byte{
+			"kern/_k.so": fixture.SharedObject{Needed: []string{"libcudart.so.12"}, Sections: []fixture.NamedSection{
+				{Name: ".nv_fatbin", Data: fixture.FatbinSection([]string{"sm_80", "sm_90"}, []string{"sm_80", "compute_75"})}}}.Bytes(),
+		})
+	})
+	exts, warns, _ := collectExtensions(t, root, nil)
+	if len(exts) != 1 || len(warns) != 0 {
+		t.Fatalf("extensions %+v warnings %q", exts, warns)
+	}
+	e := exts[0]
+	if !slices.Equal(e.SASS, []string{"sm_80", "sm_90"}) || !slices.Equal(e.PTX, []string{"compute_75"}) || e.Containers != 2 ||
+		!slices.Equal(e.CommonSASS, []string{"sm_80"}) || len(e.TargetSets) != 2 || e.Error != "" {
+		t.Errorf("%+v", e)
+	}
+}
+
+// Bad files: a non-ELF .so, a truncated one, a dangling link: warnings,
+// never a crash, and the rest is still read.
+func TestBadFiles(t *testing.T) {
+	good := fixture.SharedObject{Needed: []string{"libcudart.so.12"}}.Bytes()
+	_, root := machine(t, func(tr *fixture.Tree) {
+		tr.ExtensionDist(site, fixture.Dist{Name: "junk", Version: "1.0"}, map[string][]byte{
+			"junk/a.so": []byte("#!/bin/sh\necho not ELF\n"),
+			"junk/b.so": good[:len(good)-40],
+			"junk/c.so": good,
+		})
+		tr.Dist(site, fixture.Dist{Name: "linked", Version: "1.0", Files: []string{"linked/x.so"}})
+		tr.Symlink(site+"/linked/x.so", "/nowhere/x.so")
+	})
+	exts, warns, _ := collectExtensions(t, root, nil)
+	if len(exts) != 1 || path.Base(exts[0].Path) != "c.so" {
+		t.Errorf("extensions: %+v", exts)
+	}
+	if len(warns) != 3 {
+		t.Errorf("want 3 warnings, got %q", warns)
+	}
+}
+
+func TestFilesPerDistCap(t *testing.T) {
+	_, root := machine(t, func(tr *fixture.Tree) {
+		var files []string
+		for i := range extensions.MaxFilesPerDist + 6 {
+			files = append(files, fmt.Sprintf("big/m%03d.so", i))
+		}
+		tr.Dist(site, fixture.Dist{Name: "big", Version: "1.0", Files: files})
+	})
+	_, warns, src := collectExtensions(t, root, nil)
+	if n := len(src.openedUnder(site + "/big")); n != extensions.MaxFilesPerDist {
+		t.Errorf("%d files opened", n)
+	}
+	if len(warns) != 1 || !strings.Contains(warns[0], "only the first 64") {
+		t.Errorf("warnings %q", warns)
+	}
+}
+
+// The fixture pairs through the whole pipeline: collect, then diagnose.
+func TestFiresThroughThePipeline(t *testing.T) {
+	arch := func(sets ...[]string) []byte {
+		return fixture.SharedObject{Needed: []string{"libcudart.so.12"},
+			Sections: []fixture.NamedSection{{Name: ".nv_fatbin", Data: fixture.FatbinSection(sets...)}}}.Bytes()
+	}
+	tests := []struct {
+		name string
+		so   []byte
+		gpu  string
+		id   finding.ID
+		fire bool
+	}{
+		{"sm_80 only on a 9.0 GPU", arch([]string{"sm_80"}), "9.0", finding.ExtensionArchUnsupported, true},
+		{"sm_80 + compute_75 PTX on a 9.0 GPU", arch([]string{"sm_80", "compute_75"}), "9.0", finding.ExtensionArchUnsupported, false},
+		{"sm_80 on an 8.6 GPU", arch([]string{"sm_80"}), "8.6", finding.ExtensionArchUnsupported, false},
+		{"one container of two lacks 9.0", arch([]string{"sm_90"}, []string{"sm_80"}), "9.0", finding.ExtensionArchUnsupported, true},
+		{"libcudart.so.11 with torch cu128", fixture.SharedObject{Needed: []string{"libcudart.so.11"}}.Bytes(), "9.0", finding.ExtensionCUDAMismatch, true},
+		{"libcudart.so.12 with torch cu128", fixture.SharedObject{Needed: []string{"libcudart.so.12"}}.Bytes(), "9.0", finding.ExtensionCUDAMismatch, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, root := machine(t, func(tr *fixture.Tree) {
+				tr.ExtensionDist(site, fixture.Dist{Name: "kern", Version: "2.0.1"}, map[string][]byte{"kern/_C.cpython-312-x86_64-linux-gnu.so": tc.so})
+			})
+			src, err := source.Root(root, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			f := collect.Collect(context.Background(), src, collect.Options{Python: venvPrefix + "/bin/python3", GPUs: []string{tc.gpu}})
+			var got *finding.Finding
+			for _, fd := range diagnose.Run(f) {
+				if fd.ID == tc.id {
+					got = &fd
+				}
+			}
+			if tc.fire != (got != nil) {
+				t.Fatalf("%s fired: %v (extensions %+v)", tc.id, got != nil, f.Extensions)
+			}
+			if got != nil && !strings.Contains(strings.Join(got.Evidence, "\n"), site+"/kern/_C.cpython-312-x86_64-linux-gnu.so") {
+				t.Errorf("evidence does not name the file: %q", got.Evidence)
+			}
+		})
+	}
+}
+
+// BenchmarkABICheck150k: one extension with 300 torch references against a
+// synthetic libtorch_cpu.so of 150,000 defined symbols (libtorch_cpu.so of
+// torch 2.11 has that order), through Collect on a fixture tree.
+func BenchmarkABICheck150k(b *testing.B) {
+	root := b.TempDir()
+	tr := fixture.New(root)
+	tr.PythonInstall("/usr", "3.12.3", true)
+	tr.Venv(venvPrefix, "/usr", "3.12.3", fixture.VenvOptions{})
+	tr.Torch(site, "2.11.0+cu128", "12.8", "cp312")
+	defined := make([]string, 150_000)
+	for i := range defined {
+		defined[i] = fmt.Sprintf("_ZN2at6native%dop_kernel_implERKNS_6TensorES3_N3c108ArrayRefIlEE", i)
+	}
+	var undefined []string
+	for i := 0; i < 300; i++ {
+		undefined = append(undefined, defined[i*499])
+	}
+	undefined = append(undefined, symTensorPrint)
+	fakeTorch(tr, defined, []string{symErrorCtor})
+	tr.ExtensionDist(site, fixture.Dist{Name: "bench-kernels", Version: "1.0"}, map[string][]byte{
+		"bench_kernels/_C.so": fixture.SharedObject{Needed: []string{"libc10.so", "libtorch_cpu.so"}, Undefined: undefined}.Bytes(),
+	})
+	if err := tr.Err(); err != nil {
+		b.Fatal(err)
+	}
+	src, err := source.Root(root, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	py, _ := pyenv.Collect(ctx, src, venvPrefix+"/bin/python3")
+	tf, _ := torch.Collect(src, py.Selected)
+	b.ReportAllocs()
+	for b.Loop() {
+		exts, _ := extensions.Collect(ctx, src, py.Selected, tf)
+		if len(exts) != 1 || exts[0].MissingCount != 1 {
+			b.Fatalf("%+v", exts)
+		}
+	}
+}

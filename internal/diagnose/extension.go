@@ -1,0 +1,316 @@
+package diagnose
+
+import (
+	"fmt"
+	"path"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/fastpath-dev/fastpath/internal/cudaarch"
+	"github.com/fastpath-dev/fastpath/internal/facts"
+	"github.com/fastpath-dev/fastpath/internal/finding"
+	"github.com/fastpath-dev/fastpath/internal/kb"
+)
+
+// extGroups groups the extensions that match by distribution, in the order
+// the facts list them (sorted by path).
+func extGroups(exts []facts.Extension, match func(facts.Extension) bool) [][]facts.Extension {
+	var out [][]facts.Extension
+	at := map[string]int{}
+	for _, e := range exts {
+		if !match(e) {
+			continue
+		}
+		k := e.Dist + "\x00" + e.Version
+		i, ok := at[k]
+		if !ok {
+			i = len(out)
+			at[k] = i
+			out = append(out, nil)
+		}
+		out[i] = append(out[i], e)
+	}
+	return out
+}
+
+// extRunsOn is how well e's CUDA code runs on a GPU of capability cc: the
+// worst, over its containers, of the best target each holds. Facts without
+// TargetSets are judged on all targets together.
+func extRunsOn(e facts.Extension, cc cudaarch.Capability) cudaarch.Compat {
+	sets := e.TargetSets
+	if len(sets) == 0 {
+		sets = [][]string{append(slices.Clone(e.SASS), e.PTX...)}
+	}
+	worst := cudaarch.Native
+	for _, set := range sets {
+		var ts []cudaarch.Target
+		for _, s := range set {
+			if t, err := cudaarch.ParseTarget(s); err == nil {
+				ts = append(ts, t)
+			}
+		}
+		if _, got := cudaarch.Best(ts, cc); got < worst {
+			worst = got
+		}
+	}
+	return worst
+}
+
+func hasCUDACode(e facts.Extension) bool { return len(e.SASS)+len(e.PTX) > 0 }
+
+// rebuildCommand reinstalls dist from source against the installed torch:
+// no build isolation (the build must see this torch, not a fresh one from
+// PyPI), no wheel from the index or pip's cache (which would be the same
+// mismatched build), and no dependencies (--force-reinstall would otherwise
+// reinstall torch itself).
+func (c *context) rebuildCommand(dist, version string) string {
+	base, _, _ := strings.Cut(version, "+")
+	spec := dist
+	if base != "" {
+		spec += "==" + base
+	}
+	return c.pipInstall("--no-build-isolation", "--no-binary", dist, "--no-cache-dir", "--force-reinstall", "--no-deps", spec)
+}
+
+// checkExtensionArch: an installed extension has CUDA code, but some of its
+// fatbin containers hold neither SASS that runs on a GPU nor PTX the driver
+// can JIT for it: its kernels fail with "no kernel image is available for
+// execution on the device".
+func checkExtensionArch(c *context) []finding.Finding {
+	var caps []cudaarch.Capability
+	var names []string
+	for _, d := range c.gpus() {
+		cc, err := cudaarch.ParseCapability(d.Capability)
+		if err != nil || slices.Contains(caps, cc) {
+			continue
+		}
+		caps = append(caps, cc)
+		name := d.Name
+		if name == "" {
+			name = "GPU"
+		}
+		names = append(names, fmt.Sprintf("%s (compute capability %s)", name, cc))
+	}
+	var out []finding.Finding
+	for i, cc := range caps {
+		groups := extGroups(c.f.Extensions, func(e facts.Extension) bool {
+			return hasCUDACode(e) && extRunsOn(e, cc) == cudaarch.None
+		})
+		for _, g := range groups {
+			e0 := g[0]
+			fd := finding.Finding{
+				ID:       finding.ExtensionArchUnsupported,
+				Severity: finding.Error,
+				Title:    fmt.Sprintf("%s %s has no code for %s", e0.Dist, e0.Version, names[i]),
+				Detail: fmt.Sprintf("The CUDA code in %s has nothing for this GPU: neither SASS for sm_%d (SASS runs only on its own major, "+
+					"from its minor up) nor PTX of compute_%d or older for the driver to compile. Its kernels fail with "+
+					"\"CUDA error: no kernel image is available for execution on the device\".",
+					plural(len(g), "module of "+e0.Dist, "modules of "+e0.Dist), cc.SM(), cc.SM()),
+			}
+			for _, e := range g {
+				fd.Evidence = append(fd.Evidence, fmt.Sprintf("%s: SASS %s; PTX %s (%s)", e.Path, listOrNone(e.SASS), listOrNone(e.PTX), plural(e.Containers, "fatbin container", "fatbin containers")))
+				if len(e.TargetSets) > 1 {
+					for _, set := range e.TargetSets {
+						fd.Evidence = append(fd.Evidence, "  a container holds: "+strings.Join(set, " "))
+					}
+				}
+			}
+			fd.Evidence = append(fd.Evidence, "GPU: "+names[i])
+			fd.Fixes = []finding.Fix{{
+				Title: fmt.Sprintf("Rebuild %s for this GPU (compute capability %s) against the installed torch", e0.Dist, cc),
+				Commands: []string{
+					fmt.Sprintf("export TORCH_CUDA_ARCH_LIST=%q", cc.String()),
+					c.rebuildCommand(e0.Dist, e0.Version),
+				},
+			}}
+			out = append(out, fd)
+		}
+	}
+	return out
+}
+
+func listOrNone(xs []string) string {
+	if len(xs) == 0 {
+		return "none"
+	}
+	return strings.Join(xs, " ")
+}
+
+// builtForRe reads the torch a build was made for from a local version
+// label, as the kernel packages' own release wheels spell it:
+// 2.8.3+cu12torch2.6cxx11abiTRUE, 1.5.2+cu128torch2.7.
+var builtForRe = regexp.MustCompile(`(?i)torch(\d+)\.?(\d+)`)
+var abiRe = regexp.MustCompile(`(?i)cxx11abi(true|false)`)
+
+// checkExtensionABI: an installed extension needs torch symbols that none
+// of the torch libraries it loads defines: importing it fails with
+// "undefined symbol", the mark of a build made against another torch.
+func checkExtensionABI(c *context) []finding.Finding {
+	if c.torch == nil {
+		return nil
+	}
+	var out []finding.Finding
+	for _, g := range extGroups(c.f.Extensions, func(e facts.Extension) bool { return e.LinksTorch && e.MissingCount > 0 }) {
+		e0 := g[0]
+		total := 0
+		for _, e := range g {
+			total += e.MissingCount
+		}
+		fd := finding.Finding{
+			ID:       finding.ExtensionABIMismatch,
+			Severity: finding.Error,
+			Title:    fmt.Sprintf("%s %s was built for another torch: %s missing from torch %s", e0.Dist, e0.Version, plural(total, "symbol", "symbols"), c.torch.Version),
+			Detail: fmt.Sprintf("Its native code calls torch functions that the installed torch's libraries do not define, so `import` fails with "+
+				"\"ImportError: ...: undefined symbol: ...\" (the mangled name of %s). torch has no stable C++ ABI: an extension must be built against the torch it runs with.",
+				firstMissing(g)),
+		}
+		for _, e := range g {
+			fd.Evidence = append(fd.Evidence, fmt.Sprintf("%s needs %s no library of torch it loads defines (%s)", e.Path, plural(e.MissingCount, "symbol", "symbols"), strings.Join(torchNeeded(e), ", ")))
+			for _, s := range e.MissingSymbols {
+				fd.Evidence = append(fd.Evidence, "  missing: "+s)
+			}
+			if n := e.MissingCount - len(e.MissingSymbols); n > 0 {
+				fd.Evidence = append(fd.Evidence, fmt.Sprintf("  ... and %d more", n))
+			}
+		}
+		fd.Evidence = append(fd.Evidence, torchEvidence(c.torch))
+		if _, local, ok := strings.Cut(e0.Version, "+"); ok {
+			if m := builtForRe.FindStringSubmatch(local); m != nil {
+				built := m[1] + "." + m[2]
+				if mm, _, _, ok := kb.MajorMinor(c.torch.Version); ok && mm != built {
+					fd.Evidence = append(fd.Evidence, fmt.Sprintf("its version's local part +%s says it was built for torch %s; torch %s is installed", local, built, c.torch.Version))
+				}
+			}
+			if m := abiRe.FindStringSubmatch(local); m != nil && c.torch.CXX11ABI != nil {
+				built := strings.EqualFold(m[1], "true")
+				if built != *c.torch.CXX11ABI {
+					fd.Evidence = append(fd.Evidence, fmt.Sprintf("its version says cxx11abi=%t; the installed torch uses cxx11abi=%t", built, *c.torch.CXX11ABI))
+				}
+			}
+		}
+		fd.Fixes = []finding.Fix{
+			{
+				Title:    fmt.Sprintf("Reinstall %s built for torch %s (its setup picks or builds the matching binary when it can see this torch)", e0.Dist, c.torch.Version),
+				Commands: []string{c.pipInstall("--no-build-isolation", "--no-cache-dir", "--force-reinstall", "--no-deps", "--upgrade", e0.Dist)},
+			},
+			{
+				Title:    fmt.Sprintf("Or rebuild %s from source against the installed torch", e0.Dist),
+				Commands: []string{c.rebuildCommand(e0.Dist, e0.Version)},
+			},
+		}
+		out = append(out, fd)
+	}
+	return out
+}
+
+// firstMissing is the first missing symbol, demangled.
+func firstMissing(g []facts.Extension) string {
+	for _, e := range g {
+		if len(e.MissingSymbols) > 0 {
+			return e.MissingSymbols[0]
+		}
+	}
+	return "..."
+}
+
+func torchNeeded(e facts.Extension) []string {
+	var out []string
+	for _, n := range e.Needed {
+		if strings.HasPrefix(n, "libc10") || strings.HasPrefix(n, "libtorch") {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+var cudartMajorRe = regexp.MustCompile(`^libcudart\.so\.(\d+)$`)
+
+// runtimeWheel is the NVIDIA wheel that ships libcudart.so.<major> and the
+// folder (below site-packages) it puts it in.
+func runtimeWheel(major int) (spec, dir string) {
+	if major >= 13 {
+		return fmt.Sprintf("nvidia-cuda-runtime==%d.*", major), "nvidia/cu13/lib"
+	}
+	return fmt.Sprintf("nvidia-cuda-runtime-cu%d", major), "nvidia/cuda_runtime/lib"
+}
+
+// checkExtensionCUDA: an installed extension needs a CUDA runtime
+// (libcudart.so.N) that is nowhere the loader looks, or whose major differs
+// from torch's: built for another CUDA.
+func checkExtensionCUDA(c *context) []finding.Finding {
+	var out []finding.Finding
+	type key struct {
+		dist, version, soname string
+		found                 bool
+	}
+	groups := map[key][]facts.Extension{}
+	var order []key
+	for _, e := range c.f.Extensions {
+		m := cudartMajorRe.FindStringSubmatch(e.CUDARuntime)
+		if m == nil {
+			continue
+		}
+		major, _ := strconv.Atoi(m[1])
+		if e.CUDARuntimeFound != "" && (c.torchCUDA == "" || major == c.torchMajor) {
+			continue
+		}
+		k := key{e.Dist, e.Version, e.CUDARuntime, e.CUDARuntimeFound != ""}
+		if _, ok := groups[k]; !ok {
+			order = append(order, k)
+		}
+		groups[k] = append(groups[k], e)
+	}
+	for _, k := range order {
+		g := groups[k]
+		major, _ := strconv.Atoi(cudartMajorRe.FindStringSubmatch(k.soname)[1])
+		fd := finding.Finding{ID: finding.ExtensionCUDAMismatch}
+		for _, e := range g {
+			where := "found nowhere the loader looks"
+			if e.CUDARuntimeFound != "" {
+				where = "found at " + e.CUDARuntimeFound
+			}
+			fd.Evidence = append(fd.Evidence, fmt.Sprintf("%s needs %s: %s", e.Path, e.CUDARuntime, where))
+		}
+		if c.torch != nil {
+			fd.Evidence = append(fd.Evidence, torchEvidence(c.torch))
+		}
+		otherMajor := c.torchCUDA != "" && major != c.torchMajor
+		switch {
+		case !k.found:
+			fd.Severity = finding.Error
+			fd.Title = fmt.Sprintf("%s %s needs %s, which is not installed", k.dist, k.version, k.soname)
+			fd.Detail = fmt.Sprintf("Importing it fails with \"ImportError: %s: cannot open shared object file: No such file or directory\". "+
+				"Searched: its run path, LD_LIBRARY_PATH, the environment's nvidia wheels (which torch preloads), ld.so.conf's folders, the system's library folders and /usr/local/cuda*/lib64.", k.soname)
+		default:
+			fd.Severity = finding.Warning
+			fd.Title = fmt.Sprintf("%s %s was built for CUDA %d, torch for CUDA %s", k.dist, k.version, major, c.torchCUDA)
+			fd.Detail = fmt.Sprintf("It loads its own CUDA %d runtime next to torch's CUDA %d one: two runtimes in one process, "+
+				"and a build made for another torch than this one.", major, c.torchMajor)
+		}
+		if otherMajor {
+			fd.Evidence = append(fd.Evidence, fmt.Sprintf("CUDA runtime major %d differs from torch's CUDA %s", major, c.torchCUDA))
+			fd.Fixes = append(fd.Fixes, finding.Fix{
+				Title:    fmt.Sprintf("Rebuild %s against the installed torch (CUDA %s)", k.dist, c.torchCUDA),
+				Commands: []string{c.rebuildCommand(k.dist, k.version)},
+			})
+		}
+		if !k.found {
+			spec, dir := runtimeWheel(major)
+			title := fmt.Sprintf("Install the CUDA %d runtime and put it on the loader's path", major)
+			if otherMajor {
+				title = "Or " + strings.ToLower(title[:1]) + title[1:]
+			}
+			fd.Fixes = append(fd.Fixes, finding.Fix{
+				Title: title,
+				Commands: []string{
+					c.pipInstall(spec),
+					fmt.Sprintf("export LD_LIBRARY_PATH=%s${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}", path.Join(c.sitePackages(), dir)),
+				},
+			})
+		}
+		out = append(out, fd)
+	}
+	return out
+}
