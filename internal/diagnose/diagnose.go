@@ -23,6 +23,7 @@ type check func(c *context) []finding.Finding
 var checks = []check{
 	checkPython,
 	checkTorch,
+	checkTorchArch,
 	checkDriver,
 	checkCompilerPresence,
 	checkCUDAHome,

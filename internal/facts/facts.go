@@ -145,6 +145,8 @@ type Torch struct {
 	BundledNV string `json:"bundled_nvcc,omitempty"` // torch/bin/nvcc (never seen in wheels)
 	// CXX11ABI is torch's C++ ABI where it was read; nil when unknown.
 	CXX11ABI *bool `json:"cxx11_abi,omitempty"`
+	// CXX11ABIFrom says where CXX11ABI was read (a file and what it holds).
+	CXX11ABIFrom string `json:"cxx11_abi_from,omitempty"`
 	// Archs are torch's compiled GPU targets where read (sm_90, ...): the
 	// SASS present in every fatbin container of its CUDA libraries, which is
 	// what torch.cuda.get_arch_list() reports; PTX the PTX targets there.

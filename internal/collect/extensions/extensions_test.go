@@ -84,6 +84,11 @@ func collectExtensions(t testing.TB, root string, env source.Env) ([]facts.Exten
 		t.Fatal("no environment selected")
 	}
 	tf, _ := torch.Collect(src, py.Selected)
+	// Count only this collector's reads: the torch collector reads torch/lib
+	// (its targets and ABI) on every run, by design.
+	src.mu.Lock()
+	src.opened = nil
+	src.mu.Unlock()
 	exts, warns := extensions.Collect(ctx, src, py.Selected, tf)
 	return exts, warns, src
 }
@@ -104,6 +109,8 @@ func fakeTorch(tr *fixture.Tree, cpu, c10 []string) {
 	tr.File(torchLib+"/libc10.so", string(fixture.SharedObject{SOName: "libc10.so", Needed: []string{"libc.so.6"}, Defined: c10}.Bytes()))
 	tr.File(torchLib+"/libtorch_cpu.so", string(fixture.SharedObject{SOName: "libtorch_cpu.so", Needed: []string{"libc10.so", "libgomp.so.1"}, Defined: cpu}.Bytes()))
 	tr.File(torchLib+"/libtorch.so", string(fixture.SharedObject{SOName: "libtorch.so", Needed: []string{"libtorch_cpu.so", "libtorch_cuda.so"}}.Bytes()))
+	// A CPU torch: libtorch.so's libtorch_cuda.so is absent.
+	tr.Remove(torchLib + "/libtorch_cuda.so")
 }
 
 const (

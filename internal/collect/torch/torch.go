@@ -6,6 +6,7 @@ import (
 	"path"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/fastpath-dev/fastpath/internal/collect/toolchain/sitedist"
 	"github.com/fastpath-dev/fastpath/internal/facts"
@@ -15,7 +16,8 @@ import (
 // Collect returns the torch of env, or nil when there is none. The first
 // SitePath entry holding torch/version.py is the torch Python imports.
 // torch/version.py is read as text; torch itself is never imported.
-// CXX11ABI and Archs are left for the ELF readers.
+// CXX11ABI comes from TorchConfig.cmake or libc10.so's symbol names, Archs
+// and PTX from the fatbin headers of the CUDA libraries in torch/lib.
 func Collect(src source.Source, env *facts.PythonEnv) (*facts.Torch, []string) {
 	if env == nil {
 		return nil, nil
@@ -67,7 +69,13 @@ func Collect(src source.Source, env *facts.PythonEnv) (*facts.Torch, []string) {
 		if nv := path.Join(loc, "bin", "nvcc"); source.Exists(src, nv) {
 			t.BundledNV = nv
 		}
-		return t, warns
+		// The two binary readers touch different fields and files.
+		var abiWarns []string
+		var wg sync.WaitGroup
+		wg.Go(func() { abiWarns = collectCXX11ABI(src, t) })
+		warns = append(warns, collectArchs(src, t)...)
+		wg.Wait()
+		return t, append(warns, abiWarns...)
 	}
 	return nil, warns
 }

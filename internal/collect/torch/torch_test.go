@@ -16,7 +16,11 @@ func venvEnv(sitePath ...string) *facts.PythonEnv {
 	return &facts.PythonEnv{Kind: "venv", Prefix: "/root/venv", SitePath: sitePath}
 }
 
+// cu128Archs is torch.cuda.get_arch_list() of torch 2.11's cu128 and cu130 wheels.
+var cu128Archs = []string{"sm_75", "sm_80", "sm_86", "sm_90", "sm_100", "sm_120"}
+
 func TestCollectFixtures(t *testing.T) {
+	yes := true
 	tests := []struct {
 		name      string
 		build     func(tr *fixture.Tree)
@@ -32,7 +36,9 @@ func TestCollectFixtures(t *testing.T) {
 			},
 			sitePath: []string{site},
 			want: &facts.Torch{Version: "2.11.0+cu128", CUDA: "12.8", BuildFrom: "torch/version.py", GitVer: "70d99e998b4955e0049ba3ed3ffd0e4ff0ea8e5e",
-				Location: site + "/torch", Lib: site + "/torch/lib", CMake: site + "/torch/share/cmake"},
+				Location: site + "/torch", Lib: site + "/torch/lib", CMake: site + "/torch/share/cmake",
+				CXX11ABI: &yes, CXX11ABIFrom: site + "/torch/lib/libc10.so: std::__cxx11 in its dynamic symbol names",
+				Archs: cu128Archs, ArchLibs: []string{site + "/torch/lib/libtorch_cuda.so"}},
 		},
 		{
 			name: "CPU build has no cuda",
@@ -42,7 +48,8 @@ func TestCollectFixtures(t *testing.T) {
 			},
 			sitePath: []string{site},
 			want: &facts.Torch{Version: "2.11.0+cpu", BuildFrom: "torch/version.py", GitVer: "70d99e998b4955e0049ba3ed3ffd0e4ff0ea8e5e",
-				Location: site + "/torch", Lib: site + "/torch/lib", CMake: site + "/torch/share/cmake"},
+				Location: site + "/torch", Lib: site + "/torch/lib", CMake: site + "/torch/share/cmake",
+				CXX11ABI: &yes, CXX11ABIFrom: site + "/torch/lib/libc10.so: std::__cxx11 in its dynamic symbol names"},
 		},
 		{
 			name: "ROCm build written with double quotes, no annotations",
@@ -63,7 +70,9 @@ func TestCollectFixtures(t *testing.T) {
 			sitePath: []string{"/src/pythonpath", site},
 			want: &facts.Torch{Version: "2.12.0a0+git1234", CUDA: "13.0", BuildFrom: "torch/version.py", GitVer: "70d99e998b4955e0049ba3ed3ffd0e4ff0ea8e5e",
 				Location: "/src/pythonpath/torch", Lib: "/src/pythonpath/torch/lib", CMake: "/src/pythonpath/torch/share/cmake",
-				BundledNV: "/src/pythonpath/torch/bin/nvcc"},
+				BundledNV: "/src/pythonpath/torch/bin/nvcc",
+				CXX11ABI:  &yes, CXX11ABIFrom: "/src/pythonpath/torch/lib/libc10.so: std::__cxx11 in its dynamic symbol names",
+				Archs: cu128Archs, ArchLibs: []string{"/src/pythonpath/torch/lib/libtorch_cuda.so"}},
 		},
 		{
 			name: "malformed version.py: warning, version from the dist-info",
@@ -73,8 +82,9 @@ func TestCollectFixtures(t *testing.T) {
 			},
 			sitePath: []string{site},
 			// The wheel's +cu128 tag still names the build.
-			want: &facts.Torch{Version: "2.11.0+cu128", CUDA: "12.8", BuildFrom: "the +cu128 tag of 2.11.0+cu128",
-				Location: site + "/torch", Lib: site + "/torch/lib", CMake: site + "/torch/share/cmake"},
+			want: &facts.Torch{Version: "2.11.0+cu128", CUDA: "12.8", BuildFrom: "the +cu128 tag of 2.11.0+cu128", Location: site + "/torch", Lib: site + "/torch/lib",
+				CMake: site + "/torch/share/cmake", CXX11ABI: &yes, CXX11ABIFrom: site + "/torch/lib/libc10.so: std::__cxx11 in its dynamic symbol names",
+				Archs: cu128Archs, ArchLibs: []string{site + "/torch/lib/libtorch_cuda.so"}},
 			wantWarns: []string{"__version__: not a string literal", "cuda: unterminated string", "__version__ is empty", "version 2.11.0+cu128 taken from"},
 		},
 		{
