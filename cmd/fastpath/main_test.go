@@ -89,6 +89,13 @@ func TestScripts(t *testing.T) {
 				}
 				ts.Check(fixture.New(ts.MkAbs(args[0])).NvidiaDriver(args[1], gpus).Err())
 			},
+			// realbins DIR: copy the real nvcc 13.0 builds of internal/fatbin/testdata/real into DIR.
+			"realbins": func(ts *testscript.TestScript, neg bool, args []string) {
+				if len(args) != 1 {
+					ts.Fatalf("usage: realbins DIR")
+				}
+				ts.Check(os.CopyFS(ts.MkAbs(args[0]), os.DirFS("../../internal/fatbin/testdata/real/nvcc-13.0")))
+			},
 			// jsonset FILE KEY.PATH JSON: set a value in a JSON file (to edit saved facts).
 			"jsonset": func(ts *testscript.TestScript, neg bool, args []string) {
 				if len(args) != 3 {

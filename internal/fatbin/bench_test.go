@@ -2,6 +2,7 @@ package fatbin
 
 import (
 	"encoding/binary"
+	"os"
 	"path/filepath"
 	"testing"
 )
@@ -9,8 +10,9 @@ import (
 // bench300MB writes a sparse ELF file whose .nv_fatbin holds 3000 containers and
 // 300 MB of entries: real entry headers of torch 2.11 (cycling through its 543
 // containers), payload sizes scaled so the section totals 300 MB, payloads left as
-// holes. It returns the path and the number of entries.
-func bench300MB(b *testing.B) (string, int) {
+// holes, at path (a temporary file when path is ""). It returns the path and the number
+// of entries.
+func bench300MB(b testing.TB, path string) (string, int) {
 	b.Helper()
 	const containers = 3000
 	const target = 300 << 20
@@ -55,7 +57,9 @@ func bench300MB(b *testing.B) (string, int) {
 		segs = append(segs, seg{start, containerHdr(uint64(pos - start - 16))})
 	}
 	hdr, size := elfHeaders(etDyn, emX8664, 0, []elfSection{{".nv_fatbin", secOff, pos - secOff}})
-	path := filepath.Join(b.TempDir(), "libbig.so")
+	if path == "" {
+		path = filepath.Join(b.TempDir(), "libbig.so")
+	}
 	writeSparseFile(b, path, newSparse(size, append(segs, hdr...)))
 	if sec := pos - secOff; sec < target*99/100 || sec > target*101/100 {
 		b.Fatalf("section is %d bytes, want about %d", sec, target)
@@ -65,7 +69,7 @@ func bench300MB(b *testing.B) (string, int) {
 
 // BenchmarkWalk300MB opens the 300 MB-section file and walks all its entry headers.
 func BenchmarkWalk300MB(b *testing.B) {
-	path, entries := bench300MB(b)
+	path, entries := bench300MB(b, "")
 	b.ReportAllocs()
 	b.ResetTimer()
 	for b.Loop() {
@@ -77,5 +81,17 @@ func BenchmarkWalk300MB(b *testing.B) {
 			b.Fatalf("%d containers, %d entries; want 3000, %d", len(f.Containers), len(f.Entries), entries)
 		}
 		f.Close()
+	}
+}
+
+// TestWrite300MB writes the benchmark's 300 MB-section file to $FASTPATH_BENCH_300MB, for
+// scripts/bench-inspect.sh to time `fastpath inspect` on; it does nothing otherwise.
+func TestWrite300MB(t *testing.T) {
+	path := os.Getenv("FASTPATH_BENCH_300MB")
+	if path == "" {
+		t.Skip("FASTPATH_BENCH_300MB names no file to write")
+	}
+	if _, n := bench300MB(t, path); n == 0 {
+		t.Fatal("no entries written")
 	}
 }

@@ -38,7 +38,9 @@ func cuobjdumpArch(e Entry) string {
 //
 //	ELF file    1: libtorch_cuda.1.sm_75.cubin
 //
-// (number right-aligned in 4 columns, wider past 9999, as printf's %4d).
+// (number right-aligned in 4 columns, wider past 9999, as printf's %4d). A bare cubin
+// is listed without a number, as cuobjdump 13.5 does: "ELF file    1: axpy.sm_90.sm_90.cubin"
+// for axpy.sm_90.cubin (testdata/real).
 func ListELF(w io.Writer, f *File, base string) error {
 	return list(w, f, base, cudaarch.SASS, "ELF", "cubin")
 }
@@ -59,6 +61,10 @@ func list(w io.Writer, f *File, base string, kind cudaarch.Kind, label, ext stri
 			continue
 		}
 		n++
+		if f.Kind == KindCubin {
+			fmt.Fprintf(bw, "%s file %4d: %s.%s.%s\n", label, n, base, cuobjdumpArch(e), ext)
+			continue
+		}
 		fmt.Fprintf(bw, "%s file %4d: %s.%d.%s.%s\n", label, n, base, n, cuobjdumpArch(e), ext)
 	}
 	return bw.Flush()

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Builds axpy.cu the ways the reference README lists, with the nvcc on PATH
 # (or $NVCC), and records cuobjdump's listings of each output beside it:
-#   NAME.so  NAME.so.list-elf.txt  NAME.so.list-ptx.txt  (cuobjdump --list-elf / --list-ptx)
+#   NAME.so  NAME.so.list-elf.txt  NAME.so.list-ptx.txt  (stdout of cuobjdump --list-elf / --list-ptx)
+#   NAME.so.list-elf.stderr.txt  NAME.so.list-ptx.stderr.txt  (their stderr, the output
+#   folder's absolute path written as OUTDIR; absent when empty)
 # Usage: build.sh OUTDIR   (run on a machine with nvcc and cuobjdump; no GPU needed)
 set -euo pipefail
 out=${1:?usage: build.sh OUTDIR}
@@ -31,8 +33,17 @@ esac
 "$nvcc" -c -rdc=true -Xcompiler -fPIC -o "$out/rdc.o" "$src" -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=compute_90
 "$nvcc" -cubin -arch=sm_90 -o "$out/axpy.sm_90.cubin" "$src"
 "$nvcc" -fatbin -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=compute_90 -o "$out/axpy.fatbin" "$src"
-for f in "$out"/*.so "$out"/*.o "$out"/*.cubin "$out"/*.fatbin; do
-  "$cuobjdump" --list-elf "$f" > "$f.list-elf.txt" 2>&1 || true
-  "$cuobjdump" --list-ptx "$f" > "$f.list-ptx.txt" 2>&1 || true
+# cuobjdump names a file in its messages by its absolute path; recorded as OUTDIR so
+# the listings do not depend on where they were made.
+abs=$(cd "$out" && pwd)
+for f in "$abs"/*.so "$abs"/*.o "$abs"/*.cubin "$abs"/*.fatbin; do
+  for l in elf ptx; do
+    "$cuobjdump" --list-$l "$f" > "$f.list-$l.txt" 2> "$f.list-$l.stderr.txt" || true
+    if [ -s "$f.list-$l.stderr.txt" ]; then
+      sed -i "s|'$abs/|'OUTDIR/|g" "$f.list-$l.stderr.txt"
+    else
+      rm -f "$f.list-$l.stderr.txt"
+    fi
+  done
 done
 echo "built with nvcc $ver into $out"

@@ -1,0 +1,187 @@
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/fastpath-dev/fastpath/internal/collect/gpu"
+	"github.com/fastpath-dev/fastpath/internal/cudaarch"
+	"github.com/fastpath-dev/fastpath/internal/inspect"
+)
+
+// InspectOptions are `fastpath inspect`'s flags.
+type InspectOptions struct {
+	GPUs      []string // --gpu CC (repeatable)
+	JSON      bool
+	Cuobjdump bool
+}
+
+func newInspectCommand(ios *IO) *cobra.Command {
+	o := &InspectOptions{}
+	cmd := &cobra.Command{
+		Use:   "inspect FILE|DIR...",
+		Short: "List the CUDA code (SASS and PTX targets) inside ELF files, cubins and fatbins",
+		Long: `inspect reads the fatbin headers of shared objects, executables, .o files, bare
+cubins and .fatbin files (never their payloads) and lists the SASS and PTX targets
+each holds. Folders are walked (links to folders are not followed); only files with
+CUDA code are listed from them. A file named on the command line is always listed.
+
+With --gpu CC (repeatable: 9.0, sm_120, 90) each file gets a verdict per GPU: native
+SASS in every fatbin, some fatbins only through PTX JIT, or fatbins with no code for
+the GPU, whose kernels fail with "no kernel image is available for execution on the
+device".
+
+--cuobjdump prints, per file, exactly what 'cuobjdump --list-elf FILE' and then
+'cuobjdump --list-ptx FILE' print (listings on stdout, cuobjdump's messages on stderr).
+
+Exit status:
+  0  every file read; no verdict predicts "no kernel image"
+  1  some --gpu verdict predicts "no kernel image"
+  2  usage error, or a file named on the command line could not be read (missing,
+     not a regular file, not ELF or fatbin, malformed); errors met inside a folder
+     walk are reported on their entry and do not change the status`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return RunInspect(o, args, ios)
+		},
+	}
+	f := cmd.Flags()
+	f.StringArrayVar(&o.GPUs, "gpu", nil, "judge each file for a GPU of compute capability `CC` (12.0, sm_120 or 120; repeatable)")
+	f.BoolVar(&o.JSON, "json", false, `print {"files": [...]} as JSON`)
+	f.BoolVar(&o.Cuobjdump, "cuobjdump", false, "print what cuobjdump --list-elf then --list-ptx print for each file")
+	return cmd
+}
+
+// RunInspect runs `fastpath inspect PATH...`.
+func RunInspect(o *InspectOptions, paths []string, ios *IO) error {
+	if o.Cuobjdump && (o.JSON || len(o.GPUs) > 0) {
+		return usageErrorf("--cuobjdump prints cuobjdump's listing only: it cannot be combined with --json or --gpu")
+	}
+	var gpus []cudaarch.Capability
+	for _, g := range o.GPUs {
+		s, err := gpu.ParseCapability(g)
+		if err != nil {
+			return &UsageError{Err: err}
+		}
+		cc, err := cudaarch.ParseCapability(s)
+		if err != nil {
+			return &UsageError{Err: err}
+		}
+		gpus = append(gpus, cc)
+	}
+	cwd, _ := os.Getwd()
+
+	rep := inspect.Report{Files: []*inspect.File{}}
+	var failed []string
+	noKernel := false
+	var werr error
+	inspect.Walk(paths, func(f *inspect.File) {
+		if f.Named && f.Error != "" {
+			failed = append(failed, f.Path)
+		}
+		f.Judge(gpus)
+		noKernel = noKernel || f.NoKernelImage()
+		if o.Cuobjdump {
+			if werr == nil {
+				werr = inspect.Cuobjdump(ios.Out, ios.Err, f, cwd)
+			}
+			return
+		}
+		f.Fat = nil // verdicts are made; the entries are no longer needed
+		rep.Files = append(rep.Files, f)
+	})
+	if werr != nil {
+		return werr
+	}
+	if !o.Cuobjdump {
+		var err error
+		if o.JSON {
+			err = writeInspectJSON(ios, &rep)
+		} else {
+			err = writeInspectText(ios, &rep, paths)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	switch {
+	case len(failed) > 0:
+		return fmt.Errorf("could not read %s", strings.Join(failed, ", "))
+	case noKernel:
+		return findingsError{}
+	}
+	return nil
+}
+
+func writeInspectJSON(ios *IO, rep *inspect.Report) error {
+	b, err := json.MarshalIndent(rep, "", "  ")
+	if err != nil {
+		return err
+	}
+	_, err = ios.Out.Write(append(b, '\n'))
+	return err
+}
+
+func writeInspectText(ios *IO, rep *inspect.Report, paths []string) error {
+	if len(rep.Files) == 0 {
+		_, err := fmt.Fprintf(ios.Out, "no CUDA code found in %s\n", strings.Join(paths, ", "))
+		return err
+	}
+	tw := tabwriter.NewWriter(ios.Out, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "FILE\tFATBINS\tENTRIES\tSASS\tPTX")
+	for _, f := range rep.Files {
+		if f.Open != nil || f.NotCUDA {
+			fmt.Fprintf(tw, "%s\t-\t-\terror: %s\t\n", f.Path, f.Error)
+			continue
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%s\n", f.Path, f.Fatbins, f.Entries, orDash(f.SASS), orDash(f.PTX))
+		if f.Error != "" {
+			fmt.Fprintf(tw, "\t\t\terror: %s\t\n", f.Error)
+		}
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	var any bool
+	for _, f := range rep.Files {
+		any = any || len(f.Verdicts) > 0
+	}
+	if !any {
+		return nil
+	}
+	fmt.Fprintln(ios.Out)
+	tw = tabwriter.NewWriter(ios.Out, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "FILE\tGPU\tVERDICT\tWHY")
+	for _, f := range rep.Files {
+		for _, v := range f.Verdicts {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", f.Path, v.GPU, verdictWords(v), v.Detail)
+		}
+	}
+	return tw.Flush()
+}
+
+func verdictWords(v inspect.Verdict) string {
+	switch v.Verdict {
+	case inspect.VerdictNative:
+		return "runs (native SASS)"
+	case inspect.VerdictFamily:
+		return "runs (family SASS)"
+	case inspect.VerdictPTXJIT:
+		return "runs via PTX JIT"
+	case inspect.VerdictNoKernel:
+		return "NO KERNEL IMAGE"
+	}
+	return v.Verdict
+}
+
+func orDash(s []string) string {
+	if len(s) == 0 {
+		return "-"
+	}
+	return strings.Join(s, " ")
+}

@@ -1,0 +1,263 @@
+// Package inspect reports the CUDA code inside files and folders for `fastpath inspect`:
+// which SASS and PTX targets each fatbin container holds, and whether a GPU of a given
+// compute capability can run every container. Only headers are read (package fatbin).
+package inspect
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"slices"
+	"strings"
+	"syscall"
+
+	"github.com/fastpath-dev/fastpath/internal/cudaarch"
+	"github.com/fastpath-dev/fastpath/internal/fatbin"
+)
+
+// Report is inspect's JSON: {"files": [...]} (DESIGN.md, JSON contracts).
+type Report struct {
+	Files []*File `json:"files"`
+}
+
+// File is what one file holds. Sass and PTX are sorted and unique; arch-specific
+// targets keep their `a`, family targets their `f`.
+type File struct {
+	Path    string   `json:"path"`
+	Kind    string   `json:"kind,omitempty"` // "elf", "cubin", "fatbin"; empty when unread
+	Fatbins int      `json:"fatbins"`
+	Entries int      `json:"entries"`
+	SASS    []string `json:"sass"`
+	PTX     []string `json:"ptx"`
+	// CommonSASS is the SASS targets in every container: what torch.cuda.get_arch_list()
+	// reports for libtorch_cuda.so.
+	CommonSASS []string  `json:"common_sass"`
+	Verdicts   []Verdict `json:"verdicts,omitempty"`
+	Error      string    `json:"error,omitempty"`
+
+	// Named is true for a path given on the command line (not found by a folder walk).
+	Named bool `json:"-"`
+	// NotCUDA is true when the file is neither ELF nor a fatbin.
+	NotCUDA bool `json:"-"`
+	// Open is the open error (missing, not a regular file, permission) when the file could not be read at all.
+	Open error `json:"-"`
+	// Fat is what was read; nil when nothing could be.
+	Fat *fatbin.File `json:"-"`
+}
+
+// HasCUDA says whether the file holds any fatbin entry.
+func (f *File) HasCUDA() bool { return f.Entries > 0 }
+
+// Verdict names, as the JSON spells them.
+const (
+	VerdictNative   = "native"          // every container has SASS that runs as is
+	VerdictFamily   = "family"          // every container runs from SASS, some only through an `f` target of an earlier family member
+	VerdictPTXJIT   = "ptx-jit"         // some containers run only once the driver JIT-compiles their PTX
+	VerdictNoKernel = "no-kernel-image" // some containers have neither SASS nor PTX for the GPU
+)
+
+// NoKernelImage is the CUDA runtime's message for a kernel without code for the GPU
+// (cudaErrorNoKernelImageForDevice).
+const NoKernelImage = "no kernel image is available for execution on the device"
+
+// Verdict says whether a GPU can run the code of one file.
+type Verdict struct {
+	GPU     string `json:"gpu"`     // compute capability, "9.0"
+	Verdict string `json:"verdict"` // one of the Verdict* names
+	// Targets is, for every container that runs, the target it runs from (the one the
+	// CUDA loader picks: best compatibility, then highest SM), sorted and unique.
+	Targets    []string `json:"targets"`
+	Containers int      `json:"containers"` // containers with entries (a bare cubin counts as one)
+	Native     int      `json:"native"`     // containers running their own SASS for this capability or an older minor
+	Family     int      `json:"family"`     // containers running from an `f` target of an earlier family member
+	PTXJIT     int      `json:"ptx_jit"`    // containers running only through PTX JIT
+	None       int      `json:"none"`       // containers with no code for the GPU
+	Detail     string   `json:"detail"`
+}
+
+// Judge gives the verdict for a GPU of capability cc over f's containers.
+func Judge(f *fatbin.File, cc cudaarch.Capability) Verdict {
+	v := Verdict{GPU: cc.String(), Targets: []string{}}
+	for _, group := range groups(f) {
+		var ts []cudaarch.Target
+		for _, e := range group {
+			if e.Kind == cudaarch.SASS || e.Kind == cudaarch.PTX {
+				ts = append(ts, e.Target())
+			}
+		}
+		v.Containers++
+		best, c := cudaarch.Best(ts, cc)
+		switch c {
+		case cudaarch.Native:
+			v.Native++
+		case cudaarch.Family:
+			v.Family++
+		case cudaarch.PTXJIT:
+			v.PTXJIT++
+		default:
+			v.None++
+			continue
+		}
+		if s := best.String(); !slices.Contains(v.Targets, s) {
+			v.Targets = append(v.Targets, s)
+		}
+	}
+	slices.SortFunc(v.Targets, compareTargetNames)
+	switch {
+	case v.Containers == 0:
+		v.Verdict = VerdictNative
+		v.Detail = "no CUDA code: nothing to run"
+	case v.None > 0:
+		v.Verdict = VerdictNoKernel
+		v.Detail = fmt.Sprintf("%d of %d fatbin(s) have neither SASS nor PTX for %s: their kernels fail with %q", v.None, v.Containers, cc, NoKernelImage)
+		if v.Containers == 1 {
+			v.Detail = fmt.Sprintf("its only fatbin has neither SASS nor PTX for %s: its kernels fail with %q", cc, NoKernelImage)
+		}
+	case v.PTXJIT > 0:
+		v.Verdict = VerdictPTXJIT
+		v.Detail = fmt.Sprintf("%d of %d fatbin(s) run only through PTX JIT (%s): the driver compiles them at first use, slowly, and needs to know their PTX ISA",
+			v.PTXJIT, v.Containers, strings.Join(v.Targets, ", "))
+	case v.Family > 0:
+		v.Verdict = VerdictFamily
+		v.Detail = fmt.Sprintf("every fatbin has SASS for %s; %d through a family target (%s)", cc, v.Family, strings.Join(v.Targets, ", "))
+	default:
+		v.Verdict = VerdictNative
+		v.Detail = fmt.Sprintf("every fatbin has native SASS for %s (%s)", cc, strings.Join(v.Targets, ", "))
+	}
+	return v
+}
+
+// groups is f's entries per container; a bare cubin is one group of its own.
+func groups(f *fatbin.File) [][]fatbin.Entry {
+	if f == nil {
+		return nil
+	}
+	if f.Kind == fatbin.KindCubin {
+		if len(f.Entries) == 0 {
+			return nil
+		}
+		return [][]fatbin.Entry{f.Entries}
+	}
+	var out [][]fatbin.Entry
+	for _, c := range f.Containers {
+		if c.N == 0 || c.First < 0 || c.First+c.N > len(f.Entries) {
+			continue // an empty container registers no kernels
+		}
+		out = append(out, f.Entries[c.First:c.First+c.N])
+	}
+	return out
+}
+
+// compareTargetNames orders sm_ before compute_, then by number, then plain, a, f.
+func compareTargetNames(a, b string) int {
+	ta, errA := cudaarch.ParseTarget(a)
+	tb, errB := cudaarch.ParseTarget(b)
+	if errA != nil || errB != nil {
+		return strings.Compare(a, b)
+	}
+	if ta.Kind != tb.Kind {
+		return int(ta.Kind) - int(tb.Kind)
+	}
+	if ta.SM != tb.SM {
+		return ta.SM - tb.SM
+	}
+	return int(ta.Variant) - int(tb.Variant)
+}
+
+// Read inspects one file by path. It never blocks on a fifo or device: only regular
+// files (after following links) are opened.
+func Read(path string) *File {
+	r := &File{Path: path, SASS: []string{}, PTX: []string{}, CommonSASS: []string{}}
+	st, err := os.Stat(path)
+	if err != nil {
+		r.fail(err)
+		return r
+	}
+	if !st.Mode().IsRegular() {
+		r.fail(&fs.PathError{Op: "read", Path: path, Err: errNotRegular(st.Mode())})
+		return r
+	}
+	f, err := fatbin.Open(path)
+	if f != nil {
+		r.fill(f)
+		f.Close()
+	}
+	switch {
+	case err == nil:
+	case errors.Is(err, fatbin.ErrNotCUDA):
+		r.NotCUDA = true
+		r.Error = "not an ELF file or fatbin"
+	default:
+		var fe *fatbin.FormatError
+		if f == nil && !errors.As(err, &fe) {
+			r.fail(err) // could not open or read at all
+		} else {
+			r.Error = err.Error()
+		}
+	}
+	return r
+}
+
+func (r *File) fail(err error) {
+	r.Open = err
+	r.Error = err.Error()
+}
+
+func errNotRegular(m fs.FileMode) error {
+	switch {
+	case m.IsDir():
+		return syscall.EISDIR
+	case m&fs.ModeNamedPipe != 0:
+		return errors.New("a fifo, not a regular file")
+	case m&fs.ModeDevice != 0:
+		return errors.New("a device, not a regular file")
+	case m&fs.ModeSocket != 0:
+		return errors.New("a socket, not a regular file")
+	}
+	return errors.New("not a regular file")
+}
+
+func (r *File) fill(f *fatbin.File) {
+	r.Fat = f
+	switch f.Kind {
+	case fatbin.KindHostELF:
+		r.Kind = "elf"
+	case fatbin.KindCubin:
+		r.Kind = "cubin"
+	case fatbin.KindFatbin:
+		r.Kind = "fatbin"
+	}
+	r.Fatbins = len(f.Containers)
+	r.Entries = len(f.Entries)
+	sass, ptx := f.Targets()
+	r.SASS = append(r.SASS, sass...)
+	r.PTX = append(r.PTX, ptx...)
+	if f.Kind == fatbin.KindCubin {
+		r.CommonSASS = append(r.CommonSASS, sass...)
+	} else {
+		for _, t := range f.CommonSASS() {
+			r.CommonSASS = append(r.CommonSASS, t.String())
+		}
+	}
+}
+
+// Judge adds a verdict per capability.
+func (r *File) Judge(gpus []cudaarch.Capability) {
+	if r.Fat == nil || !r.HasCUDA() {
+		return
+	}
+	for _, cc := range gpus {
+		r.Verdicts = append(r.Verdicts, Judge(r.Fat, cc))
+	}
+}
+
+// NoKernelImage says whether some verdict predicts "no kernel image".
+func (r *File) NoKernelImage() bool {
+	for _, v := range r.Verdicts {
+		if v.Verdict == VerdictNoKernel {
+			return true
+		}
+	}
+	return false
+}

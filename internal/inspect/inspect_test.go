@@ -1,0 +1,125 @@
+package inspect
+
+import (
+	"encoding/json"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/fastpath-dev/fastpath/internal/cudaarch"
+)
+
+// realBin is a binary built by nvcc 13.0 (internal/fatbin/testdata/real/README.md).
+func realBin(name string) string {
+	return filepath.Join("..", "fatbin", "testdata", "real", "nvcc-13.0", name)
+}
+
+// TestVerdicts judges real nvcc output for GPUs across the compatibility rules. The
+// container layouts are cuobjdump's (the .list-*.txt beside each file):
+//
+//	arch_specific.so     {sm_90a sm_100a sm_120f} x2
+//	sm80_sm90_ptx90.so   {sm_80 sm_90} {sm_80 sm_90 compute_90}
+//	axpy.fatbin, rdc.o   {sm_80 compute_90}
+//	axpy.sm_90.cubin     a bare sm_90 cubin
+//	plain.so             {sm_75} {sm_75 compute_75}
+func TestVerdicts(t *testing.T) {
+	tests := []struct {
+		file, gpu string
+		verdict   string
+		targets   []string
+		native    int
+		family    int
+		jit       int
+		none      int
+	}{
+		// Native SASS in every container; the highest SM that runs is named.
+		{"sm80_sm90_ptx90.so", "9.0", VerdictNative, []string{"sm_90"}, 2, 0, 0, 0},
+		{"sm80_sm90_ptx90.so", "8.6", VerdictNative, []string{"sm_80"}, 2, 0, 0, 0},
+		{"axpy.sm_90.cubin", "9.0", VerdictNative, []string{"sm_90"}, 1, 0, 0, 0},
+		{"plain.so", "7.5", VerdictNative, []string{"sm_75"}, 2, 0, 0, 0},
+		// `a` runs only on exactly its capability.
+		{"arch_specific.so", "9.0", VerdictNative, []string{"sm_90a"}, 2, 0, 0, 0},
+		{"arch_specific.so", "10.0", VerdictNative, []string{"sm_100a"}, 2, 0, 0, 0},
+		{"arch_specific.so", "10.3", VerdictNoKernel, []string{}, 0, 0, 0, 2},
+		// `f` runs on later minors of its major: sm_120f on 12.1 is family, on 12.0 native.
+		{"arch_specific.so", "12.1", VerdictFamily, []string{"sm_120f"}, 0, 2, 0, 0},
+		{"arch_specific.so", "12.0", VerdictNative, []string{"sm_120f"}, 2, 0, 0, 0},
+		// PTX JITs across majors; SASS does not.
+		{"axpy.fatbin", "12.0", VerdictPTXJIT, []string{"compute_90"}, 0, 0, 1, 0},
+		{"rdc.o", "10.0", VerdictPTXJIT, []string{"compute_90"}, 0, 0, 1, 0},
+		{"axpy.fatbin", "8.0", VerdictNative, []string{"sm_80"}, 1, 0, 0, 0},
+		// A container with SASS only for another major, beside one with PTX: no kernel image.
+		{"sm80_sm90_ptx90.so", "12.0", VerdictNoKernel, []string{"compute_90"}, 0, 0, 1, 1},
+		{"plain.so", "9.0", VerdictNoKernel, []string{"compute_75"}, 0, 0, 1, 1},
+		// Older than every target.
+		{"axpy.fatbin", "7.5", VerdictNoKernel, []string{}, 0, 0, 0, 1},
+		{"axpy.sm_90.cubin", "12.0", VerdictNoKernel, []string{}, 0, 0, 0, 1},
+	}
+	for _, tc := range tests {
+		t.Run(tc.file+"@"+tc.gpu, func(t *testing.T) {
+			r := Read(realBin(tc.file))
+			if r.Error != "" {
+				t.Fatal(r.Error)
+			}
+			cc, err := cudaarch.ParseCapability(tc.gpu)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r.Judge([]cudaarch.Capability{cc})
+			if len(r.Verdicts) != 1 {
+				t.Fatalf("%d verdicts", len(r.Verdicts))
+			}
+			v := r.Verdicts[0]
+			if v.GPU != tc.gpu || v.Verdict != tc.verdict || !slices.Equal(v.Targets, tc.targets) ||
+				v.Native != tc.native || v.Family != tc.family || v.PTXJIT != tc.jit || v.None != tc.none ||
+				v.Containers != tc.native+tc.family+tc.jit+tc.none {
+				t.Errorf("verdict %+v\nwant %s %v native %d family %d jit %d none %d", v, tc.verdict, tc.targets, tc.native, tc.family, tc.jit, tc.none)
+			}
+			if r.NoKernelImage() != (tc.verdict == VerdictNoKernel) {
+				t.Errorf("NoKernelImage() = %v", r.NoKernelImage())
+			}
+			if tc.verdict == VerdictNoKernel && !strings.Contains(v.Detail, NoKernelImage) {
+				t.Errorf("detail %q does not quote the runtime's error", v.Detail)
+			}
+		})
+	}
+}
+
+// TestJSONShape checks the DESIGN contract's keys and spellings on a real file.
+func TestJSONShape(t *testing.T) {
+	var files []*File
+	Walk([]string{realBin("arch_specific.so"), realBin("sm80_sm90_ptx90.so")}, func(f *File) {
+		f.Judge([]cudaarch.Capability{{Major: 12, Minor: 1}})
+		files = append(files, f)
+	})
+	b, err := json.Marshal(Report{Files: files})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got map[string]any
+	if err := json.Unmarshal(b, &got); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]any{"files": []any{
+		map[string]any{
+			"path": realBin("arch_specific.so"), "kind": "elf", "fatbins": 2.0, "entries": 6.0,
+			"sass": []any{"sm_90a", "sm_100a", "sm_120f"}, "ptx": []any{}, "common_sass": []any{"sm_90a", "sm_100a", "sm_120f"},
+			"verdicts": []any{map[string]any{"gpu": "12.1", "verdict": "family", "targets": []any{"sm_120f"},
+				"containers": 2.0, "native": 0.0, "family": 2.0, "ptx_jit": 0.0, "none": 0.0,
+				"detail": "every fatbin has SASS for 12.1; 2 through a family target (sm_120f)"}},
+		},
+		map[string]any{
+			"path": realBin("sm80_sm90_ptx90.so"), "kind": "elf", "fatbins": 2.0, "entries": 5.0,
+			"sass": []any{"sm_80", "sm_90"}, "ptx": []any{"compute_90"}, "common_sass": []any{"sm_80", "sm_90"},
+			"verdicts": []any{map[string]any{"gpu": "12.1", "verdict": "no-kernel-image", "targets": []any{"compute_90"},
+				"containers": 2.0, "native": 0.0, "family": 0.0, "ptx_jit": 1.0, "none": 1.0,
+				"detail": `1 of 2 fatbin(s) have neither SASS nor PTX for 12.1: their kernels fail with "no kernel image is available for execution on the device"`}},
+		},
+	}}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("JSON (-want +got):\n%s\n%s", d, b)
+	}
+}
