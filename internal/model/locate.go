@@ -177,4 +177,3 @@ func Load(src source.Source, arg string) (*Located, *Config, error) {
 	}
 	return l, c, nil
 }
-

@@ -223,7 +223,7 @@ func willNotLoad(fam kb.Family, c *Config, r *Report, env *envView) string {
 			missing = append(missing, k.Function)
 		}
 	}
-	return fmt.Sprintf("transformers %s %s: %s resolve to no kernel (%s); set use_mamba_kernels=false in config.json to run the slow torch path instead",
+	return fmt.Sprintf("transformers %s raises %s: %s resolve to no kernel (%s); set use_mamba_kernels=false in config.json to run the slow torch path instead",
 		env.transformers, fam.Raises, strings.Join(missing, ", "), fam.RaisesChecked)
 }
 
