@@ -13,6 +13,7 @@ import (
 	"github.com/fastpath-dev/fastpath/internal/facts"
 	"github.com/fastpath-dev/fastpath/internal/finding"
 	"github.com/fastpath-dev/fastpath/internal/kb"
+	"github.com/fastpath-dev/fastpath/internal/model"
 )
 
 // check is one diagnosis rule.
@@ -33,11 +34,18 @@ var checks = []check{
 	checkNinja,
 	checkPip,
 	checkGPUBusy,
+	checkModels,
 }
 
 // Run returns the findings for f, most severe first.
 func Run(f *facts.Facts) []finding.Finding {
+	return RunWithModels(f, nil)
+}
+
+// RunWithModels also judges the models' layer verdicts (doctor --model).
+func RunWithModels(f *facts.Facts, models []*model.Report) []finding.Finding {
 	c := newContext(f)
+	c.models = models
 	out := []finding.Finding{}
 	for _, ch := range checks {
 		out = append(out, ch(c)...)
@@ -65,6 +73,8 @@ type context struct {
 	torchMajor, torchMinor int
 	// builds is true when extension builds matter: a CUDA torch is installed.
 	builds bool
+	// models are the verdicts of the models given with --model.
+	models []*model.Report
 }
 
 func newContext(f *facts.Facts) *context {
