@@ -39,6 +39,7 @@ the tests use, then runs the real doctor on it with --root.` + exitStatusHelp,
 				return err
 			}
 			o.Source = SourceFlags{Root: dir, GPUs: fixture.SeedGPUs, Env: fixture.SeedEnv}
+			o.Models = []string{fixture.SeedModel}
 			return RunDoctor(cmd.Context(), o, ios)
 		},
 	}

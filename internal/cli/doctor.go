@@ -8,6 +8,7 @@ import (
 	"github.com/fastpath-dev/fastpath/internal/diagnose"
 	"github.com/fastpath-dev/fastpath/internal/facts"
 	"github.com/fastpath-dev/fastpath/internal/finding"
+	"github.com/fastpath-dev/fastpath/internal/model"
 	"github.com/fastpath-dev/fastpath/internal/report"
 )
 
@@ -16,6 +17,7 @@ type DoctorOptions struct {
 	Source   SourceFlags
 	JSON     bool
 	Markdown bool
+	Models   []string // --model CONFIG|DIR|ORG/NAME (repeatable)
 }
 
 func newDoctorCommand(ios *IO) *cobra.Command {
@@ -36,6 +38,7 @@ environment is executed; on the live host only nvcc --version, gcc
 	o.Source.register(cmd.Flags(), true)
 	cmd.Flags().BoolVar(&o.JSON, "json", false, "print JSON (schema fastpath.v1)")
 	cmd.Flags().BoolVar(&o.Markdown, "markdown", false, "print Markdown, to paste into a bug report")
+	cmd.Flags().StringArrayVar(&o.Models, "model", nil, "also judge this model's layers: `CONFIG|DIR|ORG/NAME` (repeatable)")
 	cmd.MarkFlagsMutuallyExclusive("json", "markdown")
 	return cmd
 }
@@ -46,15 +49,22 @@ func RunDoctor(ctx context.Context, o *DoctorOptions, ios *IO) error {
 	if err != nil {
 		return err
 	}
-	return renderDoctor(f, o.JSON, o.Markdown, ios)
+	models, err := loadModels(&o.Source, f, o.Models)
+	if err != nil {
+		return err
+	}
+	return renderDoctor(f, models, o.JSON, o.Markdown, ios)
 }
 
-func renderDoctor(f *facts.Facts, asJSON, asMarkdown bool, ios *IO) error {
-	findings := diagnose.Run(f)
+func renderDoctor(f *facts.Facts, models []*model.Report, asJSON, asMarkdown bool, ios *IO) error {
+	findings := diagnose.RunWithModels(f, models)
+	if models == nil {
+		models = []*model.Report{}
+	}
 	var err error
 	switch {
 	case asJSON:
-		err = report.JSON(ios.Out, report.Doctor{Schema: facts.Schema, Facts: f, Findings: findings, Models: []any{}})
+		err = report.JSON(ios.Out, report.Doctor{Schema: facts.Schema, Facts: f, Findings: findings, Models: models})
 	case asMarkdown:
 		err = report.Markdown(ios.Out, f, findings)
 	default:

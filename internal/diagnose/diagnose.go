@@ -13,6 +13,7 @@ import (
 	"github.com/fastpath-dev/fastpath/internal/facts"
 	"github.com/fastpath-dev/fastpath/internal/finding"
 	"github.com/fastpath-dev/fastpath/internal/kb"
+	"github.com/fastpath-dev/fastpath/internal/model"
 )
 
 // check is one diagnosis rule.
@@ -35,11 +36,18 @@ var checks = []check{
 	checkPip,
 	checkGPUBusy,
 	checkExtensionArch, checkExtensionABI, checkExtensionCUDA,
+	checkModels,
 }
 
 // Run returns the findings for f, most severe first.
 func Run(f *facts.Facts) []finding.Finding {
+	return RunWithModels(f, nil)
+}
+
+// RunWithModels also judges the models' layer verdicts (doctor --model).
+func RunWithModels(f *facts.Facts, models []*model.Report) []finding.Finding {
 	c := newContext(f)
+	c.models = models
 	out := []finding.Finding{}
 	for _, ch := range checks {
 		out = append(out, ch(c)...)
@@ -67,6 +75,8 @@ type context struct {
 	torchMajor, torchMinor int
 	// builds is true when extension builds matter: a CUDA torch is installed.
 	builds bool
+	// models are the verdicts of the models given with --model.
+	models []*model.Report
 }
 
 func newContext(f *facts.Facts) *context {

@@ -28,6 +28,9 @@ const (
 	ExtensionABIMismatch        ID = "extension-abi-mismatch"
 	ExtensionCUDAMismatch       ID = "extension-cuda-mismatch"
 	PipPythonMismatch           ID = "pip-python-mismatch"
+	// ModelWillNotLoad: the model raises when loaded or on its first forward
+	// (jamba/zamba without mamba-ssm, flash_attention_2 without flash-attn).
+	ModelWillNotLoad ID = "model-will-not-load"
 )
 
 // Severity orders findings: errors make `doctor` exit 1.

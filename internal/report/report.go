@@ -8,6 +8,7 @@ import (
 
 	"github.com/fastpath-dev/fastpath/internal/facts"
 	"github.com/fastpath-dev/fastpath/internal/finding"
+	"github.com/fastpath-dev/fastpath/internal/model"
 )
 
 // Doctor is the JSON document of `fastpath doctor --json`.
@@ -15,7 +16,7 @@ type Doctor struct {
 	Schema   string            `json:"schema"`
 	Facts    *facts.Facts      `json:"facts"`
 	Findings []finding.Finding `json:"findings"`
-	Models   []any             `json:"models"`
+	Models   []*model.Report   `json:"models"`
 }
 
 // JSON writes v indented, with a trailing newline.

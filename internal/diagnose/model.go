@@ -1,0 +1,161 @@
+package diagnose
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/fastpath-dev/fastpath/internal/finding"
+	"github.com/fastpath-dev/fastpath/internal/kb"
+	"github.com/fastpath-dev/fastpath/internal/model"
+)
+
+// checkModels turns each model's layer verdict into findings.
+func checkModels(c *context) []finding.Finding {
+	var out []finding.Finding
+	for _, r := range c.models {
+		if r.WillNotLoad != "" {
+			out = append(out, finding.Finding{
+				ID:       finding.ModelWillNotLoad,
+				Severity: finding.Error,
+				Title:    fmt.Sprintf("%s (%s) will not run in this environment", r.Model, r.ModelType),
+				Detail:   r.WillNotLoad,
+				Evidence: modelEvidence(r),
+				Fixes:    modelFixes(c, r),
+			})
+		}
+		if r.FallbackLayers > 0 {
+			out = append(out, fallbackFinding(c, r))
+		}
+	}
+	return out
+}
+
+// fallbackGroup is the functions that fall back for one reason.
+type fallbackGroup struct {
+	reason string
+	fns    []string
+}
+
+func fallbackFinding(c *context, r *model.Report) finding.Finding {
+	var kinds, withouts []string
+	for _, k := range r.Kinds {
+		if !k.Fast {
+			kinds = append(kinds, k.Kind)
+			withouts = append(withouts, k.Kind+": "+k.Without)
+		}
+	}
+	var groups []fallbackGroup
+	idx := map[string]int{}
+	for _, k := range r.Kernels {
+		if k.Resolves == "package" {
+			continue
+		}
+		i, ok := idx[k.Reason]
+		if !ok {
+			i = len(groups)
+			idx[k.Reason] = i
+			groups = append(groups, fallbackGroup{reason: k.Reason})
+		}
+		groups[i].fns = append(groups[i].fns, k.Function)
+	}
+	var why []string
+	for _, g := range groups {
+		why = append(why, fmt.Sprintf("%s (%s)", g.reason, strings.Join(g.fns, ", ")))
+	}
+	if len(why) == 0 {
+		why = append(why, "transformers has no kernel for these layers")
+	}
+	title := fmt.Sprintf("%d of %d layers (%s) will run the torch fallback: %s", r.FallbackLayers, r.NumLayers, strings.Join(kinds, ", "), strings.Join(why, "; "))
+	detail := fmt.Sprintf("%s (%s): transformers %s resolves kernels %s. Without the kernels: %s.",
+		r.Model, r.ModelType, orUnknown(r.Transformers), mechanismWords(r.Mechanism), strings.Join(withouts, "; "))
+	if len(r.Slowdowns) > 0 {
+		detail += " Published measurements: " + strings.Join(r.Slowdowns, "; ") + "."
+	}
+	return finding.Finding{
+		ID:       finding.FastPathFallback,
+		Severity: finding.Warning,
+		Title:    title,
+		Detail:   detail,
+		Evidence: modelEvidence(r),
+		Fixes:    modelFixes(c, r),
+	}
+}
+
+func mechanismWords(m string) string {
+	if m == "module-import" {
+		return "when its modeling module is imported (up to 5.14: metadata and minimum-version checks)"
+	}
+	return "per function (5.15 on: Hub kernel if enabled, else the installed package, else torch)"
+}
+
+func modelEvidence(r *model.Report) []string {
+	ev := []string{fmt.Sprintf("config: %s (%s; %d layers: %s)", orUnknown(r.Source), r.KindsFrom, r.NumLayers, model.FormatKinds(r.LayerKinds))}
+	for _, p := range r.Packages {
+		switch {
+		case p.Usable:
+			ev = append(ev, fmt.Sprintf("%s: present (%s %s)", p.Name, p.Dist, p.Version))
+		default:
+			ev = append(ev, fmt.Sprintf("%s: %s", p.Name, p.Problem))
+		}
+		for _, e := range p.Evidence {
+			ev = append(ev, "  "+e)
+		}
+	}
+	for _, k := range r.Kernels {
+		ev = append(ev, fmt.Sprintf("%s (%s) -> %s", k.Function, k.Module, k.Resolves))
+	}
+	ev = append(ev, "Hub kernels: "+r.HubKernelsReason)
+	return ev
+}
+
+// modelFixes: install (or reinstall) each package whose functions fall
+// back; Hub kernels as the no-compiler alternative.
+func modelFixes(c *context, r *model.Report) []finding.Fix {
+	d := kb.Families()
+	need := map[string]bool{}
+	for _, k := range r.Kernels {
+		if k.Resolves != "package" && c.torch != nil && (c.torch.CUDA != "" || c.torch.HIP != "") {
+			need[k.Package] = true
+		}
+	}
+	if r.AttnImpl != nil && !r.AttnImpl.OK && r.AttnImpl.Package != "" {
+		need[r.AttnImpl.Package] = true
+	}
+	var names []string
+	for n := range need {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	var fixes []finding.Fix
+	var hubs []string
+	for _, n := range names {
+		p := d.Packages[n]
+		title := "Install " + n
+		args := []string{p.Install}
+		if p.Native {
+			title += " (it compiles against torch: pip needs --no-build-isolation, and a CUDA compiler unless a prebuilt wheel matches)"
+			args = append(args, "--no-build-isolation")
+		}
+		fixes = append(fixes, finding.Fix{Title: title, Commands: []string{c.pipInstall(args...)}})
+		if p.Hub != "" {
+			hubs = append(hubs, p.Hub)
+		}
+	}
+	if len(hubs) > 0 {
+		w := d.Mechanism.KernelsWindows[len(d.Mechanism.KernelsWindows)-1]
+		for _, kw := range d.Mechanism.KernelsWindows {
+			if r.Transformers != "" && kb.CompareDotted(r.Transformers, kw.TransformersFrom) >= 0 {
+				w = kw
+			}
+		}
+		fixes = append(fixes, finding.Fix{
+			Title:    fmt.Sprintf("Or use prebuilt Hugging Face Hub kernels (%s; no compiler, network once), loading the model with use_kernels=True", strings.Join(hubs, ", ")),
+			Commands: []string{c.pipInstall(fmt.Sprintf("kernels>=%s,<%s", w.Min, w.Below))},
+		})
+	}
+	if c.torch == nil || (c.torch.CUDA == "" && c.torch.HIP == "") {
+		fixes = append(fixes, finding.Fix{Title: "Install a CUDA build of torch first: on a CPU-only torch every layer runs torch (see torch-cpu-only)", Commands: []string{}})
+	}
+	return fixes
+}

@@ -1,0 +1,99 @@
+package diagnose
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/fastpath-dev/fastpath/internal/facts"
+	"github.com/fastpath-dev/fastpath/internal/finding"
+	"github.com/fastpath-dev/fastpath/internal/model"
+)
+
+func modelReport(t *testing.T, f *facts.Facts, cfg string) *model.Report {
+	t.Helper()
+	c, err := model.ParseConfig([]byte(cfg))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return model.Analyze("Qwen/Qwen3.5-27B", nil, c, f)
+}
+
+func withDists(f *facts.Facts, nv ...string) *facts.Facts {
+	for i := 0; i+1 < len(nv); i += 2 {
+		f.Python.Selected.Distributions = append(f.Python.Selected.Distributions, facts.Distribution{Name: nv[i], Version: nv[i+1], Location: f.Python.Selected.SitePath[0]})
+	}
+	return f
+}
+
+const qwen35Config = `{"model_type":"qwen3_5","text_config":{"num_hidden_layers":64,"full_attention_interval":4}}`
+
+func TestModelFindings(t *testing.T) {
+	ext := func(sass string) facts.Extension {
+		return facts.Extension{Dist: "causal_conv1d", Version: "1.6.1", Path: "/root/venv/lib/python3.12/site-packages/causal_conv1d_cuda.so", SASS: []string{sass}}
+	}
+	cases := []struct {
+		name   string
+		f      func() *facts.Facts
+		cfg    string
+		id     finding.ID
+		sev    finding.Severity
+		title  string
+		noFire bool
+	}{
+		{"seed: causal-conv1d missing", func() *facts.Facts {
+			return withDists(seedFacts(), "transformers", "5.17.0", "flash-linear-attention", "0.4.1", "fla-core", "0.4.1")
+		}, qwen35Config, finding.FastPathFallback, finding.Warning,
+			"48 of 64 layers (linear_attention) will run the torch fallback: causal-conv1d is not installed (causal_conv1d_fn, causal_conv1d_update)", false},
+		{"healthy: both packages, sm_120 code", func() *facts.Facts {
+			f := withDists(seedFacts(), "transformers", "5.17.0", "causal-conv1d", "1.6.1", "fla-core", "0.4.1")
+			f.Extensions = []facts.Extension{ext("sm_120")}
+			return f
+		}, qwen35Config, finding.FastPathFallback, "", "", true},
+		{"broken extension: SASS sm_80 only on 12.0", func() *facts.Facts {
+			f := withDists(seedFacts(), "transformers", "5.17.0", "causal-conv1d", "1.6.1", "fla-core", "0.4.1")
+			f.Extensions = []facts.Extension{ext("sm_80")}
+			return f
+		}, qwen35Config, finding.FastPathFallback, finding.Warning, "has no code for the GPU (compute capability 12.0): SASS sm_80", false},
+		{"zamba on 5.14 without mamba-ssm", func() *facts.Facts {
+			return withDists(seedFacts(), "transformers", "5.14.0")
+		}, `{"model_type":"zamba","num_hidden_layers":20}`, finding.ModelWillNotLoad, finding.Error, "will not run", false},
+		{"flash_attention_2 without flash-attn", func() *facts.Facts {
+			return withDists(seedFacts(), "transformers", "5.17.0")
+		}, `{"model_type":"llama","num_hidden_layers":2,"attn_implementation":"flash_attention_2"}`, finding.ModelWillNotLoad, finding.Error, "will not run", false},
+		{"flash_attention_2 with flash-attn", func() *facts.Facts {
+			return withDists(seedFacts(), "transformers", "5.17.0", "flash_attn", "2.8.3")
+		}, `{"model_type":"llama","num_hidden_layers":2,"attn_implementation":"flash_attention_2"}`, finding.ModelWillNotLoad, "", "", true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			f := tc.f()
+			got := RunWithModels(f, []*model.Report{modelReport(t, f, tc.cfg)})
+			fd := find(got, tc.id)
+			if tc.noFire {
+				if fd != nil {
+					t.Fatalf("%s fired: %s", tc.id, fd.Title)
+				}
+				return
+			}
+			if fd == nil {
+				t.Fatalf("%s did not fire: %v", tc.id, ids(got))
+			}
+			if fd.Severity != tc.sev || !strings.Contains(fd.Title+" "+fd.Detail, tc.title) {
+				t.Errorf("%s %q\n%s", fd.Severity, fd.Title, fd.Detail)
+			}
+			if len(fd.Evidence) == 0 || len(fd.Fixes) == 0 {
+				t.Errorf("no evidence or fixes: %+v", fd)
+			}
+		})
+	}
+	// The seed's evidence names fla as present and the fix installs causal-conv1d.
+	f := withDists(seedFacts(), "transformers", "5.17.0", "flash-linear-attention", "0.4.1", "fla-core", "0.4.1")
+	fd := find(RunWithModels(f, []*model.Report{modelReport(t, f, qwen35Config)}), finding.FastPathFallback)
+	ev := strings.Join(fd.Evidence, "\n")
+	if !strings.Contains(ev, "flash-linear-attention: present (fla-core 0.4.1)") || !strings.Contains(fixText(fd), "-m pip install causal-conv1d --no-build-isolation") {
+		t.Errorf("evidence:\n%s\nfixes:\n%s", ev, fixText(fd))
+	}
+	if !strings.Contains(fd.Detail, "transformers#48718") {
+		t.Errorf("detail lacks the published slowdown: %s", fd.Detail)
+	}
+}

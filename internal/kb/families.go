@@ -1,0 +1,135 @@
+package kb
+
+import (
+	_ "embed"
+	"encoding/json"
+	"fmt"
+	"sync"
+)
+
+//go:embed data/families.json
+var familiesJSON []byte
+
+// FamiliesData is data/families.json: per model family, which layer kinds
+// depend on which kernel packages and what happens without them.
+type FamiliesData struct {
+	Source    string `json:"source"`
+	Mechanism struct {
+		// PerFunctionFrom is the first transformers release that resolves
+		// each kernel function alone (hub kernel, package, torch).
+		PerFunctionFrom string          `json:"per_function_from"`
+		Note            string          `json:"note"`
+		KernelsWindows  []KernelsWindow `json:"kernels_windows"`
+		HubDisableEnv   string          `json:"hub_disable_env"`
+	} `json:"mechanism"`
+	Packages     map[string]KernelPackage   `json:"packages"`
+	FunctionSets map[string][]KernelFunc    `json:"function_sets"`
+	Families     map[string]Family          `json:"families"`
+	AttnImpls    map[string]AttnImplRequire `json:"attention_implementations"`
+	Slowdowns    []Slowdown                 `json:"slowdowns"`
+}
+
+// KernelsWindow is the `kernels` version range a transformers release
+// accepts for Hub kernels: Min <= version < Below.
+type KernelsWindow struct {
+	TransformersFrom string `json:"transformers_from"`
+	Min              string `json:"min"`
+	Below            string `json:"below"`
+	Checked          string `json:"checked"`
+}
+
+// KernelPackage is a kernel distribution.
+type KernelPackage struct {
+	Import string `json:"import"` // the import name transformers uses
+	// Dists are the distribution names that ship Import (fla-core ships
+	// fla; flash-linear-attention depends on it).
+	Dists  []string `json:"dists"`
+	Native bool     `json:"native"` // ships compiled extensions (Triton-only packages do not)
+	// LegacyMinVersion is what transformers' is_*_available() demands up to
+	// 5.14; LegacyMinVersionMamba2 the same for the mamba2 families.
+	LegacyMinVersion       string `json:"legacy_min_version,omitempty"`
+	LegacyMinVersionMamba2 string `json:"legacy_min_version_mamba2,omitempty"`
+	MinVersion             string `json:"min_version,omitempty"`
+	Hub                    string `json:"hub,omitempty"`     // Hugging Face Hub kernel repository
+	Install                string `json:"install,omitempty"` // what to pip install
+	Note                   string `json:"note,omitempty"`
+}
+
+// KernelFunc is one function transformers resolves from a kernel package.
+type KernelFunc struct {
+	Name             string `json:"name"`
+	Package          string `json:"package"` // key of Packages
+	Module           string `json:"module"`
+	MinVersionLegacy string `json:"min_version_legacy,omitempty"`
+}
+
+// Family is one model_type.
+type Family struct {
+	Kinds  map[string]KindKernels `json:"kinds"`
+	Layout string                 `json:"layout"`
+	Nested bool                   `json:"nested,omitempty"`
+	// UseMambaKernelsFalse is what config use_mamba_kernels=false does.
+	UseMambaKernelsFalse string `json:"use_mamba_kernels_false,omitempty"`
+	// RaisesBefore: transformers releases before this one raise when the
+	// kernels are missing (Raises says how), unless use_mamba_kernels=False.
+	RaisesBefore  string   `json:"raises_before,omitempty"`
+	Raises        string   `json:"raises,omitempty"`
+	RaisesChecked string   `json:"raises_checked,omitempty"`
+	Checked       []string `json:"checked"`
+	AbsentIn      []string `json:"absent_in,omitempty"`
+}
+
+// KindKernels is what one layer kind needs.
+type KindKernels struct {
+	Sets []string `json:"sets"` // keys of FunctionSets
+	// SetsFrom515 replace Sets from transformers 5.15 where the family's
+	// per-function code resolves fewer functions.
+	SetsFrom515 []string `json:"sets_from_5_15,omitempty"`
+	Without     string   `json:"without"`
+}
+
+// AttnImplRequire is what a config's attn_implementation needs.
+type AttnImplRequire struct {
+	Package    string `json:"package"`
+	Module     string `json:"module"`
+	MinVersion string `json:"min_version,omitempty"`
+	Without    string `json:"without"`
+	Hub        string `json:"hub,omitempty"`
+}
+
+// Slowdown is a published measurement of the fallback's cost.
+type Slowdown struct {
+	Text     string   `json:"text"`
+	Source   string   `json:"source"`
+	Families []string `json:"families"`
+}
+
+var (
+	familiesOnce sync.Once
+	familiesData FamiliesData
+)
+
+// Families returns the parsed data/families.json (a build defect if it does
+// not parse: the package's tests catch it).
+func Families() *FamiliesData {
+	familiesOnce.Do(func() {
+		if err := json.Unmarshal(familiesJSON, &familiesData); err != nil {
+			panic(fmt.Sprintf("kb: data/families.json: %v", err))
+		}
+	})
+	return &familiesData
+}
+
+// Functions returns the functions a layer kind needs; from515 picks the
+// per-function (5.15+) list where it differs.
+func (d *FamiliesData) Functions(k KindKernels, from515 bool) []KernelFunc {
+	sets := k.Sets
+	if from515 && len(k.SetsFrom515) > 0 {
+		sets = k.SetsFrom515
+	}
+	var out []KernelFunc
+	for _, s := range sets {
+		out = append(out, d.FunctionSets[s]...)
+	}
+	return out
+}

@@ -1,0 +1,746 @@
+// Package model reads a Hugging Face model's config.json and works out, per
+// layer, which kind of layer transformers builds (the layer accounting of
+// each hybrid family), then judges, for an environment's facts, which of
+// those layers run kernel packages and which fall back to torch.
+package model
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+)
+
+// MaxConfigBytes caps config.json: real ones are a few KB; a 16 MB file is
+// not a config.
+const MaxConfigBytes = 16 << 20
+
+// maxLayers bounds the layer count accepted from a file (the largest real
+// models have a few hundred); larger values are a broken config, and a
+// per-layer list of them would be a large allocation.
+const maxLayers = 100000
+
+// Config is what fastpath needs from a config.json.
+type Config struct {
+	ModelType string `json:"model_type"`
+	// TextModelType is text_config's model_type where the layers are nested.
+	TextModelType string `json:"text_model_type,omitempty"`
+	NumLayers     int    `json:"num_layers"`
+	// Kinds is the kind of every layer, in order, spelled as transformers
+	// spells it after its legacy remapping; nil when it cannot be known.
+	Kinds []string `json:"-"`
+	// KindsFrom names the field(s) the kinds were derived from.
+	KindsFrom string `json:"kinds_from,omitempty"`
+	// Known is whether the model_type is a family in the knowledge base.
+	Known              bool     `json:"known"`
+	AttnImplementation string   `json:"attn_implementation,omitempty"`
+	UseMambaKernels    *bool    `json:"use_mamba_kernels,omitempty"`
+	Notes              []string `json:"notes,omitempty"`
+}
+
+// KindCounts counts Kinds.
+func (c *Config) KindCounts() map[string]int {
+	m := map[string]int{}
+	for _, k := range c.Kinds {
+		m[k]++
+	}
+	return m
+}
+
+// legacyRemap is transformers' _LEGACY_LAYER_TYPE_REMAP (configuration_utils,
+// 5.17) minus "conv", which the lfm2 configs keep as their own spelling.
+var legacyRemap = map[string]string{"mamba": "linear_attention", "attention": "full_attention"}
+
+func remap(kinds []string) []string {
+	out := make([]string, len(kinds))
+	for i, k := range kinds {
+		if r, ok := legacyRemap[k]; ok {
+			k = r
+		}
+		out[i] = k
+	}
+	return out
+}
+
+// ParseConfig reads a config.json. Malformed input gives an error that says
+// what is wrong, never a panic.
+func ParseConfig(b []byte) (*Config, error) {
+	if len(b) > MaxConfigBytes {
+		return nil, fmt.Errorf("config is %d bytes, more than the %d a config.json can be", len(b), MaxConfigBytes)
+	}
+	dec := json.NewDecoder(bytes.NewReader(pythonConstants(b)))
+	dec.UseNumber()
+	var top any
+	if err := dec.Decode(&top); err != nil {
+		return nil, fmt.Errorf("not JSON: %v", err)
+	}
+	if _, err := dec.Token(); err == nil {
+		return nil, errors.New("not JSON: data after the top-level object")
+	}
+	obj, ok := top.(map[string]any)
+	if !ok {
+		return nil, fmt.Errorf("not a config: the top level is %s, not an object", jsonType(top))
+	}
+	mt, ok := obj["model_type"].(string)
+	if !ok || mt == "" {
+		if v, present := obj["model_type"]; present {
+			return nil, fmt.Errorf("model_type: want a string, got %s", jsonType(v))
+		}
+		return nil, errors.New("no model_type: not a transformers config")
+	}
+	c := &Config{ModelType: mt}
+	// Multimodal configs (qwen3_5, qwen3_5_moe) nest the language model,
+	// whose layers are the ones that matter, in text_config.
+	d := obj
+	if tc, ok := obj["text_config"]; ok && tc != nil {
+		tcm, ok := tc.(map[string]any)
+		if !ok {
+			return nil, fmt.Errorf("text_config: want an object, got %s", jsonType(tc))
+		}
+		if _, has := obj["num_hidden_layers"]; !has || familyNested(mt) {
+			d = tcm
+			c.TextModelType, _ = tcm["model_type"].(string)
+		}
+	}
+	for _, m := range []map[string]any{obj, d} {
+		for _, key := range []string{"attn_implementation", "_attn_implementation"} {
+			if v, ok := m[key].(string); ok && v != "" {
+				c.AttnImplementation = v
+			}
+		}
+		if v, ok := m["use_mamba_kernels"].(bool); ok {
+			c.UseMambaKernels = &v
+		}
+	}
+	r := reader{m: d}
+	derive, known := layouts[mt]
+	c.Known = known
+	if !known {
+		if err := unknownLayout(&r, c); err != nil {
+			return nil, err
+		}
+		return c, nil
+	}
+	if err := derive(&r, c); err != nil {
+		return nil, fmt.Errorf("%s: %w", mt, err)
+	}
+	if c.Kinds != nil {
+		c.NumLayers = len(c.Kinds)
+	}
+	return c, nil
+}
+
+func familyNested(mt string) bool { return mt == "qwen3_5" || mt == "qwen3_5_moe" }
+
+// reader reads typed fields from a config object.
+type reader struct{ m map[string]any }
+
+func (r *reader) has(key string) bool {
+	v, ok := r.m[key]
+	return ok && v != nil
+}
+
+// int reads a non-negative integer field no larger than maxLayers-ish
+// bounds; def when absent or null.
+func (r *reader) int(key string, def int) (int, error) {
+	v, ok := r.m[key]
+	if !ok || v == nil {
+		return def, nil
+	}
+	return asInt(key, v)
+}
+
+func asInt(key string, v any) (int, error) {
+	n, ok := v.(json.Number)
+	if !ok {
+		return 0, fmt.Errorf("%s: want an integer, got %s", key, jsonType(v))
+	}
+	f, err := n.Float64()
+	if err != nil || f != math.Trunc(f) || math.Abs(f) > 1e9 {
+		return 0, fmt.Errorf("%s: want an integer, got %s", key, n.String())
+	}
+	return int(f), nil
+}
+
+func (r *reader) layers() (int, error) {
+	if !r.has("num_hidden_layers") {
+		return 0, errors.New("no num_hidden_layers")
+	}
+	n, err := r.int("num_hidden_layers", 0)
+	if err != nil {
+		return 0, err
+	}
+	if n <= 0 || n > maxLayers {
+		return 0, fmt.Errorf("num_hidden_layers: %d is not a layer count", n)
+	}
+	return n, nil
+}
+
+func (r *reader) strings(key string) ([]string, bool, error) {
+	v, ok := r.m[key]
+	if !ok || v == nil {
+		return nil, false, nil
+	}
+	arr, ok := v.([]any)
+	if !ok {
+		return nil, true, fmt.Errorf("%s: want a list of strings, got %s", key, jsonType(v))
+	}
+	if len(arr) > maxLayers {
+		return nil, true, fmt.Errorf("%s: %d entries", key, len(arr))
+	}
+	out := make([]string, len(arr))
+	for i, e := range arr {
+		s, ok := e.(string)
+		if !ok {
+			return nil, true, fmt.Errorf("%s[%d]: want a string, got %s", key, i, jsonType(e))
+		}
+		out[i] = s
+	}
+	return out, true, nil
+}
+
+func (r *reader) ints(key string) ([]int, bool, error) {
+	return intsOf(key, r.m[key])
+}
+
+func intsOf(key string, v any) ([]int, bool, error) {
+	if v == nil {
+		return nil, false, nil
+	}
+	arr, ok := v.([]any)
+	if !ok {
+		return nil, true, fmt.Errorf("%s: want a list of integers, got %s", key, jsonType(v))
+	}
+	if len(arr) > maxLayers {
+		return nil, true, fmt.Errorf("%s: %d entries", key, len(arr))
+	}
+	out := make([]int, len(arr))
+	for i, e := range arr {
+		n, err := asInt(fmt.Sprintf("%s[%d]", key, i), e)
+		if err != nil {
+			return nil, true, err
+		}
+		out[i] = n
+	}
+	return out, true, nil
+}
+
+func jsonType(v any) string {
+	switch x := v.(type) {
+	case nil:
+		return "null"
+	case string:
+		return fmt.Sprintf("a string (%q)", truncate(x, 40))
+	case json.Number:
+		return "a number (" + truncate(x.String(), 40) + ")"
+	case bool:
+		return "a boolean"
+	case []any:
+		return "a list"
+	case map[string]any:
+		return "an object"
+	}
+	return fmt.Sprintf("%T", v)
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}
+
+// listOfN checks a per-layer list against num_hidden_layers: shorter is an
+// error (transformers indexes it per layer); longer is an error where
+// transformers validates the length (strict) and a note elsewhere.
+func listOfN(c *Config, key string, list []string, n int, strict bool) ([]string, error) {
+	switch {
+	case len(list) < n || (strict && len(list) != n):
+		return nil, fmt.Errorf("%s has %d entries, num_hidden_layers is %d", key, len(list), n)
+	case len(list) > n:
+		c.Notes = append(c.Notes, fmt.Sprintf("%s has %d entries, num_hidden_layers is %d: the first %d are used", key, len(list), n, n))
+		return list[:n], nil
+	}
+	return list, nil
+}
+
+type layoutFunc func(r *reader, c *Config) error
+
+// layouts derive each family's per-layer kinds the way its transformers
+// configuration class does (5.17, with the older field spellings).
+var layouts = map[string]layoutFunc{
+	"qwen3_next":       qwenLayout,
+	"qwen3_5":          qwenLayout,
+	"qwen3_5_moe":      qwenLayout,
+	"mamba":            uniform("linear_attention"),
+	"falcon_mamba":     uniform("linear_attention"),
+	"mamba2":           uniform("linear_attention"),
+	"falcon_h1":        uniform("hybrid"),
+	"bamba":            bambaLayout,
+	"granitemoehybrid": graniteLayout,
+	"nemotron_h":       nemotronLayout,
+	"zamba":            zambaLayout,
+	"zamba2":           zamba2Layout,
+	"jamba":            jambaLayout,
+	"lfm2":             lfm2Layout,
+	"lfm2_moe":         lfm2Layout,
+	"kimi_linear":      kimiLayout,
+	"minimax":          minimaxLayout,
+}
+
+// KnownModelTypes lists the families with a layout, sorted.
+func KnownModelTypes() []string {
+	var out []string
+	for k := range layouts {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func uniform(kind string) layoutFunc {
+	return func(r *reader, c *Config) error {
+		n, err := r.layers()
+		if err != nil {
+			return err
+		}
+		c.Kinds = repeat(kind, n)
+		c.KindsFrom = "num_hidden_layers (every layer " + kind + ")"
+		return nil
+	}
+}
+
+func repeat(kind string, n int) []string {
+	out := make([]string, n)
+	for i := range out {
+		out[i] = kind
+	}
+	return out
+}
+
+// fromList uses the per-layer list under key when present.
+func fromList(r *reader, c *Config, key string, n int, strict bool) (bool, error) {
+	list, ok, err := r.strings(key)
+	if err != nil || !ok {
+		return false, err
+	}
+	list, err = listOfN(c, key, list, n, strict)
+	if err != nil {
+		return true, err
+	}
+	c.Kinds, c.KindsFrom = remap(list), key
+	return true, nil
+}
+
+func qwenLayout(r *reader, c *Config) error {
+	n, err := r.layers()
+	if err != nil {
+		return err
+	}
+	// layer_type_validation rejects a layer_types of the wrong length.
+	if ok, err := fromList(r, c, "layer_types", n, true); ok || err != nil {
+		return err
+	}
+	interval, err := r.int("full_attention_interval", 4)
+	if err != nil {
+		return err
+	}
+	if interval <= 0 {
+		return fmt.Errorf("full_attention_interval: %d; it must be at least 1", interval)
+	}
+	c.Kinds = make([]string, n)
+	for i := range c.Kinds {
+		c.Kinds[i] = "linear_attention"
+		if (i+1)%interval == 0 {
+			c.Kinds[i] = "full_attention"
+		}
+	}
+	c.KindsFrom = fmt.Sprintf("full_attention_interval (%d)", interval)
+	return nil
+}
+
+func bambaLayout(r *reader, c *Config) error {
+	n, err := r.layers()
+	if err != nil {
+		return err
+	}
+	idx, _, err := r.ints("attn_layer_indices")
+	if err != nil {
+		return err
+	}
+	c.Kinds = repeat("linear_attention", n)
+	for _, i := range idx {
+		if i < 0 || i >= n {
+			c.Notes = append(c.Notes, fmt.Sprintf("attn_layer_indices: %d is not a layer of 0..%d: ignored, as transformers does", i, n-1))
+			continue
+		}
+		c.Kinds[i] = "full_attention"
+	}
+	c.KindsFrom = "attn_layer_indices"
+	return nil
+}
+
+func graniteLayout(r *reader, c *Config) error {
+	n, err := r.layers()
+	if err != nil {
+		return err
+	}
+	for _, key := range []string{"layer_types", "layers_block_type"} {
+		if ok, err := fromList(r, c, key, n, false); ok || err != nil {
+			return err
+		}
+	}
+	c.Kinds, c.KindsFrom = repeat("linear_attention", n), "num_hidden_layers (no layer_types: every layer linear_attention)"
+	return nil
+}
+
+// nemotronPattern is NemotronHConfig._pattern_to_list's table.
+var nemotronPattern = map[rune]string{'M': "linear_attention", 'E': "moe", '*': "full_attention", '-': "mlp"}
+
+func nemotronLayout(r *reader, c *Config) error {
+	for _, key := range []string{"layers_block_type", "layer_types"} {
+		list, ok, err := r.strings(key)
+		if err != nil {
+			return err
+		}
+		if ok {
+			if len(list) == 0 {
+				return fmt.Errorf("%s is empty", key)
+			}
+			c.Kinds, c.KindsFrom = remap(list), key
+			noteCountMismatch(r, c)
+			return nil
+		}
+	}
+	if v, ok := r.m["hybrid_override_pattern"]; ok && v != nil {
+		p, ok := v.(string)
+		if !ok {
+			return fmt.Errorf("hybrid_override_pattern: want a string, got %s", jsonType(v))
+		}
+		if p == "" || len(p) > maxLayers {
+			return fmt.Errorf("hybrid_override_pattern: %d characters", len(p))
+		}
+		for i, ch := range p {
+			k, ok := nemotronPattern[ch]
+			if !ok {
+				return fmt.Errorf("hybrid_override_pattern: %q at %d is none of M, *, -, E", ch, i)
+			}
+			c.Kinds = append(c.Kinds, k)
+		}
+		c.KindsFrom = "hybrid_override_pattern"
+		noteCountMismatch(r, c)
+		return nil
+	}
+	// NemotronHConfig's default layers_block_type.
+	c.Kinds, c.KindsFrom = []string{"linear_attention", "moe", "full_attention", "mlp"}, "NemotronHConfig's default layers_block_type"
+	return nil
+}
+
+// noteCountMismatch: nemotron_h builds as many layers as its list has;
+// num_hidden_layers is deprecated there.
+func noteCountMismatch(r *reader, c *Config) {
+	if n, err := r.int("num_hidden_layers", -1); err == nil && n >= 0 && n != len(c.Kinds) {
+		c.Notes = append(c.Notes, fmt.Sprintf("num_hidden_layers is %d but %s gives %d layers: transformers uses the list", n, c.KindsFrom, len(c.Kinds)))
+	}
+}
+
+// period reads an attn_layer_period/offset pair, refusing what Python's %
+// would raise on (zero) or what no layer can match (negative).
+func period(r *reader, defPeriod, defOffset int) (int, int, error) {
+	p, err := r.int("attn_layer_period", defPeriod)
+	if err != nil {
+		return 0, 0, err
+	}
+	o, err := r.int("attn_layer_offset", defOffset)
+	if err != nil {
+		return 0, 0, err
+	}
+	if p <= 0 {
+		return 0, 0, fmt.Errorf("attn_layer_period: %d; it must be at least 1", p)
+	}
+	if o < 0 {
+		return 0, 0, fmt.Errorf("attn_layer_offset: %d; it must not be negative", o)
+	}
+	return p, o, nil
+}
+
+func zambaLayout(r *reader, c *Config) error {
+	n, err := r.layers()
+	if err != nil {
+		return err
+	}
+	if ok, err := fromList(r, c, "layers_block_type", n, false); ok || err != nil {
+		return err
+	}
+	p, o, err := period(r, 6, 4)
+	if err != nil {
+		return err
+	}
+	// ZambaConfig: mamba, mamba, hybrid, then the period rule for n-3 layers.
+	kinds := []string{"linear_attention", "linear_attention", "hybrid"}
+	for i := 0; i < n-3; i++ {
+		k := "linear_attention"
+		if i%p == o {
+			k = "hybrid"
+		}
+		kinds = append(kinds, k)
+	}
+	if len(kinds) != n {
+		return fmt.Errorf("num_hidden_layers: %d; zamba needs at least 3", n)
+	}
+	c.Kinds, c.KindsFrom = kinds, fmt.Sprintf("attn_layer_period %d, attn_layer_offset %d", p, o)
+	return nil
+}
+
+// zamba2Default is Zamba2Config's default layers_block_type (54 layers).
+func zamba2Default() []string {
+	var k []string
+	k = append(k, "linear_attention")
+	for i := 0; i < 7; i++ {
+		k = append(k, repeat("linear_attention", 5)...)
+		k = append(k, "hybrid")
+	}
+	k = append(k, repeat("linear_attention", 4)...)
+	k = append(k, "hybrid")
+	k = append(k, repeat("linear_attention", 3)...)
+	k = append(k, "hybrid")
+	k = append(k, repeat("linear_attention", 2)...)
+	return k
+}
+
+func zamba2Layout(r *reader, c *Config) error {
+	n, err := r.layers()
+	if err != nil {
+		return err
+	}
+	if ok, err := fromList(r, c, "layers_block_type", n, false); ok || err != nil {
+		return err
+	}
+	def := zamba2Default()
+	if n > len(def) {
+		return fmt.Errorf("no layers_block_type, and the default pattern has %d layers, num_hidden_layers is %d", len(def), n)
+	}
+	c.Kinds, c.KindsFrom = def[:n], "Zamba2Config's default layers_block_type"
+	return nil
+}
+
+func jambaLayout(r *reader, c *Config) error {
+	n, err := r.layers()
+	if err != nil {
+		return err
+	}
+	p, o, err := period(r, 8, 4)
+	if err != nil {
+		return err
+	}
+	c.Kinds = make([]string, n)
+	for i := range c.Kinds {
+		c.Kinds[i] = "linear_attention"
+		if i%p == o {
+			c.Kinds[i] = "full_attention"
+		}
+	}
+	c.KindsFrom = fmt.Sprintf("attn_layer_period %d, attn_layer_offset %d", p, o)
+	return nil
+}
+
+func lfm2Layout(r *reader, c *Config) error {
+	n, err := r.layers()
+	if err != nil {
+		return err
+	}
+	if ok, err := fromList(r, c, "layer_types", n, false); ok || err != nil {
+		return err
+	}
+	idx, ok, err := r.ints("full_attn_idxs")
+	if err != nil {
+		return err
+	}
+	if !ok {
+		if c.ModelType == "lfm2_moe" {
+			// Lfm2MoeConfig derives no layer_types: without the list the
+			// model cannot be built, so there is nothing to count.
+			c.NumLayers = n
+			c.Notes = append(c.Notes, "no layer_types and no full_attn_idxs: transformers' Lfm2MoeConfig derives none, so the layer kinds are unknown")
+			return nil
+		}
+		idx = make([]int, n) // Lfm2Config: every layer full attention
+		for i := range idx {
+			idx[i] = i
+		}
+	}
+	full := map[int]bool{}
+	for _, i := range idx {
+		full[i] = true
+	}
+	c.Kinds = make([]string, n)
+	for i := range c.Kinds {
+		c.Kinds[i] = "conv"
+		if full[i] {
+			c.Kinds[i] = "full_attention"
+		}
+	}
+	c.KindsFrom = "full_attn_idxs"
+	return nil
+}
+
+func kimiLayout(r *reader, c *Config) error {
+	n, err := r.layers()
+	if err != nil {
+		return err
+	}
+	if ok, err := fromList(r, c, "layer_types", n, false); ok || err != nil {
+		return err
+	}
+	if v, ok := r.m["linear_attn_config"]; ok && v != nil {
+		lac, ok := v.(map[string]any)
+		if !ok {
+			return fmt.Errorf("linear_attn_config: want an object, got %s", jsonType(v))
+		}
+		full, okF, err := intsOf("linear_attn_config.full_attn_layers", lac["full_attn_layers"])
+		if err != nil {
+			return err
+		}
+		kda, okK, err := intsOf("linear_attn_config.kda_layers", lac["kda_layers"])
+		if err != nil {
+			return err
+		}
+		if okF && okK {
+			kinds := make([]string, n)
+			// The checkpoint numbers layers from 1.
+			for _, set := range []struct {
+				key  string
+				idx  []int
+				kind string
+			}{{"full_attn_layers", full, "full_attention"}, {"kda_layers", kda, "linear_attention"}} {
+				for _, l := range set.idx {
+					if l < 1 || l > n {
+						return fmt.Errorf("linear_attn_config.%s: layer %d is not in 1..%d (the list is 1-indexed)", set.key, l, n)
+					}
+					kinds[l-1] = set.kind
+				}
+			}
+			for i, k := range kinds {
+				if k == "" {
+					return fmt.Errorf("linear_attn_config: layer %d (1-indexed) is in neither kda_layers nor full_attn_layers", i+1)
+				}
+			}
+			c.Kinds, c.KindsFrom = kinds, "linear_attn_config.kda_layers/full_attn_layers (1-indexed)"
+			return nil
+		}
+	}
+	c.Kinds = make([]string, n)
+	for i := range c.Kinds {
+		c.Kinds[i] = "linear_attention"
+		if i != 0 && i%4 == 0 {
+			c.Kinds[i] = "full_attention"
+		}
+	}
+	c.KindsFrom = "KimiLinearConfig's default (full_attention where i % 4 == 0, i > 0)"
+	return nil
+}
+
+func minimaxLayout(r *reader, c *Config) error {
+	n, err := r.layers()
+	if err != nil {
+		return err
+	}
+	if ok, err := fromList(r, c, "layer_types", n, true); ok || err != nil {
+		return err
+	}
+	c.Kinds = make([]string, n)
+	for i := range c.Kinds {
+		c.Kinds[i] = "linear_attention"
+		if (i+1)%2 != 0 {
+			c.Kinds[i] = "full_attention"
+		}
+	}
+	c.KindsFrom = "MiniMaxConfig's default (alternating)"
+	return nil
+}
+
+// unknownLayout: a model_type fastpath has no family entry for. The layer
+// count and the config's own layer_types are reported as they are; nothing
+// is guessed.
+func unknownLayout(r *reader, c *Config) error {
+	if r.has("num_hidden_layers") {
+		n, err := r.layers()
+		if err != nil {
+			return fmt.Errorf("%s: %w", c.ModelType, err)
+		}
+		c.NumLayers = n
+	}
+	if list, ok, err := r.strings("layer_types"); err == nil && ok && len(list) > 0 {
+		c.Kinds, c.KindsFrom, c.NumLayers = list, "layer_types", len(list)
+	}
+	c.Notes = append(c.Notes, fmt.Sprintf("model_type %q is not in fastpath's knowledge base: no kernel-dependent layers known", c.ModelType))
+	return nil
+}
+
+// FormatKinds is "48 linear_attention, 16 full_attention", largest first.
+func FormatKinds(counts map[string]int) string {
+	type kc struct {
+		k string
+		n int
+	}
+	var l []kc
+	for k, n := range counts {
+		l = append(l, kc{k, n})
+	}
+	sort.Slice(l, func(i, j int) bool {
+		if l[i].n != l[j].n {
+			return l[i].n > l[j].n
+		}
+		return l[i].k < l[j].k
+	})
+	var parts []string
+	for _, e := range l {
+		parts = append(parts, fmt.Sprintf("%d %s", e.n, e.k))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// pythonConstants replaces the NaN, Infinity and -Infinity that Python's
+// json module writes (transformers 4.57 saves mamba2's time_step_limit as
+// [0.0, Infinity]) with null outside strings, so encoding/json reads the
+// file the way json.load does. Nothing here needs their values.
+func pythonConstants(b []byte) []byte {
+	if !bytes.Contains(b, []byte("NaN")) && !bytes.Contains(b, []byte("Infinity")) {
+		return b
+	}
+	out := make([]byte, 0, len(b))
+	inString, escaped := false, false
+	for i := 0; i < len(b); i++ {
+		ch := b[i]
+		if inString {
+			out = append(out, ch)
+			switch {
+			case escaped:
+				escaped = false
+			case ch == '\\':
+				escaped = true
+			case ch == '"':
+				inString = false
+			}
+			continue
+		}
+		switch {
+		case ch == '"':
+			inString = true
+		case bytes.HasPrefix(b[i:], []byte("-Infinity")):
+			out, i = append(out, "null"...), i+len("-Infinity")-1
+			continue
+		case bytes.HasPrefix(b[i:], []byte("Infinity")):
+			out, i = append(out, "null"...), i+len("Infinity")-1
+			continue
+		case bytes.HasPrefix(b[i:], []byte("NaN")):
+			out, i = append(out, "null"...), i+len("NaN")-1
+			continue
+		}
+		out = append(out, ch)
+	}
+	return out
+}
