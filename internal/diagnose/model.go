@@ -72,9 +72,12 @@ func fallbackFinding(c *context, r *model.Report) finding.Finding {
 	if len(r.Slowdowns) > 0 {
 		detail += " Published measurements: " + strings.Join(r.Slowdowns, "; ") + "."
 	}
+	// An error: the question asked (--model) was "does this model run on
+	// its fast path here?", and for these layers the answer is no; exit
+	// status 1 lets CI gate an image on it.
 	return finding.Finding{
 		ID:       finding.FastPathFallback,
-		Severity: finding.Warning,
+		Severity: finding.Error,
 		Title:    title,
 		Detail:   detail,
 		Evidence: modelEvidence(r),

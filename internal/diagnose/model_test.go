@@ -42,7 +42,7 @@ func TestModelFindings(t *testing.T) {
 	}{
 		{"seed: causal-conv1d missing", func() *facts.Facts {
 			return withDists(seedFacts(), "transformers", "5.17.0", "flash-linear-attention", "0.4.1", "fla-core", "0.4.1")
-		}, qwen35Config, finding.FastPathFallback, finding.Warning,
+		}, qwen35Config, finding.FastPathFallback, finding.Error,
 			"48 of 64 layers (linear_attention) will run the torch fallback: causal-conv1d is not installed (causal_conv1d_fn, causal_conv1d_update)", false},
 		{"healthy: both packages, sm_120 code", func() *facts.Facts {
 			f := withDists(seedFacts(), "transformers", "5.17.0", "causal-conv1d", "1.6.1", "fla-core", "0.4.1")
@@ -53,7 +53,7 @@ func TestModelFindings(t *testing.T) {
 			f := withDists(seedFacts(), "transformers", "5.17.0", "causal-conv1d", "1.6.1", "fla-core", "0.4.1")
 			f.Extensions = []facts.Extension{ext("sm_80")}
 			return f
-		}, qwen35Config, finding.FastPathFallback, finding.Warning, "has no code for the GPU (compute capability 12.0): SASS sm_80", false},
+		}, qwen35Config, finding.FastPathFallback, finding.Error, "has no code for the GPU (compute capability 12.0): SASS sm_80", false},
 		{"zamba on 5.14 without mamba-ssm", func() *facts.Facts {
 			return withDists(seedFacts(), "transformers", "5.14.0")
 		}, `{"model_type":"zamba","num_hidden_layers":20}`, finding.ModelWillNotLoad, finding.Error, "will not run", false},
