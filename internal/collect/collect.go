@@ -4,6 +4,7 @@ package collect
 
 import (
 	"context"
+	"path"
 	"sort"
 	"sync"
 	"time"
@@ -68,16 +69,20 @@ func Collect(ctx context.Context, src source.Source, o Options) *facts.Facts {
 		var ws []string
 		f.Torch, ws = torch.Collect(src, f.Python.Selected)
 		warn(ws)
-		var inner sync.WaitGroup
-		inner.Go(func() {
-			var ws []string
-			f.Extensions, ws = extensions.Collect(ctx, src, f.Python.Selected, f.Torch)
-			warn(ws)
-		})
-		var ws2 []string
-		f.CUDA, ws2 = nvcc.Collect(ctx, src, f.Python, f.Torch, o.ExecTimeout)
-		warn(ws2)
-		inner.Wait()
+		f.CUDA, ws = nvcc.Collect(ctx, src, f.Python, f.Torch, o.ExecTimeout)
+		warn(ws)
+	})
+	// The extension scan needs only torch's folder (for the ABI check), not
+	// the torch facts whose binary reads take the longest.
+	wg.Go(func() {
+		var located *facts.Torch
+		if site, ok := torch.Locate(src, f.Python.Selected); ok {
+			loc := path.Join(site, "torch")
+			located = &facts.Torch{Location: loc, Lib: path.Join(loc, "lib")}
+		}
+		var ws []string
+		f.Extensions, ws = extensions.Collect(ctx, src, f.Python.Selected, located)
+		warn(ws)
 	})
 	wg.Go(func() {
 		var ws []string

@@ -29,14 +29,14 @@ import (
 )
 
 const (
-	// MaxFilesPerDist bounds the native files read per distribution
-	// (RECORD order): extension packages ship a handful (flash-attn 1,
-	// vllm about 10); a distribution with hundreds is a library bundle,
-	// whose first files tell as much as the rest.
-	MaxFilesPerDist = 64
+	// MaxFiles bounds the native files read in one environment (RECORD
+	// order): a real ML venv holds about a thousand (scipy 111, cupy 65,
+	// the H200 reference venv's 197 distributions ~900), and each costs a
+	// header and dynamic-section read; past this the scan says where it stopped.
+	MaxFiles = 4096
 	// workers read files concurrently: the reads are small and mostly wait
 	// on the disk.
-	workers = 8
+	workers = 16
 	// maxMissingShown is how many missing symbols are kept, demangled.
 	maxMissingShown = 10
 	// maxLdConf caps one ld.so.conf file.
@@ -56,14 +56,13 @@ func Collect(ctx context.Context, src source.Source, py *facts.PythonEnv, t *fac
 		if d.Shadowed || skipDist(d.Name) || len(d.Extensions) == 0 {
 			continue
 		}
-		files := d.Extensions
-		if len(files) > MaxFilesPerDist {
-			c.warn("extensions: %s %s lists %d native files; only the first %d were read", d.Name, d.Version, len(files), MaxFilesPerDist)
-			files = files[:MaxFilesPerDist]
-		}
-		for _, rel := range files {
+		for _, rel := range d.Extensions {
 			jobs = append(jobs, job{dist: d.Name, version: d.Version, path: path.Join(d.Location, rel)})
 		}
+	}
+	if len(jobs) > MaxFiles {
+		c.warn("extensions: the environment lists %d native files; only the first %d were read (%s and after were not)", len(jobs), MaxFiles, jobs[MaxFiles].dist)
+		jobs = jobs[:MaxFiles]
 	}
 	results := make([]*module, len(jobs))
 	var wg sync.WaitGroup

@@ -313,20 +313,30 @@ func TestBadFiles(t *testing.T) {
 	}
 }
 
-func TestFilesPerDistCap(t *testing.T) {
+// The scan reads every native file of every distribution up to a cap for
+// the whole environment, and says where it stopped.
+func TestFilesCap(t *testing.T) {
 	_, root := machine(t, func(tr *fixture.Tree) {
-		var files []string
-		for i := range extensions.MaxFilesPerDist + 6 {
-			files = append(files, fmt.Sprintf("big/m%03d.so", i))
+		var a, b []string
+		for i := range extensions.MaxFiles - 10 {
+			a = append(a, fmt.Sprintf("aaa/m%04d.so", i))
 		}
-		tr.Dist(site, fixture.Dist{Name: "big", Version: "1.0", Files: files})
+		for i := range 16 {
+			b = append(b, fmt.Sprintf("zzz/m%02d.so", i))
+		}
+		tr.Dist(site, fixture.Dist{Name: "aaa", Version: "1.0", Files: a})
+		tr.Dist(site, fixture.Dist{Name: "zzz", Version: "1.0", Files: b})
 	})
 	_, warns, src := collectExtensions(t, root, nil)
-	if n := len(src.openedUnder(site + "/big")); n != extensions.MaxFilesPerDist {
-		t.Errorf("%d files opened", n)
+	if n := len(src.openedUnder(site + "/aaa")); n != extensions.MaxFiles-10 {
+		t.Errorf("%d files of aaa opened, want all %d", n, extensions.MaxFiles-10)
 	}
-	if len(warns) != 1 || !strings.Contains(warns[0], "only the first 64") {
-		t.Errorf("warnings %q", warns)
+	if n := len(src.openedUnder(site + "/zzz")); n != 10 {
+		t.Errorf("%d files of zzz opened, want the 10 left under the cap", n)
+	}
+	want := fmt.Sprintf("lists %d native files; only the first %d were read (zzz and after were not)", extensions.MaxFiles+6, extensions.MaxFiles)
+	if len(warns) != 1 || !strings.Contains(warns[0], want) {
+		t.Errorf("warnings %q, want %q", warns, want)
 	}
 }
 

@@ -309,6 +309,17 @@ func (c *collector) runNvidiaSMI(ctx context.Context, timeout time.Duration) {
 		}
 		return
 	}
+	// The process query runs alongside the device query: each nvidia-smi
+	// start costs tens of milliseconds, and doctor's budget is a hundred.
+	type result struct {
+		out []byte
+		err error
+	}
+	apps := make(chan result, 1)
+	go func() {
+		out, err := c.exec(ctx, timeout, smi, "--query-compute-apps="+smiAppFields, "--format=csv,noheader,nounits")
+		apps <- result{out, err}
+	}()
 	fields := smiGPUFields
 	out, err := c.exec(ctx, timeout, smi, "--query-gpu="+strings.Join(fields, ","), "--format=csv,noheader,nounits")
 	if err != nil && bytes.Contains(out, []byte("compute_cap")) {
@@ -317,6 +328,7 @@ func (c *collector) runNvidiaSMI(ctx context.Context, timeout time.Duration) {
 	}
 	if err != nil {
 		c.warn("%s --query-gpu failed: %s", smi, execError(out, err))
+		<-apps
 		return
 	}
 	rows, bad := ParseQueryGPU(string(out), fields)
@@ -347,7 +359,8 @@ func (c *collector) runNvidiaSMI(ctx context.Context, timeout time.Duration) {
 		d.MemoryTotalMiB, d.MemoryUsedMiB = r.MemoryTotalMiB, r.MemoryUsedMiB
 		c.setDriver(r.DriverVersion, fromSMI)
 	}
-	out, err = c.exec(ctx, timeout, smi, "--query-compute-apps="+smiAppFields, "--format=csv,noheader,nounits")
+	r := <-apps
+	out, err = r.out, r.err
 	if err != nil {
 		c.warn("%s --query-compute-apps failed: %s", smi, execError(out, err))
 		return

@@ -19,65 +19,75 @@ import (
 // CXX11ABI comes from TorchConfig.cmake or libc10.so's symbol names, Archs
 // and PTX from the fatbin headers of the CUDA libraries in torch/lib.
 func Collect(src source.Source, env *facts.PythonEnv) (*facts.Torch, []string) {
-	if env == nil {
+	var warns []string
+	site, ok := Locate(src, env)
+	if !ok {
 		return nil, nil
 	}
-	var warns []string
+	loc := path.Join(site, "torch")
+	vpy := path.Join(loc, "version.py")
+	t := &facts.Torch{Location: loc}
+	data, err := source.ReadFile(src, vpy, versionPyCap)
+	var v VersionPy
+	if err != nil {
+		warns = append(warns, fmt.Sprintf("torch: cannot read %s: %v", vpy, err))
+	} else {
+		var problems []string
+		v, problems = ParseVersionPy(data)
+		for _, p := range problems {
+			warns = append(warns, fmt.Sprintf("torch: %s: %s", vpy, p))
+		}
+	}
+	t.Version, t.CUDA, t.HIP, t.GitVer = v.Version, v.CUDA, v.HIP, v.GitVersion
+	if t.Version != "" {
+		t.BuildFrom = "torch/version.py"
+	} else {
+		// The dist-info still names the version, and PyTorch's own wheels
+		// name their build in its local part (+cu128, +cpu, +rocm6.4);
+		// a version without one leaves the build unknown, never guessed.
+		if d, ok, _ := sitedist.Find(src, site, "torch"); ok && d.Version != "" {
+			t.Version = d.Version
+			warns = append(warns, fmt.Sprintf("torch: version %s taken from %s instead", d.Version, d.MetadataDir))
+			if cuda, hip, ok := BuildFromLocalTag(d.Version); ok {
+				t.CUDA, t.HIP = cuda, hip
+				t.BuildFrom = "the +" + localTag(d.Version) + " tag of " + d.Version
+			}
+		}
+	}
+	if source.IsDir(src, path.Join(loc, "lib")) {
+		t.Lib = path.Join(loc, "lib")
+	}
+	if source.IsDir(src, path.Join(loc, "share", "cmake")) {
+		t.CMake = path.Join(loc, "share", "cmake")
+	}
+	if nv := path.Join(loc, "bin", "nvcc"); source.Exists(src, nv) {
+		t.BundledNV = nv
+	}
+	// The two binary readers touch different fields and files.
+	var abiWarns []string
+	var wg sync.WaitGroup
+	wg.Go(func() { abiWarns = collectCXX11ABI(src, t) })
+	warns = append(warns, collectArchs(src, t)...)
+	wg.Wait()
+	return t, append(warns, abiWarns...)
+}
+
+// Locate returns the site-packages folder of the torch env imports: the
+// first SitePath entry holding torch/version.py. It only stats, so
+// collectors that need no more than torch's folder need not wait for Collect.
+func Locate(src source.Source, env *facts.PythonEnv) (site string, ok bool) {
+	if env == nil {
+		return "", false
+	}
 	for _, site := range env.SitePath {
 		if !path.IsAbs(site) {
 			continue
 		}
-		loc := path.Join(site, "torch")
-		vpy := path.Join(loc, "version.py")
-		if _, err := src.Stat(vpy); err != nil {
-			continue
+		if _, err := src.Stat(path.Join(site, "torch", "version.py")); err == nil {
+			return site, true
 		}
-		t := &facts.Torch{Location: loc}
-		data, err := source.ReadFile(src, vpy, versionPyCap)
-		var v VersionPy
-		if err != nil {
-			warns = append(warns, fmt.Sprintf("torch: cannot read %s: %v", vpy, err))
-		} else {
-			var problems []string
-			v, problems = ParseVersionPy(data)
-			for _, p := range problems {
-				warns = append(warns, fmt.Sprintf("torch: %s: %s", vpy, p))
-			}
-		}
-		t.Version, t.CUDA, t.HIP, t.GitVer = v.Version, v.CUDA, v.HIP, v.GitVersion
-		if t.Version != "" {
-			t.BuildFrom = "torch/version.py"
-		} else {
-			// The dist-info still names the version, and PyTorch's own wheels
-			// name their build in its local part (+cu128, +cpu, +rocm6.4);
-			// a version without one leaves the build unknown, never guessed.
-			if d, ok, _ := sitedist.Find(src, site, "torch"); ok && d.Version != "" {
-				t.Version = d.Version
-				warns = append(warns, fmt.Sprintf("torch: version %s taken from %s instead", d.Version, d.MetadataDir))
-				if cuda, hip, ok := BuildFromLocalTag(d.Version); ok {
-					t.CUDA, t.HIP = cuda, hip
-					t.BuildFrom = "the +" + localTag(d.Version) + " tag of " + d.Version
-				}
-			}
-		}
-		if source.IsDir(src, path.Join(loc, "lib")) {
-			t.Lib = path.Join(loc, "lib")
-		}
-		if source.IsDir(src, path.Join(loc, "share", "cmake")) {
-			t.CMake = path.Join(loc, "share", "cmake")
-		}
-		if nv := path.Join(loc, "bin", "nvcc"); source.Exists(src, nv) {
-			t.BundledNV = nv
-		}
-		// The two binary readers touch different fields and files.
-		var abiWarns []string
-		var wg sync.WaitGroup
-		wg.Go(func() { abiWarns = collectCXX11ABI(src, t) })
-		warns = append(warns, collectArchs(src, t)...)
-		wg.Wait()
-		return t, append(warns, abiWarns...)
 	}
-	return nil, warns
+	return "", false
 }
 
 // BuildFromLocalTag reads the build from a PyTorch wheel's local version
