@@ -66,7 +66,11 @@ func (s *SourceFlags) Load(ctx context.Context) (*facts.Facts, error) {
 	if err != nil {
 		return nil, err
 	}
-	return collect.Collect(ctx, src, collect.Options{Python: s.Python, GPUs: s.GPUs, ToolVersion: Version}), nil
+	o := collect.Options{Python: s.Python, GPUs: s.GPUs, ToolVersion: Version}
+	if os.Getenv("FASTPATH_TRACE") != "" {
+		o.Trace = os.Stderr
+	}
+	return collect.Collect(ctx, src, o), nil
 }
 
 func readFacts(path string, gpus []string) (*facts.Facts, error) {

@@ -4,6 +4,8 @@ package collect
 
 import (
 	"context"
+	"fmt"
+	"io"
 	"path"
 	"sort"
 	"sync"
@@ -33,6 +35,9 @@ type Options struct {
 	// ExecTimeout bounds each program run on the live host (nvcc, gcc,
 	// nvidia-smi); 0 means 10 s.
 	ExecTimeout time.Duration
+	// Trace, when set, receives one line per collector with its wall time
+	// (FASTPATH_TRACE=1): where a slow machine spends doctor's time.
+	Trace io.Writer
 }
 
 // Collect gathers the Facts of src. It never fails: what cannot be read
@@ -48,28 +53,44 @@ func Collect(ctx context.Context, src source.Source, o Options) *facts.Facts {
 		f.Warnings = append(f.Warnings, ws...)
 		mu.Unlock()
 	}
+	start := time.Now()
+	timed := func(name string, fn func()) {
+		t0 := time.Now()
+		fn()
+		if o.Trace != nil {
+			mu.Lock()
+			fmt.Fprintf(o.Trace, "fastpath: %-10s %6.1f ms (done at %6.1f ms)\n", name, ms(time.Since(t0)), ms(time.Since(start)))
+			mu.Unlock()
+		}
+	}
 	var wg sync.WaitGroup
 	// The first wave needs nothing but the source.
 	wg.Go(func() {
-		var ws []string
-		f.OS, ws = osinfo.Collect(ctx, src)
-		warn(ws)
+		timed("os", func() {
+			var ws []string
+			f.OS, ws = osinfo.Collect(ctx, src)
+			warn(ws)
+		})
 	})
 	wg.Go(func() { f.Env = envvars.Collect(src.Env()) })
 	wg.Go(func() {
+		timed("gpu", func() {
+			var ws []string
+			f.GPU, ws = gpu.Collect(ctx, src, o.GPUs, o.ExecTimeout)
+			warn(ws)
+		})
+	})
+	timed("python", func() {
 		var ws []string
-		f.GPU, ws = gpu.Collect(ctx, src, o.GPUs, o.ExecTimeout)
+		f.Python, ws = pyenv.Collect(ctx, src, o.Python)
 		warn(ws)
 	})
-	var ws []string
-	f.Python, ws = pyenv.Collect(ctx, src, o.Python)
-	warn(ws)
 	// The second wave looks inside the selected environment.
 	wg.Go(func() {
 		var ws []string
-		f.Torch, ws = torch.Collect(src, f.Python.Selected)
+		timed("torch", func() { f.Torch, ws = torch.Collect(src, f.Python.Selected) })
 		warn(ws)
-		f.CUDA, ws = nvcc.Collect(ctx, src, f.Python, f.Torch, o.ExecTimeout)
+		timed("nvcc", func() { f.CUDA, ws = nvcc.Collect(ctx, src, f.Python, f.Torch, o.ExecTimeout) })
 		warn(ws)
 	})
 	// The extension scan needs only torch's folder (for the ABI check), not
@@ -81,12 +102,12 @@ func Collect(ctx context.Context, src source.Source, o Options) *facts.Facts {
 			located = &facts.Torch{Location: loc, Lib: path.Join(loc, "lib")}
 		}
 		var ws []string
-		f.Extensions, ws = extensions.Collect(ctx, src, f.Python.Selected, located)
+		timed("extensions", func() { f.Extensions, ws = extensions.Collect(ctx, src, f.Python.Selected, located) })
 		warn(ws)
 	})
 	wg.Go(func() {
 		var ws []string
-		f.Toolchain, ws = toolchain.Collect(ctx, src, f.Python.Selected, o.ExecTimeout)
+		timed("toolchain", func() { f.Toolchain, ws = toolchain.Collect(ctx, src, f.Python.Selected, o.ExecTimeout) })
 		warn(ws)
 	})
 	wg.Wait()
@@ -102,3 +123,5 @@ func Collect(ctx context.Context, src source.Source, o Options) *facts.Facts {
 	}
 	return f
 }
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
