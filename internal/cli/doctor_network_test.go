@@ -5,8 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
-	"os/exec"
+	"github.com/fastpath-dev/fastpath/internal/testenv"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -25,29 +24,16 @@ import (
 //     until CUDA_HOME names nvidia/cu13 (the fix doctor itself prints), then no
 //     compiler finding, and the facts give nvcc 13.0 from its own --version.
 func TestNetworkDoctorPipCompilers(t *testing.T) {
-	python, err := exec.LookPath("python3")
-	if err != nil {
-		t.Skip("python3 is not installed")
-	}
-	wheels := filepath.Join(testCache(t), "pip-wheels")
-	if err := os.MkdirAll(wheels, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	testenv.Python3(t)
 	cu12 := []string{"nvidia-cuda-nvcc-cu12==12.8.*"}
 	cu13 := []string{"nvidia-cuda-nvcc==13.0.*", "nvidia-nvvm==13.0.*", "nvidia-cuda-crt==13.0.*", "nvidia-cuda-runtime==13.0.*"}
-	for _, req := range append(cu12, cu13...) {
-		name := strings.ReplaceAll(strings.SplitN(req, "==", 2)[0], "-", "_")
-		version := strings.TrimSuffix(strings.SplitN(req, "==", 2)[1], "*")
-		if m, _ := filepath.Glob(filepath.Join(wheels, name+"-"+version+"*.whl")); len(m) == 0 {
-			mustRun(t, python, "-m", "pip", "download", "--quiet", "--disable-pip-version-check", "--only-binary=:all:", "--no-deps", "-d", wheels, req)
-		}
-	}
+	wheels := testenv.Wheels(t, append(cu12, cu13...)...)
 	// venv makes a venv with reqs installed offline and a torch stand-in.
 	venv := func(torchVersion, cuda string, reqs []string) (python, site string) {
 		dir := filepath.Join(t.TempDir(), "venv")
-		mustRun(t, "python3", "-m", "venv", dir)
+		testenv.Run(t, nil, "python3", "-m", "venv", dir)
 		py := filepath.Join(dir, "bin", "python3")
-		mustRun(t, py, append([]string{"-m", "pip", "install", "--quiet", "--disable-pip-version-check", "--no-index", "--find-links", wheels}, reqs...)...)
+		testenv.Run(t, nil, py, append([]string{"-m", "pip", "install", "--quiet", "--disable-pip-version-check", "--no-index", "--find-links", wheels}, reqs...)...)
 		sites, _ := filepath.Glob(filepath.Join(dir, "lib", "python3.*", "site-packages"))
 		if len(sites) != 1 {
 			t.Fatalf("site-packages of %s: %v", dir, sites)
@@ -133,12 +119,4 @@ func TestNetworkDoctorPipCompilers(t *testing.T) {
 			t.Errorf("the discovered nvcc: %+v", n)
 		}
 	})
-}
-
-func mustRun(t *testing.T, name string, args ...string) {
-	t.Helper()
-	out, err := exec.Command(name, args...).CombinedOutput()
-	if err != nil {
-		t.Fatalf("%s %s: %v\n%s", name, strings.Join(args, " "), err, out)
-	}
 }

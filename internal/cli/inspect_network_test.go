@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"github.com/fastpath-dev/fastpath/internal/testenv"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -10,74 +11,26 @@ import (
 	"testing"
 )
 
-// testCache is $FASTPATH_TEST_CACHE, else <repo root>/.cache (git-ignored): wheels are
-// downloaded into it once and installed from it offline.
-func testCache(t *testing.T) string {
-	t.Helper()
-	if d := os.Getenv("FASTPATH_TEST_CACHE"); d != "" {
-		return d
-	}
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return filepath.Join(dir, ".cache")
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("no go.mod above the test's folder")
-		}
-		dir = parent
-	}
-}
-
-func runCmd(t *testing.T, env []string, name string, args ...string) {
-	t.Helper()
-	cmd := exec.Command(name, args...)
-	cmd.Env = append(os.Environ(), env...)
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("%s %s: %v\n%s", name, strings.Join(args, " "), err, out)
-	}
-}
-
 // nvccWheels are NVIDIA's pip CUDA 13 compilers the oracle builds with: the first
 // 13.0 release and the newest 13.x when this was written. nvidia-cuda-nvcc-cu12 has no
 // nvcc (only ptxas and libnvvm), so CUDA 12 cannot be tested this way.
 var nvccWheels = []struct {
-	name  string
-	reqs  []string
-	files []string // the wheels' file name prefixes, to find them in the cache
+	name string
+	reqs []string
 }{
-	{"13.0", []string{"nvidia-cuda-nvcc==13.0.88", "nvidia-nvvm==13.0.88", "nvidia-cuda-crt==13.0.88", "nvidia-cuda-runtime==13.0.96"},
-		[]string{"nvidia_cuda_nvcc-13.0.88-", "nvidia_nvvm-13.0.88-", "nvidia_cuda_crt-13.0.88-", "nvidia_cuda_runtime-13.0.96-"}},
-	{"13.5", []string{"nvidia-cuda-nvcc==13.5.37", "nvidia-nvvm==13.5.37", "nvidia-cuda-crt==13.5.37", "nvidia-cuda-runtime==13.5.37"},
-		[]string{"nvidia_cuda_nvcc-13.5.37-", "nvidia_nvvm-13.5.37-", "nvidia_cuda_crt-13.5.37-", "nvidia_cuda_runtime-13.5.37-"}},
+	{"13.0", []string{"nvidia-cuda-nvcc==13.0.88", "nvidia-nvvm==13.0.88", "nvidia-cuda-crt==13.0.88", "nvidia-cuda-runtime==13.0.96"}},
+	{"13.5", []string{"nvidia-cuda-nvcc==13.5.37", "nvidia-nvvm==13.5.37", "nvidia-cuda-crt==13.5.37", "nvidia-cuda-runtime==13.5.37"}},
 }
 
 // cuobjdump 13.2 is the oldest on PyPI; the newest is used.
-var cuobjdumpWheel = struct{ req, file string }{"nvidia-cuda-cuobjdump==13.5.37", "nvidia_cuda_cuobjdump-13.5.37-"}
-
-// ensureWheels downloads reqs into dir unless a wheel starting with each prefix is there.
-func ensureWheels(t *testing.T, python, dir string, reqs, prefixes []string) {
-	t.Helper()
-	for _, p := range prefixes {
-		if m, _ := filepath.Glob(filepath.Join(dir, p+"*.whl")); len(m) == 0 {
-			runCmd(t, nil, python, append([]string{"-m", "pip", "download", "--quiet", "--disable-pip-version-check",
-				"--only-binary=:all:", "--no-deps", "-d", dir}, reqs...)...)
-			return
-		}
-	}
-}
+const cuobjdumpWheel = "nvidia-cuda-cuobjdump==13.5.37"
 
 // venvWith makes a venv at venv with reqs installed offline from wheels
 // and returns its site-packages.
 func venvWith(t *testing.T, python, venv, wheels string, reqs []string) string {
 	t.Helper()
-	runCmd(t, nil, python, "-m", "venv", "--without-pip", venv)
-	runCmd(t, nil, python, append([]string{"-m", "pip", "--python", filepath.Join(venv, "bin", "python"), "install", "--quiet",
+	testenv.Run(t, nil, python, "-m", "venv", "--without-pip", venv)
+	testenv.Run(t, nil, python, append([]string{"-m", "pip", "--python", filepath.Join(venv, "bin", "python"), "install", "--quiet",
 		"--disable-pip-version-check", "--no-index", "--no-deps", "--find-links", wheels}, reqs...)...)
 	sites, _ := filepath.Glob(filepath.Join(venv, "lib", "python3.*", "site-packages"))
 	if len(sites) != 1 {
@@ -104,22 +57,15 @@ func cuobjdumpBoth(t *testing.T, cuobjdump, path string) (stdout, stderr string)
 // real cuobjdump --list-elf then --list-ptx print, for every output, for a host-only
 // ELF, a text file and a missing file, one at a time and all in one call.
 func TestNetworkCuobjdumpOracle(t *testing.T) {
-	python, err := exec.LookPath("python3")
-	if err != nil {
-		t.Skip("python3 is not installed")
-	}
+	python := testenv.Python3(t)
 	for _, tool := range []string{"gcc", "g++"} {
 		if _, err := exec.LookPath(tool); err != nil {
 			t.Skipf("%s is not installed: nvcc needs a host compiler", tool)
 		}
 	}
-	wheels := filepath.Join(testCache(t), "pip-wheels")
-	if err := os.MkdirAll(wheels, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	ensureWheels(t, python, wheels, []string{cuobjdumpWheel.req}, []string{cuobjdumpWheel.file})
+	wheels := testenv.Wheels(t, cuobjdumpWheel)
 	for _, w := range nvccWheels {
-		ensureWheels(t, python, wheels, w.reqs, w.files)
+		testenv.Wheels(t, w.reqs...)
 	}
 	buildSh, err := filepath.Abs(filepath.Join("..", "fatbin", "testdata", "real", "src", "build.sh"))
 	if err != nil {
@@ -136,7 +82,7 @@ func TestNetworkCuobjdumpOracle(t *testing.T) {
 		for i, w := range nvccWheels {
 			t.Run(w.name, func(t *testing.T) {
 				t.Parallel()
-				site := venvWith(t, python, filepath.Join(tmp, "venv-"+w.name), wheels, append(append([]string(nil), w.reqs...), cuobjdumpWheel.req))
+				site := venvWith(t, python, filepath.Join(tmp, "venv-"+w.name), wheels, append(append([]string(nil), w.reqs...), cuobjdumpWheel))
 				home := filepath.Join(site, "nvidia", "cu13")
 				// nvcc.profile links from lib64; the wheels ship lib only.
 				if err := os.Symlink("lib", filepath.Join(home, "lib64")); err != nil && !os.IsExist(err) {
@@ -144,7 +90,7 @@ func TestNetworkCuobjdumpOracle(t *testing.T) {
 				}
 				out := filepath.Join(tmp, "nvcc-"+w.name)
 				cuobjdump := filepath.Join(home, "bin", "cuobjdump")
-				runCmd(t, []string{"CUDA_HOME=" + home, "NVCC=" + filepath.Join(home, "bin", "nvcc"), "CUOBJDUMP=" + cuobjdump},
+				testenv.Run(t, []string{"CUDA_HOME=" + home, "NVCC=" + filepath.Join(home, "bin", "nvcc"), "CUOBJDUMP=" + cuobjdump},
 					"bash", buildSh, out)
 				builds[i] = build{w.name, out, cuobjdump}
 			})

@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"context"
+	"github.com/fastpath-dev/fastpath/internal/testenv"
 	"os/exec"
 	"strings"
 	"testing"
@@ -22,8 +23,8 @@ func runPackages(t *testing.T, o *PackagesOptions) string {
 
 // `packages --json --python P` prints what `P -m pip list --format=json` prints.
 func TestPackagesJSONMatchesPipList(t *testing.T) {
-	py := pyenvtest.Python3(t)
-	real := strings.TrimSpace(pyenvtest.Run(t, nil, py, "-c", "import sys; print(sys.executable)"))
+	py := testenv.Python3(t)
+	real := strings.TrimSpace(testenv.Run(t, nil, py, "-c", "import sys; print(sys.executable)"))
 	pythons := []string{real}
 	if err := exec.Command("/usr/bin/python3", "-m", "pip", "--version").Run(); err == nil && real != "/usr/bin/python3" {
 		pythons = append(pythons, "/usr/bin/python3")

@@ -3,13 +3,12 @@ package model
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"github.com/fastpath-dev/fastpath/internal/testenv"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/fastpath-dev/fastpath/internal/collect/pyenv/pyenvtest"
 )
 
 // transformersVersions are the releases compared: the last 4.x, the last
@@ -23,7 +22,7 @@ var transformersVersions = []string{"4.57.6", "5.14.0", "5.24.0"}
 // kinds (scripts/transformers-layer-kinds.py), and checks fastpath derives
 // the same kinds from the same files.
 func TestNetworkTransformersLayerKinds(t *testing.T) {
-	py3 := pyenvtest.Python3(t)
+	py3 := testenv.Python3(t)
 	versions := transformersVersions
 	if v := os.Getenv("FASTPATH_TRANSFORMERS_VERSIONS"); v != "" {
 		versions = strings.Fields(v)
@@ -40,12 +39,12 @@ func TestNetworkTransformersLayerKinds(t *testing.T) {
 	tag := hex.EncodeToString(sum[:6])
 	for _, v := range versions {
 		t.Run(v, func(t *testing.T) {
-			base := filepath.Join(pyenvtest.CacheDir(t), "transformers", v)
+			base := filepath.Join(testenv.CacheDir(t), "transformers", v)
 			py := transformersVenv(t, py3, base, v)
 			out := filepath.Join(base, "kinds-"+tag)
 			if _, err := os.Stat(filepath.Join(out, "manifest.json")); err != nil {
 				_ = os.RemoveAll(out)
-				pyenvtest.Run(t, []string{"TRANSFORMERS_VERBOSITY=error", "HF_HUB_OFFLINE=1"}, py, script, out)
+				testenv.Run(t, []string{"TRANSFORMERS_VERBOSITY=error", "HF_HUB_OFFLINE=1"}, py, script, out)
 			}
 			checkManifest(t, out)
 		})
@@ -66,12 +65,12 @@ func transformersVenv(t *testing.T, py3, base, version string) string {
 		t.Fatal(err)
 	}
 	if uv, err := exec.LookPath("uv"); err == nil {
-		env := []string{"UV_CACHE_DIR=" + filepath.Join(pyenvtest.CacheDir(t), "uv"), "UV_NO_PROGRESS=1"}
-		pyenvtest.Run(t, env, uv, "venv", "--quiet", "--python", py3, dir)
-		pyenvtest.Run(t, env, uv, "pip", "install", "--quiet", "--python", py, "transformers=="+version)
+		env := []string{"UV_CACHE_DIR=" + filepath.Join(testenv.CacheDir(t), "uv"), "UV_NO_PROGRESS=1"}
+		testenv.Run(t, env, uv, "venv", "--quiet", "--python", py3, dir)
+		testenv.Run(t, env, uv, "pip", "install", "--quiet", "--python", py, "transformers=="+version)
 	} else {
-		pyenvtest.Run(t, nil, py3, "-m", "venv", dir)
-		pyenvtest.Run(t, []string{"PIP_DISABLE_PIP_VERSION_CHECK=1"}, py, "-m", "pip", "install", "--quiet", "transformers=="+version)
+		testenv.Run(t, nil, py3, "-m", "venv", dir)
+		testenv.Run(t, []string{"PIP_DISABLE_PIP_VERSION_CHECK=1"}, py, "-m", "pip", "install", "--quiet", "transformers=="+version)
 	}
 	if err := os.WriteFile(marker, []byte(version+"\n"), 0o644); err != nil {
 		t.Fatal(err)

@@ -2,8 +2,7 @@ package nvcc
 
 import (
 	"context"
-	"os"
-	"os/exec"
+	"github.com/fastpath-dev/fastpath/internal/testenv"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -13,77 +12,22 @@ import (
 	"github.com/fastpath-dev/fastpath/internal/source"
 )
 
-// testCache is $FASTPATH_TEST_CACHE, else <repo root>/.cache (git-ignored):
-// wheels are downloaded into it once and installed from it offline.
-func testCache(t *testing.T) string {
-	t.Helper()
-	if d := os.Getenv("FASTPATH_TEST_CACHE"); d != "" {
-		return d
-	}
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return filepath.Join(dir, ".cache")
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("no go.mod above the test's folder")
-		}
-		dir = parent
-	}
-}
-
-func run(t *testing.T, name string, args ...string) {
-	t.Helper()
-	cmd := exec.Command(name, args...)
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("%s %s: %v\n%s", name, strings.Join(args, " "), err, out)
-	}
-}
-
-// ensureWheels downloads the wheels for reqs into the cache unless a wheel
-// named like each glob is already there.
-func ensureWheels(t *testing.T, python, wheels string, reqs, globs []string) {
-	t.Helper()
-	for _, g := range globs {
-		if m, _ := filepath.Glob(filepath.Join(wheels, g)); len(m) == 0 {
-			args := append([]string{"-m", "pip", "download", "--quiet", "--disable-pip-version-check",
-				"--only-binary=:all:", "--no-deps", "-d", wheels}, reqs...)
-			run(t, python, args...)
-			return
-		}
-	}
-}
-
 // TestNetworkPipCompilers installs the real NVIDIA compiler wheels into a
 // real venv and collects from the live host: the CUDA 12 wheel has no nvcc
 // (an incomplete compiler), the CUDA 13 wheels have one that runs, and
 // torch finds it only once CUDA_HOME names it.
 func TestNetworkPipCompilers(t *testing.T) {
-	python, err := exec.LookPath("python3")
-	if err != nil {
-		t.Skip("python3 is not installed")
-	}
-	wheels := filepath.Join(testCache(t), "pip-wheels")
-	if err := os.MkdirAll(wheels, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	python := testenv.Python3(t)
 	cu12 := []string{"nvidia-cuda-nvcc-cu12==12.8.*"}
 	cu13 := []string{"nvidia-cuda-nvcc==13.0.*", "nvidia-nvvm==13.0.*", "nvidia-cuda-crt==13.0.*", "nvidia-cuda-runtime==13.0.*"}
-	ensureWheels(t, python, wheels, cu12, []string{"nvidia_cuda_nvcc_cu12-12.8.*.whl"})
-	ensureWheels(t, python, wheels, cu13, []string{"nvidia_cuda_nvcc-13.0.*.whl", "nvidia_nvvm-13.0.*.whl",
-		"nvidia_cuda_crt-13.0.*.whl", "nvidia_cuda_runtime-13.0.*.whl"})
+	wheels := testenv.Wheels(t, append(cu12, cu13...)...)
 
 	venv := filepath.Join(t.TempDir(), "venv")
-	run(t, python, "-m", "venv", venv)
+	testenv.Run(t, nil, python, "-m", "venv", venv)
 	vpy := filepath.Join(venv, "bin", "python")
 	args := append([]string{"-m", "pip", "install", "--quiet", "--disable-pip-version-check", "--no-index",
 		"--find-links", wheels}, append(cu12, cu13...)...)
-	run(t, vpy, args...)
+	testenv.Run(t, nil, vpy, args...)
 	sites, _ := filepath.Glob(filepath.Join(venv, "lib", "python3.*", "site-packages"))
 	if len(sites) != 1 {
 		t.Fatalf("site-packages of %s: %v", venv, sites)

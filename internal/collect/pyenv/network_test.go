@@ -2,6 +2,7 @@ package pyenv
 
 import (
 	"context"
+	"github.com/fastpath-dev/fastpath/internal/testenv"
 	"os/exec"
 	"strings"
 	"testing"
@@ -38,7 +39,7 @@ func assertPipList(t *testing.T, python string) {
 
 // The machine's own python3 (pyenv here): read without running it.
 func TestHostPython3MatchesPipList(t *testing.T) {
-	pyenvtest.Python3(t)
+	testenv.Python3(t)
 	assertPipList(t, "")
 }
 

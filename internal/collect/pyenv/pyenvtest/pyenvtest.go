@@ -5,7 +5,7 @@
 package pyenvtest
 
 import (
-	"bytes"
+	"github.com/fastpath-dev/fastpath/internal/testenv"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -21,66 +21,23 @@ var Packages = []string{"six", "docopt", "transformers", "flash-linear-attention
 // Installed are the Packages installed into each environment.
 var Installed = []string{"six", "docopt", "transformers", "flash-linear-attention"}
 
-// Python3 returns the real python3 on PATH (for the oracle), or skips.
-func Python3(t testing.TB) string {
-	t.Helper()
-	p, err := exec.LookPath("python3")
-	if err != nil {
-		t.Skip("python3 is not on PATH: no real pip to compare with")
-	}
-	return p
-}
-
-// CacheDir is $FASTPATH_TEST_CACHE, else <repo root>/.cache.
-func CacheDir(t testing.TB) string {
-	t.Helper()
-	if d := os.Getenv("FASTPATH_TEST_CACHE"); d != "" {
-		return d
-	}
-	wd, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for d := wd; ; d = filepath.Dir(d) {
-		if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
-			return filepath.Join(d, ".cache")
-		}
-		if d == filepath.Dir(d) {
-			t.Fatal("no go.mod above " + wd)
-		}
-	}
-}
-
-// Run runs a command, failing the test with its output on error.
-func Run(t testing.TB, env []string, name string, args ...string) string {
-	t.Helper()
-	cmd := exec.Command(name, args...)
-	cmd.Env = append(os.Environ(), env...)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("%s %s: %v\n%s\n%s", name, strings.Join(args, " "), err, stdout.String(), stderr.String())
-	}
-	return stdout.String()
-}
-
 // quietPip keeps pip off the network and its cache, and quiet.
 var quietPip = []string{"PIP_DISABLE_PIP_VERSION_CHECK=1", "PIP_NO_INPUT=1", "PIP_NO_CACHE_DIR=1"}
 
 // Wheelhouse downloads Packages once into the cache and returns the folder.
 func Wheelhouse(t testing.TB) string {
 	t.Helper()
-	dir := filepath.Join(CacheDir(t), "pypi")
+	dir := filepath.Join(testenv.CacheDir(t), "pypi")
 	marker := filepath.Join(dir, ".complete")
 	want := strings.Join(Packages, "\n") + "\n"
 	if b, err := os.ReadFile(marker); err == nil && string(b) == want {
 		return dir
 	}
-	py := Python3(t)
+	py := testenv.Python3(t)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	Run(t, quietPip, py, append([]string{"-m", "pip", "download", "--quiet", "--no-deps", "-d", dir}, Packages...)...)
+	testenv.Run(t, quietPip, py, append([]string{"-m", "pip", "download", "--quiet", "--no-deps", "-d", dir}, Packages...)...)
 	if err := os.WriteFile(marker, []byte(want), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -115,14 +72,14 @@ func Venv(t testing.TB) string {
 	t.Helper()
 	wh := Wheelhouse(t)
 	dir := filepath.Join(t.TempDir(), "venv")
-	Run(t, nil, Python3(t), "-m", "venv", dir)
+	testenv.Run(t, nil, testenv.Python3(t), "-m", "venv", dir)
 	py := filepath.Join(dir, "bin", "python")
 	// The build backends go in first so the sdist and the editable project
 	// build without an isolated environment each (seconds saved per build).
 	args := []string{"-m", "pip", "install", "--quiet", "--no-compile", "--no-index", "--find-links", wh, "--no-deps"}
-	Run(t, quietPip, py, append(args, "setuptools", "wheel", "packaging")...)
+	testenv.Run(t, quietPip, py, append(args, "setuptools", "wheel", "packaging")...)
 	args = append(args, "--no-build-isolation")
-	Run(t, quietPip, py, append(args, append(Installed, "-e", Project(t))...)...)
+	testenv.Run(t, quietPip, py, append(args, append(Installed, "-e", Project(t))...)...)
 	return py
 }
 
@@ -135,19 +92,19 @@ func UVVenv(t testing.TB) string {
 		t.Skip("uv is not on PATH (pip install uv): cannot make a uv venv")
 	}
 	wh := Wheelhouse(t)
-	base := strings.TrimSpace(Run(t, nil, Python3(t), "-c", "import sys; print(sys.executable)"))
+	base := strings.TrimSpace(testenv.Run(t, nil, testenv.Python3(t), "-c", "import sys; print(sys.executable)"))
 	dir := filepath.Join(t.TempDir(), "uvvenv")
-	env := []string{"UV_CACHE_DIR=" + filepath.Join(CacheDir(t), "uv"), "UV_NO_PROGRESS=1", "UV_OFFLINE=1"}
-	Run(t, env, uv, "venv", "--quiet", "--python", base, dir)
+	env := []string{"UV_CACHE_DIR=" + filepath.Join(testenv.CacheDir(t), "uv"), "UV_NO_PROGRESS=1", "UV_OFFLINE=1"}
+	testenv.Run(t, env, uv, "venv", "--quiet", "--python", base, dir)
 	py := filepath.Join(dir, "bin", "python")
 	args := []string{"pip", "install", "--quiet", "--python", py, "--no-index", "--find-links", wh, "--no-deps"}
-	Run(t, env, uv, append(args, append(Installed, "pip")...)...)
-	Run(t, env, uv, append(args, "-e", Project(t))...)
+	testenv.Run(t, env, uv, append(args, append(Installed, "pip")...)...)
+	testenv.Run(t, env, uv, append(args, "-e", Project(t))...)
 	return py
 }
 
 // PipList is the oracle: `python -m pip list --format=json`'s output.
 func PipList(t testing.TB, python string) []byte {
 	t.Helper()
-	return []byte(Run(t, quietPip, python, "-m", "pip", "list", "--format=json"))
+	return []byte(testenv.Run(t, quietPip, python, "-m", "pip", "list", "--format=json"))
 }
