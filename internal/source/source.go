@@ -31,6 +31,9 @@ type Kind string
 const (
 	KindHost Kind = "host" // the machine fastpath runs on
 	KindRoot Kind = "root" // a directory standing for "/" (--root)
+	// KindImage is a container image read layer by layer (--image), never
+	// unpacked: see internal/imagesource.
+	KindImage Kind = "image"
 )
 
 // Info describes a Source for reports and facts.
@@ -38,6 +41,11 @@ type Info struct {
 	Kind Kind   `json:"kind"`
 	Root string `json:"root,omitempty"` // the directory standing for "/" (root sources)
 	Live bool   `json:"live"`           // programs may be run (host only)
+	// Image sources: the reference, archive or OCI layout as given, the
+	// manifest digest of the image read, and its platform (os/arch).
+	Image    string `json:"image,omitempty"`
+	Digest   string `json:"digest,omitempty"`
+	Platform string `json:"platform,omitempty"`
 }
 
 // File is an open file of a Source. Parsers take the io.ReaderAt and read
@@ -84,8 +92,7 @@ type dirSource struct {
 	env  Env
 	live bool
 
-	mu    sync.Mutex
-	cache map[string]string // resolved directory prefixes: in-source path -> resolved in-source path
+	links *Resolver
 	osr   *os.Root
 }
 
@@ -131,7 +138,15 @@ func newDir(root string, env Env, live bool) (*dirSource, error) {
 	if env == nil {
 		env = Env{}
 	}
-	return &dirSource{root: root, env: env, live: live, cache: map[string]string{}, osr: r}, nil
+	s := &dirSource{root: root, env: env, live: live, osr: r}
+	s.links = NewResolver(func(p string) (fs.FileMode, error) {
+		fi, err := os.Lstat(s.hostPath(p))
+		if err != nil {
+			return 0, err
+		}
+		return fi.Mode(), nil
+	}, func(p string) (string, error) { return os.Readlink(s.hostPath(p)) })
+	return s, nil
 }
 
 func (s *dirSource) Info() Info {
@@ -175,9 +190,36 @@ func (s *dirSource) Resolve(name string) (string, error) {
 	return s.resolve(name, true)
 }
 
-// resolve walks name one component at a time. A directory prefix, once
-// resolved, is cached: its resolution cannot depend on what follows it.
 func (s *dirSource) resolve(name string, followLast bool) (string, error) {
+	return s.links.Resolve(name, followLast)
+}
+
+// Resolver resolves paths inside a tree that stands for "/", one component
+// at a time, given only how to lstat and read a link at an in-source path:
+// every Source (a directory, an image's layer index) shares these rules, so
+// "/usr/local/cuda" means the same thing wherever it is read. An absolute
+// link target is re-rooted, ".." never climbs above "/", and chains are cut
+// after 40 hops (ELOOP). Safe for concurrent use.
+type Resolver struct {
+	lstat    func(p string) (fs.FileMode, error)
+	readLink func(p string) (string, error)
+
+	mu    sync.Mutex
+	cache map[string]string // resolved directory prefixes: in-source path -> resolved in-source path
+}
+
+// NewResolver returns a Resolver over a tree. lstat returns the type bits of
+// the clean absolute in-source path p without following a final link (an
+// error wrapping fs.ErrNotExist when absent); readLink returns a link's target.
+func NewResolver(lstat func(p string) (fs.FileMode, error), readLink func(p string) (string, error)) *Resolver {
+	return &Resolver{lstat: lstat, readLink: readLink, cache: map[string]string{}}
+}
+
+// Resolve walks name one component at a time; with followLast false the
+// final component is left as it is (for Lstat and ReadLink). A directory
+// prefix, once resolved, is cached: its resolution cannot depend on what
+// follows it.
+func (r *Resolver) Resolve(name string, followLast bool) (string, error) {
 	if !strings.HasPrefix(name, "/") {
 		return "", &fs.PathError{Op: "resolve", Path: name, Err: errors.New("path is not absolute")}
 	}
@@ -186,14 +228,14 @@ func (s *dirSource) resolve(name string, followLast bool) (string, error) {
 		return "/", nil
 	}
 	resolved, start := "/", 0
-	s.mu.Lock()
+	r.mu.Lock()
 	for i := len(comps) - 1; i > 0; i-- {
-		if r, ok := s.cache["/"+strings.Join(comps[:i], "/")]; ok {
-			resolved, start = r, i
+		if c, ok := r.cache["/"+strings.Join(comps[:i], "/")]; ok {
+			resolved, start = c, i
 			break
 		}
 	}
-	s.mu.Unlock()
+	r.mu.Unlock()
 	hops := 0
 	for i := start; i < len(comps); i++ {
 		last := i == len(comps)-1
@@ -203,15 +245,15 @@ func (s *dirSource) resolve(name string, followLast bool) (string, error) {
 			}
 			return path.Join(resolved, comps[i]), nil
 		}
-		next, err := s.step(resolved, comps[i], &hops)
+		next, err := r.step(resolved, comps[i], &hops)
 		if err != nil {
 			return path.Join(resolved, strings.Join(comps[i:], "/")), &fs.PathError{Op: "resolve", Path: name, Err: err}
 		}
 		resolved = next
 		if !last {
-			s.mu.Lock()
-			s.cache["/"+strings.Join(comps[:i+1], "/")] = resolved
-			s.mu.Unlock()
+			r.mu.Lock()
+			r.cache["/"+strings.Join(comps[:i+1], "/")] = resolved
+			r.mu.Unlock()
 		}
 	}
 	return resolved, nil
@@ -220,26 +262,26 @@ func (s *dirSource) resolve(name string, followLast bool) (string, error) {
 // step resolves one component c below the resolved directory dir, following
 // a symlink chain with a shared hop budget. A missing final component is not
 // an error here: callers learn of it when they stat or open.
-func (s *dirSource) step(dir, c string, hops *int) (string, error) {
+func (r *Resolver) step(dir, c string, hops *int) (string, error) {
 	if c == ".." {
 		return path.Dir(dir), nil // path.Dir("/") is "/": ".." cannot climb out
 	}
 	next := path.Join(dir, c)
-	fi, err := os.Lstat(s.hostPath(next))
+	mode, err := r.lstat(next)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return next, nil
 		}
 		return "", unwrapPathErr(err)
 	}
-	if fi.Mode()&fs.ModeSymlink == 0 {
+	if mode&fs.ModeSymlink == 0 {
 		return next, nil
 	}
 	*hops++
 	if *hops > maxLinkHops {
 		return "", syscall.ELOOP
 	}
-	target, err := os.Readlink(s.hostPath(next))
+	target, err := r.readLink(next)
 	if err != nil {
 		return "", unwrapPathErr(err)
 	}
@@ -248,7 +290,7 @@ func (s *dirSource) step(dir, c string, hops *int) (string, error) {
 		base = "/"
 	}
 	for _, tc := range components(target) {
-		if base, err = s.step(base, tc, hops); err != nil {
+		if base, err = r.step(base, tc, hops); err != nil {
 			return "", err
 		}
 	}
