@@ -11,6 +11,7 @@ import (
 	"github.com/fastpath-dev/fastpath/internal/collect"
 	"github.com/fastpath-dev/fastpath/internal/collect/gpu"
 	"github.com/fastpath-dev/fastpath/internal/facts"
+	"github.com/fastpath-dev/fastpath/internal/imagesource"
 	"github.com/fastpath-dev/fastpath/internal/source"
 )
 
@@ -21,6 +22,11 @@ type SourceFlags struct {
 	GPUs   []string // --gpu CC (repeatable)
 	Env    []string // --env K=V (repeatable)
 	Facts  string   // --facts FILE: diagnose saved facts
+	// Image is --image REF|ARCHIVE.tar|OCI_DIR: a container image read
+	// layer by layer, never run nor unpacked; Platform picks one from a
+	// multi-platform image.
+	Image    string
+	Platform string
 }
 
 func (s *SourceFlags) register(fs *pflag.FlagSet, withFacts bool) {
@@ -28,16 +34,31 @@ func (s *SourceFlags) register(fs *pflag.FlagSet, withFacts bool) {
 	fs.StringVar(&s.Python, "python", "", "the interpreter or environment `PATH` to diagnose (default: python3 on PATH)")
 	fs.StringArrayVar(&s.GPUs, "gpu", nil, "diagnose for a GPU of compute capability `CC` (12.0 or sm_120; repeatable; replaces detected GPUs)")
 	fs.StringArrayVar(&s.Env, "env", nil, "assume environment variable `K=V` (repeatable)")
+	fs.StringVar(&s.Image, "image", "", "diagnose the container image `REF|ARCHIVE.tar|OCI_DIR` (a registry reference, a docker-save archive or an OCI layout folder) without a daemon; nothing is run or unpacked")
+	fs.StringVar(&s.Platform, "platform", "", "with --image: the `OS/ARCH` to pick from a multi-platform image (default "+imagesource.DefaultPlatform+")")
 	if withFacts {
 		fs.StringVar(&s.Facts, "facts", "", "diagnose the facts saved in `FILE` (from `fastpath facts`) instead of a machine")
 	}
 }
 
-// Source opens the source the flags name: the live host, or --root.
+// Source opens the source the flags name: the live host, --root or --image.
 func (s *SourceFlags) Source() (source.Source, error) {
 	overrides, err := source.ParseEnv(s.Env)
 	if err != nil {
 		return nil, &UsageError{Err: err}
+	}
+	if s.Platform != "" && s.Image == "" {
+		return nil, usageErrorf("--platform needs --image")
+	}
+	if s.Image != "" {
+		if s.Root != "" {
+			return nil, usageErrorf("--image and --root name two different sources; give one")
+		}
+		img, err := imagesource.Open(context.Background(), s.Image, imagesource.Options{Platform: s.Platform, Env: overrides})
+		if err != nil {
+			return nil, err
+		}
+		return img, nil
 	}
 	if s.Root != "" {
 		src, err := source.Root(s.Root, overrides)
@@ -52,8 +73,8 @@ func (s *SourceFlags) Source() (source.Source, error) {
 // Load returns the facts: read from --facts, or collected from the source.
 func (s *SourceFlags) Load(ctx context.Context) (*facts.Facts, error) {
 	if s.Facts != "" {
-		if s.Root != "" || s.Python != "" || len(s.Env) > 0 {
-			return nil, usageErrorf("--facts cannot be combined with --root, --python or --env")
+		if s.Root != "" || s.Image != "" || s.Python != "" || len(s.Env) > 0 {
+			return nil, usageErrorf("--facts cannot be combined with --root, --image, --python or --env")
 		}
 		return readFacts(s.Facts, s.GPUs)
 	}
@@ -70,7 +91,13 @@ func (s *SourceFlags) Load(ctx context.Context) (*facts.Facts, error) {
 	if os.Getenv("FASTPATH_TRACE") != "" {
 		o.Trace = os.Stderr
 	}
-	return collect.Collect(ctx, src, o), nil
+	f := collect.Collect(ctx, src, o)
+	if w, ok := src.(interface{ Warnings() []string }); ok {
+		// An image's rejected entries come first: they may explain what
+		// the collectors then could not find.
+		f.Warnings = append(w.Warnings(), f.Warnings...)
+	}
+	return f, nil
 }
 
 func readFacts(path string, gpus []string) (*facts.Facts, error) {
