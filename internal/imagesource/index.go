@@ -337,8 +337,12 @@ func wantPrefetch(p string, size int64) bool {
 	}
 	switch base {
 	case "os-release", "lsb-release", "debian_version", "redhat-release", "pyvenv.cfg",
-		"version.py", "_version.py", "version.json", "version.txt", "ld.so.conf", "config.json":
+		"version.py", "_version.py", "version.json", "version.txt", "ld.so.conf", "config.json",
+		"patchlevel.h", "TorchConfig.cmake":
 		return true
+	}
+	if strings.HasSuffix(dir, "/bin/") {
+		return true // launchers whose shebang names the interpreter (pip, nvcc wrappers)
 	}
 	return strings.HasSuffix(base, ".pth") || strings.HasSuffix(base, ".conf") && strings.HasPrefix(p, "/etc/ld.so.conf.d/")
 }

@@ -1,0 +1,146 @@
+package cli
+
+import (
+	"archive/tar"
+	"bytes"
+	"encoding/json"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-containerregistry/pkg/v1/empty"
+	"github.com/google/go-containerregistry/pkg/v1/layout"
+	"github.com/google/go-containerregistry/pkg/v1/mutate"
+	"github.com/google/go-containerregistry/pkg/v1/tarball"
+
+	"github.com/fastpath-dev/fastpath/internal/fixture"
+)
+
+// seedOCILayout writes the seed tree as a one-layer image in an OCI layout
+// folder, its environment in the image config.
+func seedOCILayout(t *testing.T, root string) string {
+	t.Helper()
+	var buf bytes.Buffer
+	tw := tar.NewWriter(&buf)
+	err := filepath.WalkDir(root, func(h string, d fs.DirEntry, err error) error {
+		if err != nil || h == root {
+			return err
+		}
+		rel, _ := filepath.Rel(root, h)
+		fi, err := os.Lstat(h)
+		if err != nil {
+			return err
+		}
+		link := ""
+		if fi.Mode()&fs.ModeSymlink != 0 {
+			link, _ = os.Readlink(h)
+		}
+		hdr, err := tar.FileInfoHeader(fi, link)
+		if err != nil {
+			return err
+		}
+		hdr.Name = filepath.ToSlash(rel)
+		if err := tw.WriteHeader(hdr); err != nil {
+			return err
+		}
+		if fi.Mode().IsRegular() {
+			f, err := os.Open(h)
+			if err != nil {
+				return err
+			}
+			defer f.Close()
+			_, err = io.Copy(tw, f)
+		}
+		return err
+	})
+	if err != nil || tw.Close() != nil {
+		t.Fatal(err)
+	}
+	b := buf.Bytes()
+	l, err := tarball.LayerFromOpener(func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(b)), nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	img, err := mutate.AppendLayers(empty.Image, l)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cf, _ := img.ConfigFile()
+	cf = cf.DeepCopy()
+	cf.OS, cf.Architecture, cf.Config.Env = "linux", "amd64", fixture.SeedEnv
+	if img, err = mutate.ConfigFile(img, cf); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), "oci")
+	p, err := layout.Write(dir, empty.Index)
+	if err == nil {
+		err = p.AppendImage(img)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// doctor --image judges an image as doctor --root judges the same tree.
+func TestDoctorImageEqualsRoot(t *testing.T) {
+	root := t.TempDir()
+	if err := fixture.Seed(root); err != nil {
+		t.Fatal(err)
+	}
+	oci := seedOCILayout(t, root)
+	run := func(args ...string) map[string]json.RawMessage {
+		t.Helper()
+		var out, errb bytes.Buffer
+		if code := Main(args, strings.NewReader(""), &out, &errb); code != ExitFindings {
+			t.Fatalf("fastpath %v: exit %d\n%s", args, code, errb.String())
+		}
+		var doc map[string]json.RawMessage
+		if err := json.Unmarshal(out.Bytes(), &doc); err != nil {
+			t.Fatal(err)
+		}
+		return doc
+	}
+	envFlags := []string{}
+	for _, e := range fixture.SeedEnv {
+		envFlags = append(envFlags, "--env", e)
+	}
+	want := run(append([]string{"doctor", "--json", "--gpu", "12.0", "--root", root}, envFlags...)...)
+	got := run("doctor", "--json", "--gpu", "12.0", "--image", oci)
+	if diff := cmp.Diff(string(want["findings"]), string(got["findings"])); diff != "" {
+		t.Errorf("findings differ (-root +image):\n%s", diff)
+	}
+	var src struct {
+		Source map[string]any `json:"source"`
+	}
+	json.Unmarshal(got["facts"], &src)
+	if src.Source["kind"] != "image" || src.Source["image"] != oci || src.Source["platform"] != "linux/amd64" {
+		t.Errorf("facts.source = %v", src.Source)
+	}
+	var out, errb bytes.Buffer
+	if code := Main([]string{"packages", "--image", oci}, strings.NewReader(""), &out, &errb); code != ExitOK || !strings.Contains(out.String(), "torch") {
+		t.Errorf("packages --image: exit %d\n%s%s", code, out.String(), errb.String())
+	}
+}
+
+func TestImageFlagUsage(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		out  string
+	}{
+		{[]string{"doctor", "--image", "x.tar", "--root", "/"}, "give one"},
+		{[]string{"doctor", "--platform", "linux/arm64"}, "--platform needs --image"},
+		{[]string{"doctor", "--facts", "f.json", "--image", "x"}, "cannot be combined"},
+		{[]string{"facts", "--image", t.TempDir()}, "not an OCI layout folder"},
+		{[]string{"doctor", "--image", "x", "--platform", "arm64"}, "want OS/ARCH"},
+	} {
+		var out, errb bytes.Buffer
+		if code := Main(tc.args, strings.NewReader(""), &out, &errb); code != ExitFailure || !strings.Contains(errb.String()+out.String(), tc.out) {
+			t.Errorf("fastpath %v: exit %d, output %q; want %q", tc.args, code, errb.String(), tc.out)
+		}
+	}
+}
