@@ -225,7 +225,10 @@ var extractors = []extractor{
 
 // Compare lines the machines up fact by fact.
 func Compare(ms []Machine) *Diff {
-	d := &Diff{Schema: facts.Schema}
+	d := &Diff{Schema: facts.Schema, Machines: []string{}, Rows: []Row{}, Findings: [][]string{}}
+	if len(ms) == 0 {
+		return d
+	}
 	for _, m := range ms {
 		d.Machines = append(d.Machines, m.Name)
 	}

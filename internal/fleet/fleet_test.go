@@ -234,3 +234,14 @@ func TestParseRejects(t *testing.T) {
 		}
 	}
 }
+
+func TestCompareNothing(t *testing.T) {
+	d := Compare(nil)
+	var b bytes.Buffer
+	if err := d.Text(&b, Options{}); err != nil || !strings.Contains(b.String(), "no machines") {
+		t.Errorf("%q %v", b.String(), err)
+	}
+	if r := NewReport([]remote.Result{{Target: "x", Status: remote.StatusFailed}}); len(r.Diff.Machines) != 0 {
+		t.Error(r.Diff.Machines)
+	}
+}

@@ -288,3 +288,11 @@ func TestRun200Targets(t *testing.T) {
 		}
 	}
 }
+
+func TestRunRecordsDuration(t *testing.T) {
+	tp, _ := ParseTemplate("sh -c 'sleep 0.2; exit 3' {}")
+	rs := Run(context.Background(), Config{Template: tp, Binary: []byte(fakeFastpath), Version: "v"}, []string{"t"})
+	if rs[0].Seconds <= 0 || rs[0].Status != StatusFailed || rs[0].Error != "exit 3" {
+		t.Errorf("%+v", rs[0])
+	}
+}

@@ -165,9 +165,9 @@ func Run(ctx context.Context, cfg Config, targets []string) []Result {
 	return results
 }
 
-func runOne(ctx context.Context, cfg Config, s Scripts, target string) Result {
+func runOne(ctx context.Context, cfg Config, s Scripts, target string) (r Result) {
 	start := time.Now()
-	r := Result{Target: target}
+	r.Target = target
 	defer func() { r.Seconds = time.Since(start).Seconds() }()
 	if err := CheckTarget(target); err != nil {
 		r.Status, r.Error, r.ExitCode = StatusFailed, err.Error(), -1
