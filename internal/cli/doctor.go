@@ -17,6 +17,7 @@ type DoctorOptions struct {
 	Source   SourceFlags
 	JSON     bool
 	Markdown bool
+	Format   string   // --format text|json|markdown|prom|nfd (--json, --markdown are aliases)
 	Models   []string // --model CONFIG|DIR|ORG/NAME (repeatable)
 }
 
@@ -39,12 +40,16 @@ environment is executed; on the live host only nvcc --version, gcc
 	cmd.Flags().BoolVar(&o.JSON, "json", false, "print JSON (schema fastpath.v1)")
 	cmd.Flags().BoolVar(&o.Markdown, "markdown", false, "print Markdown, to paste into a bug report")
 	cmd.Flags().StringArrayVar(&o.Models, "model", nil, "also judge this model's layers: `CONFIG|DIR|ORG/NAME` (repeatable)")
-	cmd.MarkFlagsMutuallyExclusive("json", "markdown")
+	cmd.Flags().StringVar(&o.Format, "format", "", "output `FORMAT`: text, json, markdown, prom (node_exporter textfile metrics) or nfd (node-feature-discovery labels)")
+	cmd.MarkFlagsMutuallyExclusive("json", "markdown", "format")
 	return cmd
 }
 
 // RunDoctor runs `fastpath doctor`.
 func RunDoctor(ctx context.Context, o *DoctorOptions, ios *IO) error {
+	if err := checkFormat(o.Format); err != nil {
+		return err
+	}
 	f, err := o.Source.Load(ctx)
 	if err != nil {
 		return err
@@ -52,6 +57,15 @@ func RunDoctor(ctx context.Context, o *DoctorOptions, ios *IO) error {
 	models, err := loadModels(&o.Source, f, o.Models)
 	if err != nil {
 		return err
+	}
+	switch o.Format {
+	case "", "text":
+	case "json":
+		o.JSON = true
+	case "markdown":
+		o.Markdown = true
+	case "prom", "nfd":
+		return renderCluster(o.Format, f, models, ios)
 	}
 	return renderDoctor(f, models, o.JSON, o.Markdown, ios)
 }

@@ -1,0 +1,244 @@
+package cli
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/fastpath-dev/fastpath/internal/fleet"
+	"github.com/fastpath-dev/fastpath/internal/remote"
+	"github.com/fastpath-dev/fastpath/internal/report"
+)
+
+// RemoteOptions are `fastpath remote`'s flags.
+type RemoteOptions struct {
+	Via      string
+	Targets  string // --targets FILE
+	Parallel int
+	Timeout  time.Duration
+	JSON     bool
+	Markdown bool
+	All      bool
+	Save     string // --save DIR: each target's doctor report
+	// Doctor flags passed to doctor on every target.
+	Source SourceFlags
+	Models []string
+}
+
+const remoteExitHelp = `
+Exit status:
+  0  every target was diagnosed, none has an error-severity finding
+  1  every target was diagnosed, at least one has an error-severity finding
+  2  at least one target could not be diagnosed (unreachable, failed, timed
+     out), or a usage error; this wins over 1`
+
+func newRemoteCommand(ios *IO) *cobra.Command {
+	o := &RemoteOptions{}
+	cmd := &cobra.Command{
+		Use:   "remote --via TEMPLATE TARGET...",
+		Short: "Diagnose other machines or containers through ssh, docker exec, kubectl exec...",
+		Long: `remote runs fastpath doctor on each TARGET through your own transport and
+compares the results. TEMPLATE is the command that reaches a target, with {}
+where the target goes; it is split into words like a shell would, and not run
+by a shell:
+
+  fastpath remote --via 'ssh {}' gpu-01 gpu-02
+  fastpath remote --via 'ssh -p 2222 -o BatchMode=yes {}' --targets hosts.txt
+  fastpath remote --via 'docker exec -i {}' trainer-0 trainer-1
+  fastpath remote --via 'kubectl exec -i {} --' pod/trainer-0 pod/trainer-1
+  fastpath remote --via 'pct exec {} --' 101 102
+
+fastpath runs a small POSIX sh script on the target: when ~/.cache/fastpath
+holds no fastpath of this exact build, it sends its own (static) binary
+through the transport's standard input, then runs doctor --json there. An
+ssh template gets the script as one quoted string (ssh hands it to the login
+shell); any other template gets "sh -c SCRIPT" as three arguments. Targets
+run --parallel at a time, each within --timeout (its processes are killed
+after it); one that fails, refuses or hangs is reported with the end of its
+stderr and never stops the others. The report lists every target, then the
+facts that differ between those that answered.` + remoteExitHelp,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return RunRemote(cmd, o, args, ios)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.Via, "via", "", "transport `TEMPLATE` with {} for the target (required)")
+	f.StringVar(&o.Targets, "targets", "", "read targets from `FILE`, one per line (# comments)")
+	f.IntVar(&o.Parallel, "parallel", 16, "targets diagnosed at a time")
+	f.DurationVar(&o.Timeout, "timeout", 60*time.Second, "time allowed per target, sending the binary included")
+	f.BoolVar(&o.JSON, "json", false, "print JSON: every target's outcome and doctor report, and the comparison")
+	f.BoolVar(&o.Markdown, "markdown", false, "print Markdown")
+	f.BoolVar(&o.All, "all", false, "also print the facts every target agrees on")
+	f.StringVar(&o.Save, "save", "", "write each target's doctor report to `DIR`/TARGET.json (for fastpath diff)")
+	o.Source.register(f, false)
+	f.StringArrayVar(&o.Models, "model", nil, "also judge this model on each target: `CONFIG|DIR|ORG/NAME` (repeatable)")
+	cmd.MarkFlagsMutuallyExclusive("json", "markdown")
+	return cmd
+}
+
+// doctorArgs are the doctor flags to pass on to every target.
+func (o *RemoteOptions) doctorArgs() []string {
+	var args []string
+	if o.Source.Root != "" {
+		args = append(args, "--root", o.Source.Root)
+	}
+	if o.Source.Python != "" {
+		args = append(args, "--python", o.Source.Python)
+	}
+	for _, g := range o.Source.GPUs {
+		args = append(args, "--gpu", g)
+	}
+	for _, e := range o.Source.Env {
+		args = append(args, "--env", e)
+	}
+	for _, m := range o.Models {
+		args = append(args, "--model", m)
+	}
+	return args
+}
+
+// readTargets reads a targets file: one per line, blanks and # comments skipped.
+func readTargets(path string) ([]string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var out []string
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		line := strings.TrimSpace(sc.Text())
+		if i := strings.IndexByte(line, '#'); i >= 0 {
+			line = strings.TrimSpace(line[:i])
+		}
+		if line != "" {
+			out = append(out, line)
+		}
+	}
+	return out, sc.Err()
+}
+
+// RunRemote runs `fastpath remote`.
+func RunRemote(cmd *cobra.Command, o *RemoteOptions, args []string, ios *IO) error {
+	if o.Via == "" {
+		return usageErrorf("--via TEMPLATE is required, e.g. --via 'ssh {}'")
+	}
+	tmpl, err := remote.ParseTemplate(o.Via)
+	if err != nil {
+		return &UsageError{Err: err}
+	}
+	targets := append([]string(nil), args...)
+	if o.Targets != "" {
+		more, err := readTargets(o.Targets)
+		if err != nil {
+			return &UsageError{Err: err}
+		}
+		targets = append(targets, more...)
+	}
+	seen := map[string]bool{}
+	uniq := targets[:0]
+	for _, t := range targets {
+		if err := remote.CheckTarget(t); err != nil {
+			return &UsageError{Err: err}
+		}
+		if !seen[t] {
+			seen[t] = true
+			uniq = append(uniq, t)
+		}
+	}
+	targets = uniq
+	if len(targets) == 0 {
+		return usageErrorf("no targets: name them as arguments or with --targets FILE")
+	}
+	if o.Parallel < 1 {
+		return usageErrorf("--parallel %d: at least 1", o.Parallel)
+	}
+	if o.Timeout <= 0 {
+		return usageErrorf("--timeout %s: must be positive", o.Timeout)
+	}
+	// The running binary is what goes to the targets: read it once, share it.
+	exe, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	bin, err := os.ReadFile(exe)
+	if err != nil {
+		return fmt.Errorf("reading fastpath's own binary to send: %w", err)
+	}
+	cfg := remote.Config{Template: tmpl, Binary: bin, Version: Version, DoctorArgs: o.doctorArgs(), Parallel: o.Parallel, Timeout: o.Timeout}
+	progress := isTerminal(ios.Err)
+	if progress {
+		cfg.Progress = func(done, total int, r *remote.Result) {
+			fmt.Fprintf(ios.Err, "\r\x1b[K[%d/%d] %s: %s", done, total, r.Target, r.Status)
+		}
+	}
+	results := remote.Run(cmd.Context(), cfg, targets)
+	if progress {
+		fmt.Fprint(ios.Err, "\r\x1b[K")
+	}
+	if o.Save != "" {
+		if err := saveReports(o.Save, results); err != nil {
+			return err
+		}
+	}
+	rep := fleet.NewReport(results)
+	opts := fleet.Options{All: o.All}
+	switch {
+	case o.JSON:
+		err = report.JSON(ios.Out, rep)
+	case o.Markdown:
+		err = rep.Markdown(ios.Out, opts)
+	default:
+		err = rep.Text(ios.Out, opts)
+	}
+	if err != nil {
+		return err
+	}
+	failed, withErrors := 0, 0
+	for _, r := range results {
+		switch r.Status {
+		case remote.StatusFailed, remote.StatusTimeout:
+			failed++
+		case remote.StatusFindings:
+			withErrors++
+		}
+	}
+	if failed > 0 {
+		return fmt.Errorf("%d of %d targets could not be diagnosed", failed, len(results))
+	}
+	if withErrors > 0 {
+		return findingsError{}
+	}
+	return nil
+}
+
+// saveReports writes each answered target's doctor report as DIR/NAME.json,
+// NAME being the target with path separators replaced.
+func saveReports(dir string, results []remote.Result) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	for _, r := range results {
+		if r.Doctor == nil {
+			continue
+		}
+		name := strings.NewReplacer("/", "_", "\\", "_").Replace(r.Target)
+		f, err := os.Create(filepath.Join(dir, name+".json"))
+		if err != nil {
+			return err
+		}
+		err = report.JSON(f, r.Doctor)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
