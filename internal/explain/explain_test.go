@@ -71,6 +71,8 @@ func TestExplainLogs(t *testing.T) {
 		{"causal-conv1d-undefined-symbol.log", []finding.ID{finding.ExtensionABIMismatch, finding.FastPathFallback},
 			map[finding.ID][]int{finding.ExtensionABIMismatch: {24}, finding.FastPathFallback: {13, 14}},
 			map[finding.ID]string{finding.ExtensionABIMismatch: "c10::detail::torchCheckFail(char const*, char const*, unsigned int, std::__cxx11::basic_string"}},
+		{"torch-import-undefined-symbol.log", []finding.ID{finding.ExtensionABIMismatch}, map[finding.ID][]int{finding.ExtensionABIMismatch: {11}},
+			map[finding.ID]string{finding.ExtensionABIMismatch: "torch's libtorch_cuda.so needs ncclCommWindowRegister"}},
 		{"torch-sm120-no-kernel-image.log", []finding.ID{finding.TorchArchUnsupported},
 			map[finding.ID][]int{finding.TorchArchUnsupported: {3, 10}}, map[finding.ID]string{finding.TorchArchUnsupported: "sm_120"}},
 		{"causal-conv1d-no-kernel-image.log", []finding.ID{finding.ExtensionArchUnsupported},

@@ -241,6 +241,12 @@ func (e *env) build(id finding.ID, hits []*Hit, why string, s *Scan) Finding {
 			}
 		}
 	}
+	if m := caps["module"]; id == finding.ExtensionABIMismatch && (strings.HasPrefix(m, "libtorch") || strings.HasPrefix(m, "libc10")) {
+		// torch's own library: not an extension built for another torch,
+		// but torch and the CUDA libraries it pins out of step.
+		fd.Title = fmt.Sprintf("torch's %s needs %s, which the libraries it loads do not define", m, caps["demangled"])
+		fd.Detail = "torch's own libraries and the CUDA libraries it depends on (nvidia-* wheels) do not match: one of them was upgraded or downgraded on its own."
+	}
 	if why != "" {
 		fd.Detail += " " + why
 	}
