@@ -237,6 +237,11 @@ func TestFixesFromSeedFacts(t *testing.T) {
 	if all := flatten(fs[0]); !strings.Contains(all, "--no-build-isolation --no-cache-dir --force-reinstall --no-deps causal-conv1d") || !strings.Contains(all, "torch 2.11.0+cu128") {
 		t.Errorf("abi fixes:\n%s", all)
 	}
+	// No kernel image, from causal-conv1d's frame: rebuild it for sm_120.
+	fs = Findings(scanFile(t, "causal-conv1d-no-kernel-image.log"), f)
+	if all := flatten(fs[0]); !strings.Contains(all, `export TORCH_CUDA_ARCH_LIST="12.0"`) || !strings.Contains(all, "--no-binary causal-conv1d --no-cache-dir --force-reinstall --no-deps causal-conv1d") {
+		t.Errorf("extension arch fixes:\n%s", all)
+	}
 	// libcudart.so.11.0 from mamba-ssm's module: torch is CUDA 12 -> rebuild.
 	fs = Findings(scanFile(t, "libcudart-missing.log"), f)
 	if all := flatten(fs[0]); !strings.Contains(all, "nvidia-cuda-runtime-cu11") {

@@ -301,10 +301,15 @@ func (e *env) derive(caps map[string]string, hits []*Hit) {
 		}
 	} else if _, ok := caps["symbol"]; ok {
 		caps["module"] = "an extension"
-		for _, h := range hits {
-			for i := len(h.Frames) - 1; i >= 0; i-- {
-				if d := e.frameDist(h.Frames[i]); d != "" && caps["dist"] == "" {
-					caps["dist"], caps["module"] = d, d
+	}
+	// Without a module path, the traceback's innermost frame in a kernel
+	// package names the distribution.
+	for _, h := range hits {
+		for i := len(h.Frames) - 1; i >= 0 && caps["dist"] == ""; i-- {
+			if d := e.frameDist(h.Frames[i]); d != "" {
+				caps["dist"] = d
+				if caps["module"] == "an extension" {
+					caps["module"] = d
 				}
 			}
 		}
