@@ -92,6 +92,10 @@ gives the exact commands that fix it.` + exitStatusHelp,
 		SilenceErrors: true,
 	}
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return &UsageError{Err: err} })
-	root.AddCommand(newDoctorCommand(ios), newFactsCommand(ios), newPackagesCommand(ios), newInspectCommand(ios), newModelCommand(ios), newDemoCommand(ios), newRemoteCommand(ios), newDiffCommand(ios), newK8sCommand(ios))
+	root.AddCommand(
+		newDoctorCommand(ios), newFactsCommand(ios), newPackagesCommand(ios), newInspectCommand(ios),
+		newModelCommand(ios), newExplainCommand(ios), newRemoteCommand(ios), newDiffCommand(ios),
+		newK8sCommand(ios), newDemoCommand(ios),
+	)
 	return root
 }

@@ -1,0 +1,106 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"github.com/fastpath-dev/fastpath/internal/explain"
+	"github.com/fastpath-dev/fastpath/internal/facts"
+	"github.com/fastpath-dev/fastpath/internal/report"
+)
+
+// ExplainOptions are `fastpath explain`'s flags.
+type ExplainOptions struct {
+	Source SourceFlags
+	JSON   bool
+}
+
+func newExplainCommand(ios *IO) *cobra.Command {
+	o := &ExplainOptions{}
+	cmd := &cobra.Command{
+		Use:   "explain LOG|-",
+		Short: "Explain a build or run log: root cause first, with the fix for this environment",
+		Long: `explain reads a build or run log (a file, or - for stdin), streamed line by
+line, and matches it against the error messages fastpath knows (pip, setup.py
+of the kernel packages, torch's extension builder, nvcc, gcc, the CUDA runtime,
+the loader, transformers' fallback warnings). It prints findings, the most
+likely root cause first, each with the log lines that show it, and fixes made
+concrete with the facts of this machine (or --root DIR, or --facts FILE).
+A log with no known message says so; explain does not guess.` + exitStatusHelp,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) != 1 {
+				return usageErrorf("explain takes one log file, or - for stdin (got %d arguments)", len(args))
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return RunExplain(cmd.Context(), o, args[0], ios)
+		},
+	}
+	o.Source.register(cmd.Flags(), true)
+	cmd.Flags().BoolVar(&o.JSON, "json", false, "print JSON (schema fastpath.v1)")
+	return cmd
+}
+
+// RunExplain runs `fastpath explain LOG`.
+func RunExplain(ctx context.Context, o *ExplainOptions, log string, ios *IO) error {
+	var in io.Reader
+	if log == "-" {
+		in = ios.In
+	} else {
+		fh, err := os.Open(log)
+		if err != nil {
+			return err
+		}
+		defer fh.Close()
+		if st, err := fh.Stat(); err == nil && st.IsDir() {
+			return usageErrorf("%s is a directory, not a log file", log)
+		}
+		in = fh
+	}
+	// Facts first: a mistake in the source flags is a usage error whatever
+	// the log says.
+	f, err := o.Source.Load(ctx)
+	if err != nil {
+		return err
+	}
+	scan, err := explain.Default().Scan(in)
+	if err != nil {
+		return fmt.Errorf("reading %s: %w", log, err)
+	}
+	rep := &explain.Report{
+		Schema:    facts.Schema,
+		Log:       log,
+		Findings:  explain.Findings(scan, f),
+		LinesRead: scan.Lines,
+		BytesRead: scan.Bytes,
+		LongLines: scan.LongLines,
+		Facts:     factsLabel(&o.Source),
+	}
+	if o.JSON {
+		err = report.JSON(ios.Out, rep)
+	} else {
+		err = rep.Text(ios.Out, ios.IsTTY && !ios.NoColor)
+	}
+	if err != nil {
+		return err
+	}
+	if rep.Errors() {
+		return findingsError{}
+	}
+	return nil
+}
+
+func factsLabel(s *SourceFlags) string {
+	switch {
+	case s.Facts != "":
+		return "facts " + s.Facts
+	case s.Root != "":
+		return "root " + s.Root
+	}
+	return "this host"
+}

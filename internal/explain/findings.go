@@ -1,0 +1,398 @@
+package explain
+
+import (
+	"fmt"
+	"path"
+	"regexp"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/ianlancetaylor/demangle"
+
+	"github.com/fastpath-dev/fastpath/internal/diagnose"
+	"github.com/fastpath-dev/fastpath/internal/facts"
+	"github.com/fastpath-dev/fastpath/internal/finding"
+	"github.com/fastpath-dev/fastpath/internal/kb"
+)
+
+// Finding is a finding of DESIGN's shape plus where in the log it was seen.
+type Finding struct {
+	finding.Finding
+	// Lines are the log's line numbers that show it (1-based).
+	Lines []int `json:"lines"`
+	// Signatures are the names of the signatures that matched
+	// (kb/data/signatures.json).
+	Signatures []string `json:"signatures"`
+}
+
+// maxEvidenceLines caps the log lines quoted per finding.
+const maxEvidenceLines = 6
+
+// Findings turns a scan into findings, the most likely root cause first.
+// f may be nil (no facts): the fixes are then generic.
+func Findings(s *Scan, f *facts.Facts) []Finding {
+	e := newEnv(f, s)
+	type group struct {
+		id   finding.ID
+		hits []*Hit
+		why  string
+	}
+	var groups []*group
+	at := map[finding.ID]*group{}
+	for i := range s.Hits {
+		h := &s.Hits[i]
+		id, why := e.resolve(h)
+		g := at[id]
+		if g == nil {
+			g = &group{id: id, why: why}
+			at[id] = g
+			groups = append(groups, g)
+		}
+		g.hits = append(g.hits, h)
+	}
+	rank := precedence()
+	sort.SliceStable(groups, func(i, j int) bool {
+		ri, rj := rank(groups[i].id), rank(groups[j].id)
+		if ri != rj {
+			return ri < rj
+		}
+		return groups[i].hits[0].Line < groups[j].hits[0].Line
+	})
+	out := make([]Finding, 0, len(groups))
+	for _, g := range groups {
+		out = append(out, e.build(g.id, g.hits, g.why, s))
+	}
+	return out
+}
+
+// precedence ranks finding ids by the documented chain (signatures.json
+// "precedence"); unknown ids rank after all known ones.
+func precedence() func(finding.ID) int {
+	order := kb.Signatures().Precedence.Order
+	return func(id finding.ID) int {
+		if i := slices.Index(order, string(id)); i >= 0 {
+			return i
+		}
+		return len(order)
+	}
+}
+
+// env is what the fixes are made of: the facts and their diagnosis.
+type env struct {
+	f    *facts.Facts
+	py   *facts.PythonEnv
+	diag map[finding.ID]finding.Finding
+	scan *Scan
+	sigs *kb.SignaturesData
+}
+
+func newEnv(f *facts.Facts, s *Scan) *env {
+	e := &env{f: f, diag: map[finding.ID]finding.Finding{}, scan: s, sigs: kb.Signatures()}
+	if f != nil {
+		e.py = f.Python.Selected
+		for _, fd := range diagnose.Run(f) {
+			if _, ok := e.diag[fd.ID]; !ok {
+				e.diag[fd.ID] = fd
+			}
+		}
+	}
+	return e
+}
+
+// resolve picks the finding id a hit stands for, and why when there was a
+// choice to make.
+func (e *env) resolve(h *Hit) (finding.ID, string) {
+	sig := h.Signature
+	id := finding.ID(sig.Finding)
+	switch sig.Name {
+	case "cuda-no-kernel-image":
+		return e.noKernelImage(h)
+	case "loader-undefined-symbol":
+		if sym := h.Captures["symbol"]; strings.HasPrefix(sym, "cuda") || strings.HasPrefix(sym, "__cuda") {
+			return finding.ExtensionCUDAMismatch, ""
+		}
+	}
+	if _, fired := e.diag[id]; fired {
+		return id, ""
+	}
+	for _, alt := range sig.Alternatives {
+		if fd, fired := e.diag[finding.ID(alt)]; fired {
+			return fd.ID, fmt.Sprintf("This environment's diagnosis says %s: %s.", alt, fd.Title)
+		}
+	}
+	return id, ""
+}
+
+// noKernelImage decides between torch and an extension lacking code for
+// the GPU, and says why.
+func (e *env) noKernelImage(h *Hit) (finding.ID, string) {
+	_, torchFired := e.diag[finding.TorchArchUnsupported]
+	extFd, extFired := e.diag[finding.ExtensionArchUnsupported]
+	switch {
+	case extFired && !torchFired:
+		return finding.ExtensionArchUnsupported, "An installed extension is likelier than torch: this environment's diagnosis finds " + extFd.Title + ", and torch's own code runs on the GPU."
+	case torchFired && !extFired:
+		return finding.TorchArchUnsupported, "torch itself is likelier than an extension: this environment's diagnosis finds torch without code for the GPU."
+	}
+	for _, o := range e.scan.Hits {
+		if o.Signature.Name == "torch-capability-not-compatible" {
+			return finding.TorchArchUnsupported, fmt.Sprintf("torch itself is likelier than an extension: torch warned at line %d that it has no code for sm_%s.", o.Line, o.Captures["sm"])
+		}
+	}
+	for i := len(h.Frames) - 1; i >= 0; i-- {
+		if dist := e.frameDist(h.Frames[i]); dist != "" {
+			return finding.ExtensionArchUnsupported, fmt.Sprintf("An extension is likelier than torch: the failing call came from %s (%s), and torch printed no warning about the GPU.", dist, h.Frames[i])
+		}
+	}
+	return finding.TorchArchUnsupported, "torch is the likelier: no frame of the traceback points at a kernel package, so the failing kernel is torch's own."
+}
+
+// frameDist is the kernel distribution a traceback frame's file belongs to.
+func (e *env) frameDist(file string) string {
+	for _, marker := range []string{"site-packages/", "dist-packages/"} {
+		if i := strings.LastIndex(file, marker); i >= 0 {
+			top, _, _ := strings.Cut(file[i+len(marker):], "/")
+			top, _, _ = strings.Cut(top, ".")
+			return e.sigs.Modules.Dists[top]
+		}
+	}
+	return ""
+}
+
+// moduleDist names the distribution of an extension module path.
+func (e *env) moduleDist(so string) string {
+	if so == "" {
+		return ""
+	}
+	if e.py != nil {
+		for _, d := range e.py.Distributions {
+			for _, x := range d.Extensions {
+				if strings.HasSuffix(so, "/"+x) {
+					return d.Name
+				}
+			}
+		}
+	}
+	if d := e.frameDist(so); d != "" {
+		return d
+	}
+	base, _, _ := strings.Cut(path.Base(so), ".")
+	return e.sigs.Modules.Dists[base]
+}
+
+func (e *env) build(id finding.ID, hits []*Hit, why string, s *Scan) Finding {
+	first := hits[0]
+	caps := map[string]string{}
+	for _, h := range hits {
+		for k, v := range h.Captures {
+			if _, ok := caps[k]; !ok {
+				caps[k] = v
+			}
+		}
+	}
+	pkg := ""
+	for _, h := range hits {
+		if !tracksPackage(id) {
+			break
+		}
+		if p := h.Captures["package"]; p != "" && h.Signature.Name == "setup-nvcc-not-found" {
+			pkg = p
+		}
+	}
+	for _, h := range hits {
+		if pkg == "" && h.Package != "" && tracksPackage(id) {
+			pkg = h.Package
+		}
+	}
+	if pkg != "" {
+		pkg = canonicalDist(pkg)
+		caps["package"], caps["pkg"] = pkg, pkg
+	}
+	e.derive(caps, hits)
+
+	fd := Finding{Finding: finding.Finding{
+		ID:       id,
+		Severity: finding.Severity(first.Signature.Severity),
+		Evidence: []string{},
+		Fixes:    []finding.Fix{},
+	}}
+	if fd.Severity == "" {
+		fd.Severity = finding.Error
+	}
+	// A signature whose own finding is not the id it resolved to (an
+	// alternative) borrows the title of that id's diagnosis.
+	fd.Title = fill(first.Signature.Title, caps)
+	fd.Detail = fill(first.Signature.Detail, caps)
+	if id != finding.ID(first.Signature.Finding) {
+		if d, ok := e.diag[id]; ok {
+			fd.Title, fd.Detail = d.Title, d.Detail
+		}
+	}
+	// The other signatures of the group each add what they mean (the
+	// NameError's note that it is a consequence of the missing nvcc).
+	added := map[string]bool{first.Signature.Name: true}
+	for _, h := range hits {
+		if !added[h.Signature.Name] && id == finding.ID(h.Signature.Finding) {
+			added[h.Signature.Name] = true
+			if d := fill(h.Signature.Detail, caps); d != "" && !strings.Contains(fd.Detail, d) {
+				fd.Detail += " " + d
+			}
+		}
+	}
+	if m := caps["module"]; id == finding.ExtensionABIMismatch && (strings.HasPrefix(m, "libtorch") || strings.HasPrefix(m, "libc10")) {
+		// torch's own library: not an extension built for another torch,
+		// but torch and the CUDA libraries it pins out of step.
+		fd.Title = fmt.Sprintf("torch's %s needs %s, which the libraries it loads do not define", m, caps["demangled"])
+		fd.Detail = "torch's own libraries and the CUDA libraries it depends on (nvidia-* wheels) do not match: one of them was upgraded or downgraded on its own."
+	}
+	if why != "" {
+		fd.Detail += " " + why
+	}
+	seen := map[string]bool{}
+	quoted := 0
+	for _, h := range hits {
+		fd.Lines = append(fd.Lines, h.Line)
+		if !slices.Contains(fd.Signatures, h.Signature.Name) {
+			fd.Signatures = append(fd.Signatures, h.Signature.Name)
+		}
+		if seen[h.Text] {
+			continue
+		}
+		seen[h.Text] = true
+		if quoted < maxEvidenceLines {
+			fd.Evidence = append(fd.Evidence, fmt.Sprintf("line %d: %s", h.Line, h.Text))
+			quoted++
+		}
+	}
+	more := 0
+	for _, name := range fd.Signatures {
+		more += s.Counts[name]
+	}
+	if more -= quoted; more > 0 {
+		fd.Evidence = append(fd.Evidence, fmt.Sprintf("... and %d more matching lines", more))
+	}
+	if pkg != "" {
+		fd.Evidence = append(fd.Evidence, "package being installed: "+pkg)
+	}
+	fd.Evidence = append(fd.Evidence, e.factsEvidence(id, caps)...)
+	if d, ok := e.diag[id]; ok && len(d.Fixes) > 0 {
+		fd.Evidence = append(fd.Evidence, "this environment's diagnosis agrees: "+d.Title)
+		fd.Fixes = append(fd.Fixes, d.Fixes...)
+		fd.Fixes = append(fd.Fixes, e.followUp(id, caps)...)
+	} else {
+		fd.Fixes = append(fd.Fixes, e.fixes(id, caps)...)
+	}
+	return fd
+}
+
+// derive adds captures computed from others: the demangled symbol, the
+// module and distribution of an extension, the driver's CUDA version.
+func (e *env) derive(caps map[string]string, hits []*Hit) {
+	if sym := caps["symbol"]; sym != "" {
+		caps["demangled"] = demangle.Filter(sym)
+	}
+	if so := caps["so"]; so != "" {
+		caps["module"] = path.Base(so)
+		if d := e.moduleDist(so); d != "" {
+			caps["dist"] = d
+			caps["module"] = d + " (" + path.Base(so) + ")"
+		}
+	} else if _, ok := caps["symbol"]; ok {
+		caps["module"] = "an extension"
+	}
+	// Without a module path, the traceback's innermost frame in a kernel
+	// package names the distribution.
+	for _, h := range hits {
+		for i := len(h.Frames) - 1; i >= 0 && caps["dist"] == ""; i-- {
+			if d := e.frameDist(h.Frames[i]); d != "" {
+				caps["dist"] = d
+				if caps["module"] == "an extension" {
+					caps["module"] = d
+				}
+			}
+		}
+	}
+	if found := caps["found"]; found != "" {
+		if n, err := strconv.Atoi(found); err == nil && n >= 1000 {
+			caps["driver_cuda"] = fmt.Sprintf("%d.%d", n/1000, n%1000/10)
+		}
+	}
+	if caps["driver_cuda"] == "" && e.f != nil && e.f.GPU.Driver != nil && e.f.GPU.Driver.CUDA != "" {
+		caps["driver_cuda"] = e.f.GPU.Driver.CUDA
+	}
+	if caps["driver_cuda"] == "" {
+		caps["driver_cuda"] = "an older release"
+	}
+	if caps["package"] == "" {
+		caps["package"] = "the package"
+	}
+	var funcs, dists []string
+	add := func(list *[]string, v string) {
+		if v != "" && !slices.Contains(*list, v) {
+			*list = append(*list, v)
+		}
+	}
+	for _, h := range hits {
+		switch h.Signature.Name {
+		case "transformers-kernel-fallback":
+			add(&funcs, h.Captures["function"])
+			add(&dists, canonicalDist(h.Captures["package"]))
+		case "transformers-fast-path-legacy":
+			for _, fn := range strings.Split(h.Captures["functions"], ",") {
+				fn = strings.TrimSpace(fn)
+				add(&funcs, fn)
+				switch {
+				case strings.HasPrefix(fn, "causal_conv1d"):
+					add(&dists, "causal-conv1d")
+				case strings.HasPrefix(fn, "selective_") || strings.HasPrefix(fn, "mamba_"):
+					add(&dists, "mamba-ssm")
+				}
+			}
+			for _, m := range repoDist.FindAllStringSubmatch(h.Text, -1) {
+				for _, g := range m[1:] {
+					if g != "" {
+						add(&dists, canonicalDist(g))
+					}
+				}
+			}
+		}
+	}
+	if len(funcs) > 0 {
+		caps["functions"] = strings.Join(funcs, ", ")
+	}
+	if len(dists) > 0 {
+		caps["fallback_dists"] = strings.Join(dists, " ")
+	}
+}
+
+// tracksPackage: findings about a build name the package being built.
+func tracksPackage(id finding.ID) bool {
+	switch id {
+	case finding.FastPathFallback, finding.TorchMissing, finding.DriverTooOld, finding.TorchArchUnsupported:
+		return false
+	}
+	return true
+}
+
+var placeholder = regexp.MustCompile(`\{[a-z_]+\}`)
+
+// fill replaces {name} with captures; unknown names read "?".
+func fill(tmpl string, caps map[string]string) string {
+	return placeholder.ReplaceAllStringFunc(tmpl, func(p string) string {
+		if v, ok := caps[p[1:len(p)-1]]; ok && v != "" {
+			return v
+		}
+		return "?"
+	})
+}
+
+// canonicalDist names a distribution as pip would install it
+// (causal_conv1d -> causal-conv1d), mapping import names to distributions.
+func canonicalDist(name string) string {
+	if d, ok := kb.Signatures().Modules.Dists[name]; ok {
+		return d
+	}
+	return strings.ToLower(strings.NewReplacer("_", "-", ".", "-").Replace(name))
+}

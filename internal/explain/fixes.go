@@ -1,0 +1,530 @@
+package explain
+
+import (
+	"fmt"
+	"strings"
+
+	"regexp"
+	"slices"
+	"strconv"
+
+	"github.com/fastpath-dev/fastpath/internal/cudaarch"
+	"github.com/fastpath-dev/fastpath/internal/facts"
+	"github.com/fastpath-dev/fastpath/internal/finding"
+	"github.com/fastpath-dev/fastpath/internal/kb"
+)
+
+// bytesPerBuildJob is the memory one parallel CUDA compile job is given
+// when MAX_JOBS is worked out: flash-attn's own guidance is 5-9 GB a job,
+// and 6 GiB keeps causal-conv1d and mamba-ssm builds clear of the OOM killer.
+const bytesPerBuildJob = 6 << 30
+
+// python is the interpreter to name in commands.
+func (e *env) python() string {
+	if e.py != nil && e.py.Interpreter != "" {
+		return e.py.Interpreter
+	}
+	return "python3"
+}
+
+// pip is the install command for the selected environment: its own
+// interpreter's pip, or uv's for environments uv made without pip.
+func (e *env) pip(args ...string) string {
+	q := make([]string, len(args))
+	for i, a := range args {
+		q[i] = shellQuote(a)
+	}
+	if e.py != nil && e.py.Kind == "uv" && !e.hasDist("pip") {
+		return "uv pip install --python " + shellQuote(e.python()) + " " + strings.Join(q, " ")
+	}
+	return shellQuote(e.python()) + " -m pip install " + strings.Join(q, " ")
+}
+
+func (e *env) hasDist(name string) bool { return e.dist(name) != nil }
+
+func (e *env) dist(name string) *facts.Distribution {
+	if e.py == nil {
+		return nil
+	}
+	want := canonicalDist(name)
+	for i := range e.py.Distributions {
+		if d := &e.py.Distributions[i]; !d.Shadowed && canonicalDist(d.Name) == want {
+			return d
+		}
+	}
+	return nil
+}
+
+// sitePackages is the selected environment's own site-packages.
+func (e *env) sitePackages() string {
+	if e.py == nil {
+		return ""
+	}
+	for _, p := range e.py.SitePath {
+		if strings.HasPrefix(p, e.py.Prefix+"/") && (strings.HasSuffix(p, "/site-packages") || strings.HasSuffix(p, "/dist-packages")) {
+			return p
+		}
+	}
+	if len(e.py.SitePath) > 0 {
+		return e.py.SitePath[0]
+	}
+	return ""
+}
+
+// torchCUDA is torch's CUDA M.m and major from the facts ("" when unknown).
+func (e *env) torchCUDA() (string, int) {
+	if e.f == nil || e.f.Torch == nil {
+		return "", 0
+	}
+	mm, major, _, ok := kb.MajorMinor(e.f.Torch.CUDA)
+	if !ok {
+		return "", 0
+	}
+	return mm, major
+}
+
+// torchBase is the installed torch's release without its local label.
+func (e *env) torchBase() string {
+	if e.f != nil && e.f.Torch != nil {
+		base, _, _ := strings.Cut(e.f.Torch.Version, "+")
+		return base
+	}
+	if v := e.scan.TorchVersion; v != "" {
+		base, _, _ := strings.Cut(v, "+")
+		return base
+	}
+	return e.sigs.TorchBuilds.Release
+}
+
+// pkgArg is the package to name in commands.
+func pkgArg(caps map[string]string) string {
+	if p := caps["pkg"]; p != "" {
+		return p
+	}
+	if d := caps["dist"]; d != "" {
+		return d
+	}
+	return "PACKAGE"
+}
+
+// retryBuild installs the package again against the installed torch, the
+// step that follows any fix of a build prerequisite.
+func (e *env) retryBuild(caps map[string]string, env ...string) finding.Fix {
+	prefix := ""
+	if len(env) > 0 {
+		prefix = strings.Join(env, " ") + " "
+	}
+	return finding.Fix{
+		Title:    "Then build " + pkgArg(caps) + " against the installed torch (no build isolation, so the build sees it)",
+		Commands: []string{prefix + e.pip("--no-build-isolation", pkgArg(caps))},
+	}
+}
+
+func isBuildID(id finding.ID) bool {
+	switch id {
+	case finding.NoCUDACompiler, finding.CUDACompilerNotDiscoverable, finding.CUDAHomeInvalid,
+		finding.NVCCTorchCUDAMismatch, finding.NVCCCannotTargetGPU, finding.HostCompilerUnsupported, finding.MissingPythonHeaders:
+		return true
+	}
+	return false
+}
+
+// followUp are the steps after a diagnosis's own fixes.
+func (e *env) followUp(id finding.ID, caps map[string]string) []finding.Fix {
+	if isBuildID(id) && caps["pkg"] != "" {
+		return []finding.Fix{e.retryBuild(caps)}
+	}
+	return nil
+}
+
+// factsEvidence is what the environment's facts add to a finding.
+func (e *env) factsEvidence(id finding.ID, caps map[string]string) []string {
+	var ev []string
+	if e.scan.TorchVersion != "" && isBuildID(id) {
+		ev = append(ev, "the build saw torch "+e.scan.TorchVersion)
+	}
+	if e.f == nil {
+		return ev
+	}
+	switch id {
+	case finding.NoCUDACompiler, finding.CUDACompilerNotDiscoverable, finding.CUDAHomeInvalid, finding.NVCCTorchCUDAMismatch, finding.NVCCCannotTargetGPU:
+		if len(e.f.CUDA.Compilers) == 0 {
+			ev = append(ev, fmt.Sprintf("this environment: no nvcc in the %d places searched", len(e.f.CUDA.Searched)))
+		}
+		for _, n := range e.f.CUDA.Compilers {
+			ev = append(ev, fmt.Sprintf("this environment: nvcc %s at %s", orUnknown(n.Version), n.Path))
+		}
+		if h := e.f.CUDA.TorchHome; h != nil {
+			ev = append(ev, fmt.Sprintf("this environment: torch's CUDA_HOME is %s (from %s)", h.Path, h.Via))
+		}
+	case finding.HostCompilerUnsupported:
+		if g := e.f.Toolchain.GXX; g != nil {
+			ev = append(ev, fmt.Sprintf("this environment: g++ %s at %s", orUnknown(g.Version), g.Path))
+		}
+	case finding.BuildOutOfMemory:
+		if e.f.OS.MemTotal > 0 {
+			ev = append(ev, fmt.Sprintf("this environment: %.1f GiB of memory available of %.1f GiB, %d CPUs", gib(e.f.OS.MemAvail), gib(e.f.OS.MemTotal), e.f.OS.CPUs))
+		}
+	case finding.DriverTooOld:
+		if d := e.f.GPU.Driver; d != nil {
+			ev = append(ev, fmt.Sprintf("this environment: driver %s (supports CUDA %s at most)", d.Version, orUnknown(d.CUDA)))
+		}
+	case finding.FastPathFallback:
+		for _, p := range strings.Split(caps["fallback_dists"], " ") {
+			if d := e.dist(p); p != "" && d != nil {
+				ev = append(ev, fmt.Sprintf("this environment has %s %s installed, yet it did not import: `fastpath doctor` checks its binary against torch and the GPU", d.Name, d.Version))
+			}
+		}
+	}
+	if e.f.Torch != nil && (id == finding.ExtensionABIMismatch || id == finding.BuildIsolationHidesTorch || id == finding.ExtensionCUDAMismatch) {
+		ev = append(ev, fmt.Sprintf("this environment: torch %s at %s", e.f.Torch.Version, e.f.Torch.Location))
+	}
+	return ev
+}
+
+// fixes are built from the log's captures and the facts, for ids the
+// diagnosis of the environment did not confirm.
+func (e *env) fixes(id finding.ID, caps map[string]string) []finding.Fix {
+	switch id {
+	case finding.NoCUDACompiler, finding.CUDACompilerNotDiscoverable, finding.CUDAHomeInvalid:
+		mm, _ := e.torchCUDA()
+		fixes := e.compilerFixes(mm)
+		if id == finding.CUDAHomeInvalid && caps["home"] != "" {
+			fixes = append([]finding.Fix{{Title: "Stop pointing builds at " + caps["home"] + ", which has no nvcc", Commands: []string{"unset CUDA_HOME CUDA_PATH"}}}, fixes...)
+		}
+		return append(fixes, e.retryBuild(caps))
+	case finding.NVCCTorchCUDAMismatch:
+		mm := caps["torch"]
+		if tmm, _ := e.torchCUDA(); tmm != "" {
+			mm = tmm
+		}
+		return append(e.compilerFixes(mm), e.retryBuild(caps))
+	case finding.NVCCCannotTargetGPU:
+		return e.targetFixes(caps)
+	case finding.HostCompilerUnsupported:
+		max := caps["max"]
+		fix := e.osInstall(fmt.Sprintf("Install g++-%s and make nvcc use it (CUDAHOSTCXX), leaving the system compiler alone", max), "g++-"+max, "")
+		fix.Commands = append(fix.Commands, "export CUDAHOSTCXX=/usr/bin/g++-"+max)
+		return []finding.Fix{fix, e.retryBuild(caps)}
+	case finding.MissingPythonHeaders:
+		mm := "3"
+		if e.py != nil && e.py.Version != "" {
+			if v, _, _, ok := kb.MajorMinor(e.py.Version); ok {
+				mm = v
+			}
+		}
+		if e.py != nil && e.py.Kind == "conda" {
+			return []finding.Fix{{Title: "Reinstall the environment's python (conda's python ships its headers)", Commands: []string{"conda install -y --force-reinstall python=" + mm}}, e.retryBuild(caps)}
+		}
+		return []finding.Fix{e.osInstall("Install the headers for Python "+mm, "python"+mm+"-dev", "python"+mm+"-devel"), e.retryBuild(caps)}
+	case finding.BuildIsolationHidesTorch:
+		cmds := []string{}
+		if e.f != nil && e.f.Torch == nil {
+			cmds = append(cmds, e.pip("torch"))
+		}
+		cmds = append(cmds, e.pip("setuptools", "wheel", "packaging", "ninja"), e.pip("--no-build-isolation", pkgArg(caps)))
+		return []finding.Fix{{
+			Title:    "Install the build's own requirements into this environment, then build " + pkgArg(caps) + " with --no-build-isolation so it sees the installed torch",
+			Commands: cmds,
+		}}
+	case finding.BuildOutOfMemory:
+		jobs, why := e.maxJobs()
+		return []finding.Fix{{
+			Title:    fmt.Sprintf("Build with at most %d parallel jobs (%s)", jobs, why),
+			Commands: []string{fmt.Sprintf("MAX_JOBS=%d ", jobs) + e.pip("--no-build-isolation", pkgArg(caps))},
+		}}
+	case finding.DriverTooOld:
+		return e.driverFixes(caps)
+	case finding.ExtensionABIMismatch:
+		dist := caps["dist"]
+		if dist == "" {
+			dist = pkgArg(caps)
+		}
+		if strings.HasPrefix(caps["module"], "libtorch") || strings.HasPrefix(caps["module"], "libc10") {
+			return []finding.Fix{{Title: "torch's own libraries do not match each other: reinstall torch with the CUDA libraries it pins", Commands: []string{e.pip("--force-reinstall", "torch=="+e.torchBase())}}}
+		}
+		title := "Rebuild " + dist + " against the installed torch"
+		if e.f != nil && e.f.Torch != nil {
+			title += " " + e.f.Torch.Version
+		}
+		return []finding.Fix{{Title: title, Commands: []string{e.pip("--no-build-isolation", "--no-cache-dir", "--force-reinstall", "--no-deps", dist)}}}
+	case finding.ExtensionCUDAMismatch:
+		return e.runtimeFixes(caps)
+	case finding.TorchArchUnsupported:
+		return e.torchArchFixes(caps)
+	case finding.ExtensionArchUnsupported:
+		dist := caps["dist"]
+		if dist == "" {
+			dist = pkgArg(caps)
+		}
+		cc := e.gpuCapability(caps)
+		return []finding.Fix{{
+			Title:    fmt.Sprintf("Rebuild %s for this GPU (compute capability %s) against the installed torch", dist, cc),
+			Commands: []string{fmt.Sprintf("export TORCH_CUDA_ARCH_LIST=%q", cc), e.pip("--no-build-isolation", "--no-binary", dist, "--no-cache-dir", "--force-reinstall", "--no-deps", dist)},
+		}}
+	case finding.FastPathFallback:
+		return e.fallbackFixes(caps)
+	case finding.TorchMissing:
+		return []finding.Fix{{Title: "Install torch into the environment that runs the program", Commands: []string{e.pip("torch")}}}
+	}
+	return nil
+}
+
+// compilerFixes: an nvcc already on the machine with torch's CUDA M.m, else
+// NVIDIA's pip wheels where they hold an nvcc, else the apt or conda
+// packages of that release.
+func (e *env) compilerFixes(mm string) []finding.Fix {
+	if e.f != nil {
+		for _, n := range e.f.CUDA.Compilers {
+			if nmm, _, _, ok := kb.MajorMinor(n.Version); ok && (mm == "" || nmm == mm) {
+				return []finding.Fix{{Title: fmt.Sprintf("Point builds at the nvcc %s already here", n.Version),
+					Commands: []string{"export CUDA_HOME=" + shellQuote(n.Home), `export PATH="$CUDA_HOME/bin:$PATH"`}}}
+			}
+		}
+	}
+	if mm == "" {
+		return []finding.Fix{{Title: "Install an nvcc of torch's CUDA release (`python3 -c 'import torch; print(torch.version.cuda)'`), then export CUDA_HOME to its folder; `fastpath doctor` lists the ways for this machine", Commands: []string{}}}
+	}
+	cuda := kb.CUDA()
+	var fixes []finding.Fix
+	_, major, _, _ := kb.MajorMinor(mm)
+	if pc, ok := cuda.PipCompilerFor(major); ok && pc.HasNVCC {
+		var specs []string
+		for _, p := range pc.Packages {
+			specs = append(specs, p+"=="+mm+".*")
+		}
+		home := pc.Home
+		if sp := e.sitePackages(); sp != "" {
+			home = sp + "/" + pc.Home
+		}
+		fixes = append(fixes, finding.Fix{
+			Title:    fmt.Sprintf("Install NVIDIA's CUDA %s compiler wheels into this environment", mm),
+			Commands: append([]string{e.pip(specs...), "export CUDA_HOME=" + shellQuote(home), `export PATH="$CUDA_HOME/bin:$PATH"`}, pc.PostInstall...),
+		})
+	}
+	var pkgs []string
+	for _, p := range cuda.Apt.Packages {
+		pkgs = append(pkgs, kb.Expand(p, mm))
+	}
+	fixes = append(fixes, finding.Fix{
+		Title:    fmt.Sprintf("Install only the CUDA %s compiler from NVIDIA's apt repository (cuda-keyring set up)", mm),
+		Commands: []string{"apt-get install -y --no-install-recommends " + strings.Join(pkgs, " "), "export CUDA_HOME=/usr/local/cuda-" + mm, `export PATH="$CUDA_HOME/bin:$PATH"`},
+	})
+	return fixes
+}
+
+// targetFixes: an nvcc new enough for the target the log names.
+func (e *env) targetFixes(caps map[string]string) []finding.Fix {
+	sm, _ := strconv.Atoi(caps["sm"])
+	t := cudaarch.Target{Kind: cudaarch.SASS, SM: sm}
+	need := ""
+	for _, r := range cudaarch.TargetReleases() {
+		if cudaarch.CanTarget(r.CUDA, t) {
+			need = r.CUDA.String()
+			break
+		}
+	}
+	if e.f != nil {
+		for _, n := range e.f.CUDA.Compilers {
+			if v, err := cudaarch.ParseVersion(n.Version); err == nil && cudaarch.CanTarget(v, t) {
+				return []finding.Fix{{Title: fmt.Sprintf("Point builds at nvcc %s, which can target sm_%d", n.Version, sm),
+					Commands: []string{"export CUDA_HOME=" + shellQuote(n.Home), `export PATH="$CUDA_HOME/bin:$PATH"`}}, e.retryBuild(caps)}
+			}
+		}
+	}
+	if need == "" {
+		return []finding.Fix{{Title: fmt.Sprintf("No CUDA release fastpath knows targets sm_%d: check the target list (TORCH_CUDA_ARCH_LIST)", sm), Commands: []string{}}}
+	}
+	mm, _ := e.torchCUDA()
+	if mm == "" || kb.CompareDotted(mm, need) < 0 {
+		mm = need
+	}
+	fixes := []finding.Fix{{Title: fmt.Sprintf("sm_%d needs nvcc %s or newer", sm, need), Commands: []string{}}}
+	fixes = append(fixes, e.compilerFixes(mm)...)
+	return append(fixes, e.retryBuild(caps))
+}
+
+// maxJobs is floor(available memory / 6 GiB), at least 1.
+func (e *env) maxJobs() (int, string) {
+	if e.f == nil || (e.f.OS.MemAvail <= 0 && e.f.OS.MemTotal <= 0) {
+		return 1, "memory unknown: one job at a time is safe"
+	}
+	mem, what := e.f.OS.MemAvail, "available"
+	if mem <= 0 {
+		mem, what = e.f.OS.MemTotal, "total"
+	}
+	jobs := int(mem / bytesPerBuildJob)
+	if jobs < 1 {
+		jobs = 1
+	}
+	if e.f.OS.CPUs > 0 && jobs > e.f.OS.CPUs {
+		jobs = e.f.OS.CPUs
+	}
+	return jobs, fmt.Sprintf("%.1f GiB %s / 6 GiB per job", gib(mem), what)
+}
+
+// driverFixes: a newer driver, or a torch built for the CUDA the driver runs.
+func (e *env) driverFixes(caps map[string]string) []finding.Fix {
+	var fixes []finding.Fix
+	if mm, _ := e.torchCUDA(); mm != "" {
+		if full, _, ok := kb.CUDA().DriverMinimum(mm); ok {
+			fixes = append(fixes, finding.Fix{Title: fmt.Sprintf("Upgrade the NVIDIA driver to %s or newer for torch's CUDA %s (on the host, not in the container)", full, mm), Commands: []string{}})
+		}
+	} else {
+		fixes = append(fixes, finding.Fix{Title: "Upgrade the NVIDIA driver (on the host, not in the container)", Commands: []string{}})
+	}
+	if dc := caps["driver_cuda"]; dc != "" && dc[0] >= '0' && dc[0] <= '9' {
+		for _, b := range e.sigs.TorchBuilds.Rows {
+			if kb.CompareDotted(b.CUDA, dc) <= 0 {
+				fixes = append(fixes, finding.Fix{
+					Title:    fmt.Sprintf("Or install torch %s built for CUDA %s, which this driver (CUDA %s at most) runs", e.torchBase(), b.CUDA, dc),
+					Commands: []string{e.pip("--force-reinstall", "torch=="+e.torchBase(), "--index-url", torchIndex(b.CUDA))},
+				})
+				break
+			}
+		}
+	}
+	return fixes
+}
+
+// runtimeFixes: the CUDA runtime a binary needs, or a rebuild for torch's.
+func (e *env) runtimeFixes(caps map[string]string) []finding.Fix {
+	major, _ := strconv.Atoi(caps["major"])
+	var fixes []finding.Fix
+	_, tmajor := e.torchCUDA()
+	dist := caps["dist"]
+	if dist == "" && caps["pkg"] != "" {
+		dist = caps["pkg"]
+	}
+	if tmajor != 0 && major != 0 && tmajor != major && dist != "" {
+		fixes = append(fixes, finding.Fix{
+			Title:    fmt.Sprintf("Rebuild %s against the installed torch (CUDA %d), not CUDA %d", dist, tmajor, major),
+			Commands: []string{e.pip("--no-build-isolation", "--no-cache-dir", "--force-reinstall", "--no-deps", dist)},
+		})
+	}
+	if major == 0 {
+		return fixes
+	}
+	spec, dir := fmt.Sprintf("nvidia-cuda-runtime-cu%d", major), "nvidia/cuda_runtime/lib"
+	if major >= 13 {
+		spec, dir = fmt.Sprintf("nvidia-cuda-runtime==%d.*", major), "nvidia/cu13/lib"
+	}
+	site := e.sitePackages()
+	if site == "" {
+		site = "$(" + shellQuote(e.python()) + " -c 'import sysconfig; print(sysconfig.get_paths()[\"purelib\"])')"
+	}
+	title := fmt.Sprintf("Install the CUDA %d runtime and put it on the loader's path", major)
+	if len(fixes) > 0 {
+		title = "Or install the CUDA " + strconv.Itoa(major) + " runtime and put it on the loader's path"
+	}
+	return append(fixes, finding.Fix{Title: title, Commands: []string{e.pip(spec), "export LD_LIBRARY_PATH=" + site + "/" + dir + "${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"}})
+}
+
+// torchArchFixes: a torch build whose wheels carry SASS for the GPU.
+func (e *env) torchArchFixes(caps map[string]string) []finding.Fix {
+	cc := e.gpuCapability(caps)
+	c, err := cudaarch.ParseCapability(cc)
+	if err != nil {
+		return []finding.Fix{{Title: "Install a torch build that has code for this GPU (`fastpath doctor` names it for the GPUs here)", Commands: []string{}}}
+	}
+	driver := ""
+	if e.f != nil && e.f.GPU.Driver != nil {
+		driver = e.f.GPU.Driver.Version
+	}
+	for _, b := range e.sigs.TorchBuilds.Rows {
+		var ts []cudaarch.Target
+		for _, a := range b.Archs {
+			if t, err := cudaarch.ParseTarget(a); err == nil {
+				ts = append(ts, t)
+			}
+		}
+		if _, how := cudaarch.Best(ts, c); how != cudaarch.Native && how != cudaarch.Family {
+			continue
+		}
+		if driver != "" {
+			if _, floor, ok := kb.CUDA().DriverMinimum(b.CUDA); ok && kb.CompareDotted(driver, floor) < 0 {
+				continue
+			}
+		}
+		return []finding.Fix{{
+			Title:    fmt.Sprintf("Install torch %s built for CUDA %s (its wheels carry %s)", e.torchBase(), b.CUDA, strings.Join(b.Archs, " ")),
+			Commands: []string{e.pip("--force-reinstall", "torch=="+e.torchBase(), "--index-url", torchIndex(b.CUDA))},
+		}}
+	}
+	return []finding.Fix{{Title: fmt.Sprintf("No torch %s wheel has code for compute capability %s: build torch with TORCH_CUDA_ARCH_LIST=%s", e.sigs.TorchBuilds.Release, cc, cc), Commands: []string{}}}
+}
+
+// gpuCapability is the GPU's compute capability: from the log's sm_XY,
+// else the facts' first GPU.
+func (e *env) gpuCapability(caps map[string]string) string {
+	if sm, err := strconv.Atoi(caps["sm"]); err == nil && sm > 0 {
+		return cudaarch.CapabilityOfSM(sm).String()
+	}
+	if e.f != nil {
+		for _, d := range e.f.GPU.Devices {
+			if d.Capability != "" {
+				return d.Capability
+			}
+		}
+	}
+	return "X.Y"
+}
+
+var repoDist = regexp.MustCompile(`github\.com/(?:fla-org/(flash-linear-attention)|Dao-AILab/(causal-conv1d)|state-spaces/(mamba))`)
+
+// fallbackFixes install the kernel packages transformers did not find.
+func (e *env) fallbackFixes(caps map[string]string) []finding.Fix {
+	var fixes []finding.Fix
+	for _, d := range strings.Fields(caps["fallback_dists"]) {
+		needsBuild := slices.Contains(e.sigs.Modules.NeedsBuild, d)
+		if needsBuild {
+			title := "Install " + d + " (it compiles CUDA code: it needs nvcc and torch visible to the build)"
+			if _, ok := e.diag[finding.NoCUDACompiler]; ok {
+				title = "Install " + d + " once the missing compiler is fixed (no-cuda-compiler: `fastpath doctor`)"
+			}
+			fixes = append(fixes, finding.Fix{Title: title, Commands: []string{e.pip("--no-build-isolation", d)}})
+			continue
+		}
+		fixes = append(fixes, finding.Fix{Title: "Install " + d + " (pure Python and Triton: no compiler needed)", Commands: []string{e.pip(d)}})
+	}
+	return fixes
+}
+
+func (e *env) osInstall(title, deb, rpm string) finding.Fix {
+	id := ""
+	if e.f != nil {
+		id = e.f.OS.ID
+	}
+	switch id {
+	case "ubuntu", "debian":
+		return finding.Fix{Title: title, Commands: []string{"apt-get update", "apt-get install -y " + deb}}
+	case "rhel", "rocky", "almalinux", "centos", "fedora", "amzn":
+		if rpm != "" {
+			return finding.Fix{Title: title, Commands: []string{"dnf install -y " + rpm}}
+		}
+	}
+	return finding.Fix{Title: title + " (with the OS's package manager; Debian/Ubuntu: apt-get install -y " + deb + ")", Commands: []string{}}
+}
+
+func torchIndex(cuda string) string {
+	return "https://download.pytorch.org/whl/cu" + strings.ReplaceAll(cuda, ".", "")
+}
+
+func gib(b int64) float64 { return float64(b) / (1 << 30) }
+
+func orUnknown(v string) string {
+	if v == "" {
+		return "(version unknown)"
+	}
+	return v
+}
+
+// shellQuote quotes s for a POSIX shell when it needs it.
+func shellQuote(s string) string {
+	if s != "" && strings.IndexFunc(s, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./=:+,@%", r))
+	}) < 0 {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}

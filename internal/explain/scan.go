@@ -1,0 +1,465 @@
+// Package explain reads a build or run log and says what went wrong: it
+// matches each line against the signature table of the knowledge base
+// (kb/data/signatures.json), then turns the matches into findings, the most
+// likely root cause first, with fixes made concrete by the environment's
+// facts.
+//
+// Logs are streamed line by line: memory stays bounded whatever the size of
+// the log, and overlong lines are cut, never buffered whole.
+package explain
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"io"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+	"unicode/utf8"
+
+	"github.com/fastpath-dev/fastpath/internal/kb"
+)
+
+const (
+	// MaxLine is the longest line matched; the rest of a longer line is
+	// skipped (a minified JSON blob or a progress bar without newlines).
+	MaxLine = 64 << 10
+	// maxTextLen caps the line text kept as evidence.
+	maxTextLen = 400
+	// maxHitsPerSignature caps the hits kept per signature; the others are
+	// only counted, so a message repeated a million times costs nothing.
+	maxHitsPerSignature = 16
+	// maxFrames is how many recent traceback frames are remembered.
+	maxFrames = 12
+	// frameWindow: frames older than this many lines before a hit are not
+	// part of its traceback.
+	frameWindow = 60
+)
+
+// Matcher holds the signature table compiled once.
+type Matcher struct {
+	sigs []compiled
+	ctxs []compiled
+	// markers are the literals of every signature's Context condition,
+	// each remembered with the last line it was seen on (indexes into lits).
+	markers []int
+	// lits are every distinct literal of the table, tested once per line.
+	lits []literal
+}
+
+// literal is one prefilter string with the bigrams that must all be in a
+// line's bigram filter before the string is searched for.
+type literal struct {
+	text  []byte
+	grams []uint16
+}
+
+type compiled struct {
+	sig      *kb.Signature
+	lits     []int // indexes into Matcher.lits
+	re       *regexp.Regexp
+	next     *regexp.Regexp
+	markers  []int // indexes into Matcher.markers
+	within   int
+	negate   bool
+	hasCtx   bool
+	captures []string
+	// Indexes of the context captures (0: absent).
+	pkgIdx, frameIdx, torchIdx int
+}
+
+// Compile compiles a signature table. Every pattern is RE2 (Go's regexp).
+func Compile(d *kb.SignaturesData) (*Matcher, error) {
+	m := &Matcher{}
+	litAt := map[string]int{}
+	lit := func(l string) int {
+		i, ok := litAt[l]
+		if !ok {
+			i = len(m.lits)
+			litAt[l] = i
+			m.lits = append(m.lits, newLiteral(l))
+		}
+		return i
+	}
+	build := func(s *kb.Signature) (compiled, error) {
+		c := compiled{sig: s}
+		if len(s.Literals) == 0 {
+			return c, fmt.Errorf("signature %s: no literals to prefilter with", s.Name)
+		}
+		for _, l := range s.Literals {
+			if l == "" {
+				return c, fmt.Errorf("signature %s: empty literal", s.Name)
+			}
+			c.lits = append(c.lits, lit(l))
+		}
+		var err error
+		if c.re, err = regexp.Compile(s.Pattern); err != nil {
+			return c, fmt.Errorf("signature %s: %w", s.Name, err)
+		}
+		c.captures = c.re.SubexpNames()
+		c.pkgIdx, c.frameIdx, c.torchIdx = max(c.re.SubexpIndex("package"), 0), max(c.re.SubexpIndex("frame"), 0), max(c.re.SubexpIndex("torch_version"), 0)
+		if s.Next != "" {
+			if c.next, err = regexp.Compile(s.Next); err != nil {
+				return c, fmt.Errorf("signature %s: next: %w", s.Name, err)
+			}
+		}
+		if s.Context != nil {
+			c.hasCtx, c.within, c.negate = true, s.Context.Within, s.Context.Negate
+			for _, l := range s.Context.Any {
+				if l == "" {
+					return c, fmt.Errorf("signature %s: empty context literal", s.Name)
+				}
+				i := lit(l)
+				if !slices.Contains(m.markers, i) {
+					m.markers = append(m.markers, i)
+				}
+				c.markers = append(c.markers, i)
+			}
+		}
+		return c, nil
+	}
+	for i := range d.Signatures {
+		c, err := build(&d.Signatures[i])
+		if err != nil {
+			return nil, err
+		}
+		m.sigs = append(m.sigs, c)
+	}
+	for i := range d.Context {
+		c, err := build(&d.Context[i])
+		if err != nil {
+			return nil, err
+		}
+		m.ctxs = append(m.ctxs, c)
+	}
+	return m, nil
+}
+
+var defaultMatcher = sync.OnceValue(func() *Matcher {
+	m, err := Compile(kb.Signatures())
+	if err != nil {
+		// The table is embedded data: a bad pattern is a build defect,
+		// caught by the package's tests.
+		panic("explain: " + err.Error())
+	}
+	return m
+})
+
+// Default is the matcher of the knowledge base's signature table.
+func Default() *Matcher { return defaultMatcher() }
+
+// Hit is one line that matched a signature.
+type Hit struct {
+	Signature *kb.Signature
+	Line      int    // 1-based
+	Text      string // the line, cleaned and capped
+	Captures  map[string]string
+	// Package is the distribution being installed when the line was
+	// printed ("" when the log did not say).
+	Package string
+	// Frames are the traceback frames (file paths) printed shortly before
+	// the line, oldest first.
+	Frames []string
+}
+
+// Scan is what a log holds.
+type Scan struct {
+	Hits []Hit // in line order, at most maxHitsPerSignature per signature
+	// Counts are all matches per signature name, kept or not.
+	Counts map[string]int
+	Lines  int
+	Bytes  int64
+	// LongLines counts lines longer than MaxLine, matched on their start.
+	LongLines int
+	// TorchVersion is the torch a build printed it saw (setup.py's
+	// "torch.__version__  = ...").
+	TorchVersion string
+}
+
+// frames is a ring of the last traceback frames, their bytes reused so
+// that a log full of tracebacks allocates nothing per frame.
+type frames struct {
+	path [maxFrames][]byte
+	line [maxFrames]int
+	next int
+}
+
+func (f *frames) add(p []byte, line int) {
+	f.path[f.next] = append(f.path[f.next][:0], p...)
+	f.line[f.next] = line
+	f.next = (f.next + 1) % maxFrames
+}
+
+// recent returns the frames printed within frameWindow lines before n,
+// oldest first.
+func (f *frames) recent(n int) []string {
+	var out []string
+	for i := range maxFrames {
+		j := (f.next + i) % maxFrames
+		if f.line[j] > 0 && n-f.line[j] <= frameWindow {
+			out = append(out, cleanCapture(f.path[j]))
+		}
+	}
+	return out
+}
+
+// Scan reads r to its end, line by line.
+func (m *Matcher) Scan(r io.Reader) (*Scan, error) {
+	br := bufio.NewReaderSize(r, MaxLine)
+	s := &Scan{Counts: map[string]int{}}
+	markerSeen := make([]int, len(m.lits))
+	present := make([]bool, len(m.lits))
+	var bf bloom
+	var (
+		pkg     string
+		fr      frames
+		pending []pendingNext
+		long    []byte // the start of an overlong line, kept while its rest is skipped
+	)
+	for {
+		line, err := br.ReadSlice('\n')
+		isLong := false
+		if err == bufio.ErrBufferFull {
+			isLong = true
+			// Keep the start (the reader's buffer is about to be reused)
+			// and skip the rest: it is never held in memory.
+			long = append(long[:0], line...)
+			line = long
+			for err == bufio.ErrBufferFull {
+				var rest []byte
+				rest, err = br.ReadSlice('\n')
+				s.Bytes += int64(len(rest))
+			}
+		}
+		if len(line) == 0 && err != nil {
+			if err == io.EOF {
+				return s, nil
+			}
+			return s, err
+		}
+		s.Bytes += int64(len(line))
+		s.Lines++
+		if isLong {
+			s.LongLines++
+		}
+		n := s.Lines
+		line = bytes.TrimRight(line, "\r\n")
+
+		// Continuations first: a two-line message's second line.
+		if len(pending) > 0 {
+			for _, p := range pending {
+				if sub := p.re.FindSubmatch(line); sub != nil {
+					h := &s.Hits[p.hit]
+					for i, name := range p.re.SubexpNames() {
+						if name != "" && len(sub[i]) > 0 {
+							h.Captures[name] = cleanCapture(sub[i])
+						}
+					}
+				}
+			}
+			pending = pending[:0]
+		}
+
+		// Each distinct literal is looked for once: first in the line's
+		// bigram filter (a few bit tests), then, rarely, for real.
+		bf.fill(line)
+		for k := range m.lits {
+			present[k] = bf.has(m.lits[k].grams) && bytes.Contains(line, m.lits[k].text)
+		}
+		for _, k := range m.markers {
+			if present[k] {
+				markerSeen[k] = n
+			}
+		}
+		for i := range m.ctxs {
+			c := &m.ctxs[i]
+			if !c.prefilter(present) {
+				continue
+			}
+			loc := c.re.FindSubmatchIndex(line)
+			if loc == nil {
+				continue
+			}
+			group := func(j int) []byte {
+				if j <= 0 || loc[2*j] < 0 {
+					return nil
+				}
+				return line[loc[2*j]:loc[2*j+1]]
+			}
+			if v := group(c.pkgIdx); len(v) > 0 {
+				pkg = cleanCapture(v)
+			}
+			if v := group(c.frameIdx); len(v) > 0 {
+				fr.add(v, n)
+			}
+			if v := group(c.torchIdx); len(v) > 0 {
+				s.TorchVersion = cleanCapture(v)
+			}
+		}
+		for i := range m.sigs {
+			c := &m.sigs[i]
+			if !c.prefilter(present) {
+				continue
+			}
+			sub := c.re.FindSubmatch(line)
+			if sub == nil {
+				continue
+			}
+			if c.hasCtx {
+				seen := false
+				for _, mi := range c.markers {
+					if markerSeen[mi] > 0 && n-markerSeen[mi] <= c.within {
+						seen = true
+						break
+					}
+				}
+				if seen == c.negate {
+					continue
+				}
+			}
+			name := c.sig.Name
+			s.Counts[name]++
+			if s.Counts[name] > maxHitsPerSignature {
+				continue
+			}
+			h := Hit{Signature: c.sig, Line: n, Text: cleanText(line), Captures: captures(c, sub), Package: pkg, Frames: fr.recent(n)}
+			s.Hits = append(s.Hits, h)
+			if c.next != nil {
+				pending = append(pending, pendingNext{hit: len(s.Hits) - 1, re: c.next})
+			}
+		}
+		if err != nil {
+			if err == io.EOF {
+				return s, nil
+			}
+			return s, err
+		}
+	}
+}
+
+type pendingNext struct {
+	hit int
+	re  *regexp.Regexp
+}
+
+func (c *compiled) prefilter(present []bool) bool {
+	for _, k := range c.lits {
+		if present[k] {
+			return true
+		}
+	}
+	return false
+}
+
+// bloom is a 1024-bit set of the byte pairs (bigrams) of one line: a
+// literal can be in the line only if all of its chosen bigrams are.
+type bloom [16]uint64
+
+func gram(a, b byte) uint16 { return (uint16(a)*31 + uint16(b)) & 1023 }
+
+func (f *bloom) fill(line []byte) {
+	*f = bloom{}
+	for i := 0; i+1 < len(line); i++ {
+		g := gram(line[i], line[i+1])
+		f[g>>6] |= 1 << (g & 63)
+	}
+}
+
+func (f *bloom) has(grams []uint16) bool {
+	for _, g := range grams {
+		if f[g>>6]&(1<<(g&63)) == 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// maxGrams is how many bigrams of a literal the filter tests.
+const maxGrams = 8
+
+// newLiteral picks the literal's rarest bigrams (capitals, digits and
+// punctuation are rarer in logs than lower-case letters and spaces), so
+// that an ordinary line fails the filter on its first test or so.
+func newLiteral(l string) literal {
+	type cand struct {
+		g     uint16
+		score int
+	}
+	var cs []cand
+	seen := map[uint16]bool{}
+	for i := 0; i+1 < len(l); i++ {
+		g := gram(l[i], l[i+1])
+		if seen[g] {
+			continue
+		}
+		seen[g] = true
+		cs = append(cs, cand{g, rarity(l[i]) + rarity(l[i+1])})
+	}
+	slices.SortStableFunc(cs, func(a, b cand) int { return b.score - a.score })
+	lit := literal{text: []byte(l)}
+	for i := 0; i < len(cs) && i < maxGrams; i++ {
+		lit.grams = append(lit.grams, cs[i].g)
+	}
+	return lit
+}
+
+func rarity(b byte) int {
+	switch {
+	case b == ' ' || strings.IndexByte("etaoinsrhl", b) >= 0:
+		return 0
+	case b >= 'a' && b <= 'z', b == '.', b == '/', b == '_', b == '-':
+		return 1
+	}
+	return 2
+}
+
+func captures(c *compiled, sub [][]byte) map[string]string {
+	out := map[string]string{}
+	for i, name := range c.captures {
+		if name != "" && i < len(sub) && len(sub[i]) > 0 {
+			out[name] = cleanCapture(sub[i])
+		}
+	}
+	return out
+}
+
+// ansi matches the colour and cursor escapes logs carry from terminals.
+var ansi = regexp.MustCompile(`\x1b\[[0-9;?]*[A-Za-z]`)
+
+// cleanText makes a matched line fit for evidence: valid UTF-8, no
+// terminal escapes or carriage returns, trimmed, capped.
+func cleanText(line []byte) string {
+	s := string(line)
+	if strings.IndexByte(s, 0x1b) >= 0 {
+		s = ansi.ReplaceAllString(s, "")
+	}
+	s = strings.ToValidUTF8(s, "\uFFFD")
+	s = strings.Map(func(r rune) rune {
+		if r == '\r' || r == '\t' {
+			return ' '
+		}
+		if r < 0x20 || r == 0x7f {
+			return -1
+		}
+		return r
+	}, s)
+	s = strings.TrimSpace(s)
+	return capRunes(s, maxTextLen)
+}
+
+func cleanCapture(b []byte) string {
+	return capRunes(strings.ToValidUTF8(strings.TrimSpace(string(b)), "\uFFFD"), 200)
+}
+
+func capRunes(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	cut := n
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
+}

@@ -1,0 +1,99 @@
+package kb
+
+import (
+	_ "embed"
+	"encoding/json"
+	"fmt"
+	"sync"
+)
+
+//go:embed data/signatures.json
+var signaturesJSON []byte
+
+// SignaturesData is data/signatures.json: the error and warning texts that
+// `fastpath explain` recognises in build and run logs, each with the finding
+// it means and where the text comes from.
+type SignaturesData struct {
+	Source string `json:"source"`
+	// Precedence orders findings root cause first; Why says why.
+	Precedence struct {
+		Why   string   `json:"why"`
+		Order []string `json:"order"`
+	} `json:"precedence"`
+	Signatures []Signature `json:"signatures"`
+	// Context are lines that are no failure themselves but say what a
+	// failure was about: the package being built, the traceback's frames.
+	Context []Signature `json:"context"`
+	Modules struct {
+		Source string `json:"source"`
+		// Dists maps an extension module or import name to its distribution.
+		Dists map[string]string `json:"dists"`
+		// NeedsBuild are distributions installed from source with nvcc.
+		NeedsBuild []string `json:"needs_build"`
+	} `json:"modules"`
+	TorchBuilds struct {
+		Source  string       `json:"source"`
+		Release string       `json:"release"`
+		Rows    []TorchBuild `json:"rows"`
+	} `json:"torch_builds"`
+}
+
+// Signature is one recognisable message.
+type Signature struct {
+	Name string `json:"name"`
+	// Finding is the finding id the message means; Alternatives are ids a
+	// diagnosis of the environment may show to be the better reading.
+	Finding      string   `json:"finding,omitempty"`
+	Alternatives []string `json:"alternatives,omitempty"`
+	Severity     string   `json:"severity,omitempty"`
+	// Literals: a line is tried against Pattern only when it contains one
+	// of them (a cheap prefilter; Pattern must imply one of them).
+	Literals []string `json:"literals"`
+	// Pattern is an RE2 regular expression with named captures; Next, when
+	// set, is tried on the following line for more captures (messages that
+	// span two lines).
+	Pattern string `json:"pattern"`
+	Next    string `json:"next,omitempty"`
+	// Context, when set, requires (or with Negate forbids) one of its
+	// literals within the Within lines before the match.
+	Context *SignatureContext `json:"context,omitempty"`
+	// Title and Detail are templates: {capture} is replaced by the capture.
+	Title  string          `json:"title,omitempty"`
+	Detail string          `json:"detail,omitempty"`
+	Origin SignatureSource `json:"source"`
+}
+
+// SignatureContext is a condition on the lines before a match.
+type SignatureContext struct {
+	Any    []string `json:"any"`
+	Within int      `json:"within"`
+	Negate bool     `json:"negate,omitempty"`
+}
+
+// SignatureSource is the real message text and the program that prints it.
+type SignatureSource struct {
+	Text string `json:"text"`
+	From string `json:"from"`
+}
+
+// TorchBuild is one CUDA build of torch's wheels and its SASS targets.
+type TorchBuild struct {
+	CUDA  string   `json:"cuda"`
+	Archs []string `json:"archs"`
+}
+
+var (
+	signaturesOnce sync.Once
+	signaturesData SignaturesData
+)
+
+// Signatures returns the parsed data/signatures.json. The data is part of
+// the binary: failing to parse it is a build defect, caught by the tests.
+func Signatures() *SignaturesData {
+	signaturesOnce.Do(func() {
+		if err := json.Unmarshal(signaturesJSON, &signaturesData); err != nil {
+			panic(fmt.Sprintf("kb: data/signatures.json: %v", err))
+		}
+	})
+	return &signaturesData
+}
