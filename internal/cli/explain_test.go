@@ -12,7 +12,7 @@ import (
 )
 
 // seedRoot writes the seed container and returns the flags that diagnose it.
-func seedRoot(t *testing.T) []string {
+func seedSourceFlags(t *testing.T) []string {
 	t.Helper()
 	dir := t.TempDir()
 	if err := fixture.Seed(dir); err != nil {
@@ -26,7 +26,7 @@ const logs = "../explain/testdata/logs/"
 // explain's exit statuses and outputs: 1 with an error finding, 0 for
 // warnings only or an unknown log (said plainly), 2 for usage mistakes.
 func TestExplainCommand(t *testing.T) {
-	src := seedRoot(t)
+	src := seedSourceFlags(t)
 	for _, tc := range []struct {
 		name  string
 		args  []string
@@ -67,7 +67,7 @@ func TestExplainCommand(t *testing.T) {
 // --json: DESIGN's {"findings": [Finding]} with the lines read, root cause
 // first, and fixes made with the facts saved by `fastpath facts`.
 func TestExplainJSONWithSavedFacts(t *testing.T) {
-	src := seedRoot(t)
+	src := seedSourceFlags(t)
 	var facts, errb bytes.Buffer
 	if code := Main(append([]string{"facts"}, src...), nil, &facts, &errb); code != 0 {
 		t.Fatalf("facts: %d %s", code, errb.String())
