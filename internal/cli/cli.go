@@ -92,6 +92,6 @@ gives the exact commands that fix it.` + exitStatusHelp,
 		SilenceErrors: true,
 	}
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return &UsageError{Err: err} })
-	root.AddCommand(newDoctorCommand(ios), newFactsCommand(ios), newPackagesCommand(ios), newInspectCommand(ios), newModelCommand(ios), newDemoCommand(ios))
+	root.AddCommand(newDoctorCommand(ios), newFactsCommand(ios), newPackagesCommand(ios), newInspectCommand(ios), newModelCommand(ios), newDemoCommand(ios), newPlanCommand(ios), newFixCommand(ios))
 	return root
 }
