@@ -52,6 +52,7 @@ func TestNetworkFixApplyCUDA13Compiler(t *testing.T) {
 		"==> no-cuda-compiler: Install NVIDIA's CUDA 13.0 compiler wheels into this environment",
 		"--no-index --find-links " + wheels + " 'nvidia-cuda-nvcc==13.0.*'",
 		"export CUDA_HOME=" + home,
+		"put them in your shell or profile:\n  export CUDA_HOME=" + home + "\n  export PATH=" + home + "/bin:",
 		"gone:     no-cuda-compiler",
 		"appeared: (none)",
 	} {
