@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -164,7 +165,10 @@ func TestNothingToFix(t *testing.T) {
 // PEP 691 JSON index, a PEP 503 HTML index, a find-links page, and a
 // releases API shaped like GitHub's (whose asset answers HEAD).
 func TestLookups(t *testing.T) {
-	var head []string
+	var (
+		mu   sync.Mutex
+		head []string
+	)
 	mux := http.NewServeMux()
 	mux.HandleFunc("/json/causal-conv1d/", func(w http.ResponseWriter, r *http.Request) {
 		if !strings.Contains(r.Header.Get("Accept"), "application/vnd.pypi.simple.v1+json") {
@@ -196,6 +200,8 @@ func TestLookups(t *testing.T) {
 			{"name": "causal_conv1d-1.8.0+cu12torch2.10cxx11abiTRUE-cp312-cp312-linux_x86_64.whl", "browser_download_url": "%[1]scausal_conv1d-1.8.0+cu12torch2.10cxx11abiTRUE-cp312-cp312-linux_x86_64.whl"}]}`, base)
 	})
 	mux.HandleFunc("/download/", func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		defer mu.Unlock()
 		head = append(head, r.Method+" "+r.URL.Path)
 	})
 	srv := httptest.NewServer(mux)
@@ -226,7 +232,9 @@ func TestLookups(t *testing.T) {
 		}
 	})
 	t.Run("find-links page and GitHub releases", func(t *testing.T) {
+		mu.Lock()
 		head = nil
+		mu.Unlock()
 		pl := Build(ctx, in, Options{FindLinks: []string{srv.URL + "/links/"}, GitHubAPI: srv.URL + "/api"})
 		idx := stepByID(pl, "causal-conv1d/wheel-index")
 		if idx == nil || idx.Viable || !strings.Contains(idx.Preconditions[0].Detail, "lists 2 causal-conv1d file(s), none a wheel pip would install here") {
@@ -236,6 +244,8 @@ func TestLookups(t *testing.T) {
 		if gh == nil || !gh.Verified || gh.Option != 1 || !strings.Contains(gh.Title, "causal_conv1d-1.8.0+cu12torch2.11cxx11abiTRUE") {
 			t.Fatalf("GitHub step: %+v\n%s", gh, ids(pl))
 		}
+		mu.Lock()
+		defer mu.Unlock()
 		if len(head) != 1 || head[0] != "HEAD /download/v1.8.0/causal_conv1d-1.8.0+cu12torch2.11cxx11abiTRUE-cp312-cp312-linux_x86_64.whl" {
 			t.Errorf("HEAD requests: %v", head)
 		}
