@@ -94,8 +94,8 @@ gives the exact commands that fix it.` + exitStatusHelp,
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return &UsageError{Err: err} })
 	root.AddCommand(
 		newDoctorCommand(ios), newFactsCommand(ios), newPackagesCommand(ios), newInspectCommand(ios),
-		newModelCommand(ios), newExplainCommand(ios), newRemoteCommand(ios), newDiffCommand(ios),
-		newK8sCommand(ios), newDemoCommand(ios),
+		newModelCommand(ios), newExplainCommand(ios), newPlanCommand(ios), newFixCommand(ios),
+		newRemoteCommand(ios), newDiffCommand(ios), newK8sCommand(ios), newDemoCommand(ios),
 	)
 	return root
 }

@@ -56,3 +56,36 @@ func TestCompareDotted(t *testing.T) {
 		}
 	}
 }
+
+func TestWheelNames(t *testing.T) {
+	d := Wheels()
+	env := WheelEnv{CUDAMajor: 12, TorchMM: "2.11", CXX11ABI: true, PyTag: "cp312", Machine: "aarch64"}
+	tests := []struct{ pkg, version, want string }{
+		// causal-conv1d hardcodes linux_x86_64 even on ARM.
+		{"causal-conv1d", "1.6.0", "causal_conv1d-1.6.0+cu12torch2.11cxx11abiTRUE-cp312-cp312-linux_x86_64.whl"},
+		{"flash-attn", "2.8.3", "flash_attn-2.8.3+cu12torch2.11cxx11abiTRUE-cp312-cp312-linux_aarch64.whl"},
+		{"mamba-ssm", "2.2.6", "mamba_ssm-2.2.6+cu12torch2.11cxx11abiTRUE-cp312-cp312-linux_aarch64.whl"},
+	}
+	for _, tt := range tests {
+		s, ok := d.Packages[tt.pkg]
+		if !ok {
+			t.Fatalf("no wheel scheme for %s", tt.pkg)
+		}
+		if got := d.WheelName(s, tt.version, env); got != tt.want {
+			t.Errorf("%s: %s, want %s", tt.pkg, got, tt.want)
+		}
+		if s.KnownVersion == "" || s.Repo == "" || s.ForceBuildEnv == "" {
+			t.Errorf("%s: incomplete scheme %+v", tt.pkg, s)
+		}
+		if _, ok := Families().Packages[tt.pkg]; !ok {
+			t.Errorf("%s is not a package of families.json", tt.pkg)
+		}
+	}
+	u := d.WheelURL(d.Packages["causal-conv1d"], "1.6.0", "x.whl")
+	if u != "https://github.com/Dao-AILab/causal-conv1d/releases/download/v1.6.0/x.whl" {
+		t.Errorf("url %s", u)
+	}
+	if d.BuildGiBPerJob <= 0 || d.GitHubAPI == "" {
+		t.Errorf("wheels.json: %+v", d)
+	}
+}

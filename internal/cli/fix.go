@@ -1,0 +1,201 @@
+package cli
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/fastpath-dev/fastpath/internal/diagnose"
+	"github.com/fastpath-dev/fastpath/internal/finding"
+	"github.com/fastpath-dev/fastpath/internal/plan"
+	"github.com/fastpath-dev/fastpath/internal/source"
+)
+
+// FixOptions are `fastpath fix`'s flags.
+type FixOptions struct {
+	Plan  PlanOptions
+	Apply bool
+	Yes   bool
+	// stdinIsTerminal is isTerminalReader by default; tests replace it.
+	stdinIsTerminal func(io.Reader) bool
+}
+
+func newFixCommand(ios *IO) *cobra.Command {
+	o := &FixOptions{}
+	cmd := &cobra.Command{
+		Use:   "fix",
+		Short: "Show the plan; with --apply, run the best step of each finding and diagnose again",
+		Long: `fix shows the plan (see fastpath plan). With --apply it runs, in order, the best
+viable step of each finding (never a manual one, such as rebuilding an image),
+streaming their output, after asking for confirmation (--yes skips it; without
+a terminal on stdin --yes is required). It stops at the first command that
+fails and shows the step and its output. Then it runs doctor again, carrying
+the variables the steps exported, and prints which findings went away, remain
+or appeared. Nothing is changed without --apply, and never with --root or
+--facts.
+
+Exit status: 0 done (no error-severity finding after --apply), 1 error
+findings remain, 2 usage error, refusal, or a step that failed.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return RunFix(cmd.Context(), o, ios)
+		},
+	}
+	o.Plan.register(cmd.Flags(), false)
+	cmd.Flags().BoolVar(&o.Apply, "apply", false, "carry out the plan (otherwise it is only shown)")
+	cmd.Flags().BoolVar(&o.Yes, "yes", false, "do not ask for confirmation")
+	return cmd
+}
+
+// RunFix runs `fastpath fix`.
+func RunFix(ctx context.Context, o *FixOptions, ios *IO) error {
+	if o.Apply && (o.Plan.Source.Root != "" || o.Plan.Source.Facts != "") {
+		return usageErrorf("fix --apply changes the live machine only: not with --root or --facts (run `fastpath plan` to see the steps)")
+	}
+	_, before, pl, err := o.Plan.make(ctx)
+	if err != nil {
+		return err
+	}
+	if !o.Apply {
+		if err := plan.WriteText(ios.Out, pl); err != nil {
+			return err
+		}
+		if len(pl.Steps) > 0 {
+			fmt.Fprintln(ios.Out, "\nNothing was changed. `fastpath fix --apply` runs the first viable step of each finding.")
+		}
+		return nil
+	}
+	best := pl.Best()
+	for _, n := range pl.Notes {
+		fmt.Fprintf(ios.Out, "note: %s\n", n)
+	}
+	if len(best) == 0 {
+		if len(pl.Steps) == 0 {
+			fmt.Fprintln(ios.Out, "Nothing to fix.")
+		} else {
+			fmt.Fprintln(ios.Out, "No step can be applied here (see `fastpath plan`: every option is manual or has a failing precondition).")
+		}
+		return nil
+	}
+	fmt.Fprintf(ios.Out, "fix --apply will run %s:\n", plural(len(best), "step", "steps"))
+	for i, s := range best {
+		fmt.Fprintf(ios.Out, "  %d. [%s] %s\n", i+1, s.Finding, s.Title)
+		for _, c := range s.Commands {
+			fmt.Fprintf(ios.Out, "       $ %s\n", c)
+		}
+	}
+	if !o.Yes {
+		isTTY := o.stdinIsTerminal
+		if isTTY == nil {
+			isTTY = isTerminalReader
+		}
+		if !isTTY(ios.In) {
+			return errors.New("refusing to change anything without --yes: stdin is not a terminal to confirm on")
+		}
+		fmt.Fprint(ios.Out, "Run them? [y/N] ")
+		line, _ := bufio.NewReader(ios.In).ReadString('\n')
+		if a := strings.ToLower(strings.TrimSpace(line)); a != "y" && a != "yes" {
+			fmt.Fprintln(ios.Out, "Nothing was changed.")
+			return nil
+		}
+	}
+	overrides, err := source.ParseEnv(o.Plan.Source.Env)
+	if err != nil {
+		return &UsageError{Err: err}
+	}
+	r := &plan.Runner{Env: source.ProcessEnv(overrides).List(), Out: ios.Out}
+	res := r.Run(ctx, best)
+	if res.Failed != nil {
+		fmt.Fprintf(ios.Out, "\nFAILED: step %q (%s) for %s\n  command: %s\n  error: %v\n  its output (end):\n%s\n",
+			res.Failed.Title, res.Failed.ID, res.Failed.Finding, res.Command, res.Err, indent(res.Output, "    "))
+	}
+	if len(res.Exports) > 0 {
+		fmt.Fprintln(ios.Out, "\nThe steps exported these for their own commands and doctor's second look; put them in your shell or profile:")
+		for _, e := range res.Exports {
+			k, v, _ := strings.Cut(e, "=")
+			fmt.Fprintf(ios.Out, "  export %s=%s\n", k, diagnose.ShellQuote(v))
+		}
+	}
+	after := o.Plan.Source
+	after.Env = append(append([]string{}, after.Env...), res.Exports...)
+	_, _, findings, err := o.Plan.diagnose(ctx, after)
+	if err != nil {
+		return fmt.Errorf("doctor after the steps: %w", err)
+	}
+	writeBeforeAfter(ios.Out, before, findings)
+	if res.Failed != nil {
+		return fmt.Errorf("step %s failed: %v", res.Failed.ID, res.Err)
+	}
+	for _, fd := range findings {
+		if fd.Severity == finding.Error {
+			return findingsError{}
+		}
+	}
+	return nil
+}
+
+// writeBeforeAfter prints which finding ids went away, remain, appeared.
+func writeBeforeAfter(w io.Writer, before, after []finding.Finding) {
+	count := func(fs []finding.Finding) map[finding.ID]int {
+		m := map[finding.ID]int{}
+		for _, f := range fs {
+			m[f.ID]++
+		}
+		return m
+	}
+	b, a := count(before), count(after)
+	var gone, remain, appeared []string
+	for id := range b {
+		if a[id] == 0 {
+			gone = append(gone, string(id))
+		} else {
+			remain = append(remain, string(id))
+		}
+	}
+	for id := range a {
+		if b[id] == 0 {
+			appeared = append(appeared, string(id))
+		}
+	}
+	list := func(ids []string) string {
+		if len(ids) == 0 {
+			return "(none)"
+		}
+		sort.Strings(ids)
+		return strings.Join(ids, ", ")
+	}
+	fmt.Fprintf(w, "\ndoctor before -> after: %s -> %s\n", plural(len(before), "finding", "findings"), plural(len(after), "finding", "findings"))
+	fmt.Fprintf(w, "  gone:     %s\n  remain:   %s\n  appeared: %s\n", list(gone), list(remain), list(appeared))
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return fmt.Sprintf("%d %s", n, one)
+	}
+	return fmt.Sprintf("%d %s", n, many)
+}
+
+func indent(s, prefix string) string {
+	s = strings.TrimRight(s, "\n")
+	if s == "" {
+		return prefix + "(no output)"
+	}
+	return prefix + strings.ReplaceAll(s, "\n", "\n"+prefix)
+}
+
+// isTerminalReader reports whether r is a terminal (a character device).
+func isTerminalReader(r io.Reader) bool {
+	f, ok := r.(*os.File)
+	if !ok {
+		return false
+	}
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}

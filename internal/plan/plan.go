@@ -1,0 +1,311 @@
+// Package plan turns a diagnosis into ordered, concrete fix steps: for each
+// finding that has a fix, the ways out for this exact environment, each with
+// the preconditions it checked against the facts and why it ranks where it
+// does. Looking wheels up (indexes, find-links, GitHub releases) is the only
+// I/O, and only when asked (not --offline).
+package plan
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"os"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/fastpath-dev/fastpath/internal/diagnose"
+	"github.com/fastpath-dev/fastpath/internal/facts"
+	"github.com/fastpath-dev/fastpath/internal/finding"
+	"github.com/fastpath-dev/fastpath/internal/kb"
+	"github.com/fastpath-dev/fastpath/internal/model"
+)
+
+// Plan is `fastpath plan --json`'s answer.
+type Plan struct {
+	// Steps are best first: findings in doctor's order (root causes first),
+	// each finding's options in rank order (viable ones before the rest).
+	Steps []Step `json:"steps"`
+	// Notes are what the planner could not do (a lookup that failed).
+	Notes []string `json:"notes,omitempty"`
+}
+
+// Step is one way to fix one finding.
+type Step struct {
+	ID       string     `json:"id"`
+	Title    string     `json:"title"`
+	Finding  finding.ID `json:"finding"`
+	Package  string     `json:"package,omitempty"` // the kernel package it installs
+	Option   int        `json:"option"`            // 1 = the best for its finding
+	Commands []string   `json:"commands"`
+	// Preconditions are the checks made against the facts.
+	Preconditions []Precondition `json:"preconditions"`
+	RankReason    string         `json:"rank_reason"`
+	// Verified: what the step downloads was seen to exist (an index
+	// listing, a release asset answering HEAD), or it downloads nothing
+	// that needs looking up; Verification says which, or why not.
+	Verified     bool   `json:"verified"`
+	Verification string `json:"verification,omitempty"`
+	// Viable: no precondition is known to fail.
+	Viable bool `json:"viable"`
+	// Manual steps change something other than this environment (an
+	// image): fix --apply shows them but never runs them.
+	Manual bool `json:"manual,omitempty"`
+}
+
+// Precondition is one check a step made.
+type Precondition struct {
+	Check  string `json:"check"`
+	OK     bool   `json:"ok"`
+	Detail string `json:"detail"`
+	// Unknown: the facts cannot tell (under --root, from --facts); it does
+	// not count against the step.
+	Unknown bool `json:"unknown,omitempty"`
+}
+
+// Options say where wheels may be looked up.
+type Options struct {
+	Offline   bool
+	NoIndex   bool     // pip --no-index: only FindLinks
+	IndexURLs []string // the first is pip's --index-url, the rest --extra-index-url
+	FindLinks []string
+	// GitHubAPI is the releases API base (default from data/wheels.json, or
+	// $FASTPATH_GITHUB_API).
+	GitHubAPI string
+	Timeout   time.Duration // per request (default 10 s)
+	Client    *http.Client
+	// DiskFree reports free bytes of the file system holding a path; nil
+	// when it cannot be known (not the live host).
+	DiskFree func(path string) (int64, error)
+	// Euid is the user fix --apply would run as; nil when unknown (not the
+	// live host).
+	Euid *int
+}
+
+// Input is what a plan is made from.
+type Input struct {
+	Facts    *facts.Facts
+	Findings []finding.Finding
+	Models   []*model.Report
+}
+
+// Build makes the plan.
+func Build(ctx context.Context, in Input, o Options) *Plan {
+	if o.Timeout <= 0 {
+		o.Timeout = 10 * time.Second
+	}
+	if o.Client == nil {
+		o.Client = &http.Client{}
+	}
+	if o.GitHubAPI == "" {
+		o.GitHubAPI = os.Getenv("FASTPATH_GITHUB_API")
+	}
+	if o.GitHubAPI == "" {
+		o.GitHubAPI = kb.Wheels().GitHubAPI
+	}
+	p := &planner{f: in.Facts, o: o, fetch: &fetcher{client: o.Client, timeout: o.Timeout}, ctx: ctx}
+	p.torchCUDA, p.torchMajor = torchCUDA(in.Facts)
+	out := &Plan{Steps: []Step{}}
+	compilerFinding := false
+	for _, fd := range in.Findings {
+		if fd.ID == finding.NoCUDACompiler {
+			compilerFinding = true
+		}
+	}
+	p.compilerFinding = compilerFinding
+	donePkgs := map[string]bool{}
+	for _, fd := range in.Findings {
+		var steps []Step
+		switch fd.ID {
+		case finding.NoCUDACompiler:
+			steps = p.compilerSteps(fd.ID)
+		case finding.FastPathFallback, finding.ModelWillNotLoad:
+			for _, pkg := range missingPackages(in.Models, fd.ID, in.Facts) {
+				if donePkgs[pkg] {
+					continue
+				}
+				donePkgs[pkg] = true
+				steps = append(steps, rank(p.packageSteps(fd.ID, pkg))...)
+			}
+			if len(steps) == 0 {
+				steps = fromFixes(fd)
+			}
+			out.Steps = append(out.Steps, steps...)
+			continue
+		default:
+			steps = fromFixes(fd)
+		}
+		out.Steps = append(out.Steps, rank(steps)...)
+	}
+	out.Notes = p.notes
+	return out
+}
+
+// planner carries what the steps share.
+type planner struct {
+	ctx             context.Context
+	f               *facts.Facts
+	o               Options
+	fetch           *fetcher
+	torchCUDA       string
+	torchMajor      int
+	compilerFinding bool
+	notes           []string
+}
+
+func torchCUDA(f *facts.Facts) (string, int) {
+	if f.Torch == nil || f.Torch.CUDA == "" {
+		return "", 0
+	}
+	mm, major, _, ok := kb.MajorMinor(f.Torch.CUDA)
+	if !ok {
+		return "", 0
+	}
+	return mm, major
+}
+
+// rank numbers a finding's options: viable before not viable, manual ones
+// after those that change this environment, otherwise in the given order
+// (which is the order the issue's options are weighed in).
+func rank(steps []Step) []Step {
+	for i := range steps {
+		steps[i].Viable = true
+		for _, pc := range steps[i].Preconditions {
+			if !pc.OK && !pc.Unknown {
+				steps[i].Viable = false
+			}
+		}
+		if steps[i].Preconditions == nil {
+			steps[i].Preconditions = []Precondition{}
+		}
+		if steps[i].Commands == nil {
+			steps[i].Commands = []string{}
+		}
+	}
+	// A neighbour torch's wheel ranks below every build, the devel image's
+	// included: whether it loads cannot be known before it is installed.
+	class := func(s Step) int {
+		switch {
+		case !s.Viable:
+			return 3
+		case strings.HasSuffix(s.ID, "/wheel-neighbour"):
+			return 2
+		case s.Manual:
+			return 1
+		}
+		return 0
+	}
+	sort.SliceStable(steps, func(i, j int) bool { return class(steps[i]) < class(steps[j]) })
+	for i := range steps {
+		steps[i].Option = i + 1
+	}
+	return steps
+}
+
+// fromFixes turns a finding's own fixes into steps, in doctor's order.
+func fromFixes(fd finding.Finding) []Step {
+	var out []Step
+	for i, fx := range fd.Fixes {
+		s := Step{
+			ID:         fmt.Sprintf("%s/%d", fd.ID, i+1),
+			Title:      fx.Title,
+			Finding:    fd.ID,
+			Commands:   append([]string{}, fx.Commands...),
+			RankReason: fmt.Sprintf("doctor's fix %d of %d for %s, in doctor's order", i+1, len(fd.Fixes), fd.ID),
+			Verified:   true,
+		}
+		if len(fx.Commands) == 0 {
+			s.Preconditions = append(s.Preconditions, Precondition{Check: "commands for this environment", OK: false,
+				Detail: "none can be given here: do it by hand as the title says"})
+		}
+		if isImageFix(fx.Commands) {
+			s.Manual = true
+			s.RankReason += "; it changes the image, not this environment"
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+func isImageFix(cmds []string) bool {
+	for _, c := range cmds {
+		if strings.HasPrefix(c, "docker ") || strings.HasPrefix(c, "FROM ") {
+			return true
+		}
+	}
+	return false
+}
+
+// missingPackages are the kernel packages the models need and lack, in the
+// models' order.
+func missingPackages(models []*model.Report, id finding.ID, f *facts.Facts) []string {
+	if f.Torch == nil || (f.Torch.CUDA == "" && f.Torch.HIP == "") {
+		return nil // torch-cpu-only / torch-missing come first
+	}
+	var out []string
+	seen := map[string]bool{}
+	add := func(p string) {
+		if p != "" && !seen[p] {
+			seen[p] = true
+			out = append(out, p)
+		}
+	}
+	for _, r := range models {
+		if id == finding.FastPathFallback && r.FallbackLayers == 0 || id == finding.ModelWillNotLoad && r.WillNotLoad == "" {
+			continue
+		}
+		for _, k := range r.Kernels {
+			if k.Resolves != "package" {
+				add(k.Package)
+			}
+		}
+		if r.AttnImpl != nil && !r.AttnImpl.OK {
+			add(r.AttnImpl.Package)
+		}
+	}
+	return out
+}
+
+// pipArgs are the index options the user gave, for every pip command the
+// plan writes.
+func (p *planner) pipArgs() []string {
+	var a []string
+	if p.o.NoIndex {
+		a = append(a, "--no-index")
+	}
+	for i, u := range p.o.IndexURLs {
+		if i == 0 {
+			a = append(a, "--index-url", u)
+		} else {
+			a = append(a, "--extra-index-url", u)
+		}
+	}
+	for _, fl := range p.o.FindLinks {
+		a = append(a, "--find-links", fl)
+	}
+	return a
+}
+
+func (p *planner) pipInstall(args ...string) string {
+	return diagnose.PipInstall(p.f, append(p.pipArgs(), args...)...)
+}
+
+func (p *planner) note(format string, a ...any) {
+	p.notes = append(p.notes, fmt.Sprintf(format, a...))
+}
+
+// Best returns each finding's best step that fix --apply may run: the
+// first viable, non-manual step with commands.
+func (pl *Plan) Best() []Step {
+	var out []Step
+	done := map[string]bool{}
+	for _, s := range pl.Steps {
+		key := string(s.Finding) + "\x00" + s.Package
+		if done[key] || !s.Viable || s.Manual || len(s.Commands) == 0 {
+			continue
+		}
+		done[key] = true
+		out = append(out, s)
+	}
+	return out
+}
