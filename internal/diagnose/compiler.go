@@ -68,6 +68,13 @@ func checkCompilerPresence(c *context) []finding.Finding {
 	for _, n := range cu.Compilers {
 		fd.Evidence = append(fd.Evidence, nvccEvidence(n))
 	}
+	// Pointing builds at a compiler of another CUDA major than torch's only
+	// trades this finding for nvcc-torch-cuda-mismatch: install a matching one.
+	if _, major, _, ok := kb.MajorMinor(best.Version); c.torchCUDA != "" && (!ok || major != c.torchMajor) {
+		fd.Evidence = append(fd.Evidence, fmt.Sprintf("none of them is CUDA %d.x like torch (%s): torch refuses to build with another major", c.torchMajor, c.torchCUDA))
+		fd.Fixes = c.compilerFixes()
+		return []finding.Finding{fd}
+	}
 	fd.Fixes = []finding.Fix{exportHomeFix(best)}
 	return []finding.Finding{fd}
 }

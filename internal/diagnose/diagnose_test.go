@@ -111,6 +111,10 @@ func TestFiresAndDoesNotFire(t *testing.T) {
 			f.CUDA.TorchHome = &facts.CUDAHome{Path: "/usr/local/cuda", Via: "/usr/local/cuda"}
 		}, finding.CUDACompilerNotDiscoverable, finding.Error},
 		{"discoverable", func(f *facts.Facts) {}, finding.CUDACompilerNotDiscoverable, ""},
+		{"only a 12.8 toolkit off the search path for a cu130 torch", func(f *facts.Facts) {
+			f.CUDA.Compilers[0] = facts.NVCC{Path: "/usr/local/cuda-12.8/bin/nvcc", Home: "/usr/local/cuda-12.8", Version: "12.8.93", Via: []string{"toolkit"}}
+			f.CUDA.TorchHome = nil
+		}, finding.CUDACompilerNotDiscoverable, finding.Error},
 
 		{"CUDA_HOME without bin/nvcc", func(f *facts.Facts) {
 			f.CUDA.TorchHome = &facts.CUDAHome{Path: "/opt/cuda-gone", Via: "CUDA_HOME"}
@@ -340,5 +344,24 @@ func TestNVCCCannotTargetFixes(t *testing.T) {
 	fd = find(Run(f), finding.NVCCCannotTargetGPU)
 	if fd == nil || !slices.Contains(fd.Evidence, "sm_70: nvcc 11.0 to 12.9 only (later releases dropped it)") {
 		t.Errorf("sm_70 on nvcc 13: %+v", fd)
+	}
+}
+
+// A compiler of another major than torch's is no fix for "not discoverable":
+// the fixes install one of torch's major instead of exporting CUDA_HOME to it.
+func TestNotDiscoverableWrongMajor(t *testing.T) {
+	f := healthy()
+	f.CUDA.Compilers[0] = facts.NVCC{Path: "/usr/local/cuda-12.8/bin/nvcc", Home: "/usr/local/cuda-12.8", Version: "12.8.93", Via: []string{"toolkit"}}
+	f.CUDA.TorchHome = nil
+	fd := find(Run(f), finding.CUDACompilerNotDiscoverable)
+	if fd == nil {
+		t.Fatal("did not fire")
+	}
+	all := fixText(fd)
+	if strings.Contains(all, "export CUDA_HOME=/usr/local/cuda-12.8") {
+		t.Errorf("recommends the CUDA 12.8 compiler for a cu130 torch:\n%s", all)
+	}
+	if !strings.Contains(all, "nvidia-cuda-nvcc==13.0.*") {
+		t.Errorf("fixes lack a CUDA 13.0 compiler:\n%s", all)
 	}
 }
