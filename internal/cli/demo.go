@@ -2,8 +2,8 @@ package cli
 
 import (
 	"fmt"
+	"github.com/fastpath-dev/fastpath/internal/diagnose"
 	"os"
-	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -27,7 +27,7 @@ the tests use, then runs the real doctor on it with --root.` + exitStatusHelp,
 					return err
 				}
 				fmt.Fprintf(ios.Out, "seed container written to %s; diagnose it with:\n  fastpath doctor --root %s --gpu 12.0 --env %s\n",
-					writeTree, writeTree, shellQuoteArg(fixture.SeedEnv[0]))
+					writeTree, writeTree, diagnose.ShellQuote(fixture.SeedEnv[0]))
 				return nil
 			}
 			dir, err := os.MkdirTemp("", "fastpath-demo-")
@@ -47,11 +47,4 @@ the tests use, then runs the real doctor on it with --root.` + exitStatusHelp,
 	cmd.Flags().BoolVar(&o.Markdown, "markdown", false, "print Markdown")
 	cmd.Flags().StringVar(&writeTree, "write-tree", "", "write the seed container into `DIR` and exit (to try --root on it)")
 	return cmd
-}
-
-func shellQuoteArg(s string) string {
-	if !strings.ContainsAny(s, " '\"$:") {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }

@@ -8,10 +8,15 @@ import (
 	"github.com/fastpath-dev/fastpath/internal/kb"
 )
 
-// torchIndexCUDA are the CUDA builds PyTorch publishes wheels for on
-// download.pytorch.org for torch 2.11 (source: pytorch.org "Get started"
-// matrix), newest first.
-var torchIndexCUDA = []string{"13.0", "12.8", "12.6"}
+// torchWheelCUDAs are the CUDA builds of torch's newest release on
+// download.pytorch.org, newest first (kb: cuda.json torch_wheels).
+func (c *context) torchWheelCUDAs() []string {
+	var out []string
+	for _, r := range c.cuda.TorchWheels.Rows {
+		out = append(out, r.CUDA)
+	}
+	return out
+}
 
 // checkPython: no interpreter at all.
 func checkPython(c *context) []finding.Finding {
@@ -78,7 +83,7 @@ func (c *context) recommendedTorchCUDA() string {
 			needs128 = true
 		}
 	}
-	for _, cu := range torchIndexCUDA {
+	for _, cu := range c.torchWheelCUDAs() {
 		if needs128 && kb.CompareDotted(cu, "12.8") < 0 {
 			continue
 		}

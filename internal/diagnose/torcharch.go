@@ -9,21 +9,6 @@ import (
 	"github.com/fastpath-dev/fastpath/internal/kb"
 )
 
-// torchWheelRelease is the torch release torchWheelArchs describes.
-const torchWheelRelease = "2.11.0"
-
-// torchWheelArchs are the SASS targets of torch 2.11's Linux x86-64 wheels
-// on download.pytorch.org per CUDA build, none with PTX: TORCH_CUDA_ARCH_LIST
-// in pytorch/pytorch v2.11.0 .ci/manywheel/build_cuda.sh (base
-// 7.5;8.0;8.6;9.0;10.0; cu128 and cu130 add 12.0; cu126 keeps
-// 5.0;6.0;7.0;7.5;8.0;8.6;9.0, the only 2.11 build for Maxwell, Pascal and
-// Volta). cu130 matches get_arch_list() read on the reference H200 machine.
-var torchWheelArchs = map[string][]string{
-	"13.0": {"sm_75", "sm_80", "sm_86", "sm_90", "sm_100", "sm_120"},
-	"12.8": {"sm_75", "sm_80", "sm_86", "sm_90", "sm_100", "sm_120"},
-	"12.6": {"sm_50", "sm_60", "sm_70", "sm_75", "sm_80", "sm_86", "sm_90"},
-}
-
 // checkTorchArch: a GPU for which torch has no SASS that runs on it and no
 // PTX the driver could JIT (error), or only PTX (warning: every kernel is
 // JIT-compiled at first use). Without Archs (no CUDA library was read) it
@@ -117,12 +102,12 @@ func (c *context) gpuGroups() []gpuGroup {
 }
 
 // torchArchFixes names the torch wheel that has SASS for cc: the newest CUDA
-// build of torchWheelRelease whose targets run on cc and whose CUDA the
+// build of torch's newest release (kb torch_wheels) whose targets run on cc and whose CUDA the
 // driver runs (when the driver is known), as a reinstall of the installed
 // release where it is that release.
 func (c *context) torchArchFixes(cc cudaarch.Capability) []finding.Fix {
-	version := torchWheelRelease
-	if base, _, _ := strings.Cut(c.torch.Version, "+"); sameMinor(base, torchWheelRelease) {
+	version := c.cuda.TorchWheels.Release
+	if base, _, _ := strings.Cut(c.torch.Version, "+"); sameMinor(base, c.cuda.TorchWheels.Release) {
 		version = base
 	}
 	driver := ""
@@ -130,8 +115,8 @@ func (c *context) torchArchFixes(cc cudaarch.Capability) []finding.Fix {
 		driver = c.f.GPU.Driver.Version
 	}
 	pick, pickDriverOK := "", false
-	for _, cu := range torchIndexCUDA {
-		if _, how := cudaarch.Best(parseTargets(torchWheelArchs[cu]), cc); how != cudaarch.Native && how != cudaarch.Family {
+	for _, cu := range c.torchWheelCUDAs() {
+		if _, how := cudaarch.Best(parseTargets(c.cuda.TorchWheelArchs(cu)), cc); how != cudaarch.Native && how != cudaarch.Family {
 			continue
 		}
 		driverOK := true
@@ -149,11 +134,11 @@ func (c *context) torchArchFixes(cc cudaarch.Capability) []finding.Fix {
 	}
 	if pick == "" {
 		return []finding.Fix{{
-			Title:    fmt.Sprintf("No torch %s wheel has code for compute capability %s: use an older torch release built for it, or build torch from source with TORCH_CUDA_ARCH_LIST=%s", torchWheelRelease, cc, cc),
+			Title:    fmt.Sprintf("No torch %s wheel has code for compute capability %s: use an older torch release built for it, or build torch from source with TORCH_CUDA_ARCH_LIST=%s", c.cuda.TorchWheels.Release, cc, cc),
 			Commands: []string{},
 		}}
 	}
-	title := fmt.Sprintf("Install torch %s built for CUDA %s (its wheels carry %s)", version, pick, strings.Join(torchWheelArchs[pick], " "))
+	title := fmt.Sprintf("Install torch %s built for CUDA %s (its wheels carry %s)", version, pick, strings.Join(c.cuda.TorchWheelArchs(pick), " "))
 	if !pickDriverOK {
 		title += "; it needs a newer driver too"
 	}

@@ -148,15 +148,17 @@ func TestTorchArch(t *testing.T) {
 	}
 }
 
-// TestTorchWheelArchsMatchTheIndex: every CUDA build the fixes may name has
-// an arch list, and no other.
-func TestTorchWheelArchsMatchTheIndex(t *testing.T) {
-	if len(torchWheelArchs) != len(torchIndexCUDA) {
-		t.Errorf("torchWheelArchs has %d builds, torchIndexCUDA %d", len(torchWheelArchs), len(torchIndexCUDA))
+// TestTorchWheelArchsParse: every CUDA build the fixes may name has targets
+// that parse.
+func TestTorchWheelArchsParse(t *testing.T) {
+	c := newContext(healthy())
+	if len(c.torchWheelCUDAs()) == 0 {
+		t.Fatal("no torch wheel builds in the knowledge base")
 	}
-	for _, cu := range torchIndexCUDA {
-		if len(parseTargets(torchWheelArchs[cu])) == 0 || len(parseTargets(torchWheelArchs[cu])) != len(torchWheelArchs[cu]) {
-			t.Errorf("cu%s: targets %v", cu, torchWheelArchs[cu])
+	for _, cu := range c.torchWheelCUDAs() {
+		archs := c.cuda.TorchWheelArchs(cu)
+		if len(archs) == 0 || len(parseTargets(archs)) != len(archs) {
+			t.Errorf("cu%s: targets %v", cu, archs)
 		}
 	}
 }

@@ -2,6 +2,7 @@ package explain
 
 import (
 	"fmt"
+	"github.com/fastpath-dev/fastpath/internal/diagnose"
 	"strings"
 
 	"regexp"
@@ -19,28 +20,20 @@ import (
 // and 6 GiB keeps causal-conv1d and mamba-ssm builds clear of the OOM killer.
 const bytesPerBuildJob = 6 << 30
 
+// facts are the environment's facts, never nil: the fix helpers of
+// diagnose word commands exactly as doctor does.
+func (e *env) facts() *facts.Facts {
+	if e.f == nil {
+		return &facts.Facts{}
+	}
+	return e.f
+}
+
 // python is the interpreter to name in commands.
-func (e *env) python() string {
-	if e.py != nil && e.py.Interpreter != "" {
-		return e.py.Interpreter
-	}
-	return "python3"
-}
+func (e *env) python() string { return diagnose.Python(e.facts()) }
 
-// pip is the install command for the selected environment: its own
-// interpreter's pip, or uv's for environments uv made without pip.
-func (e *env) pip(args ...string) string {
-	q := make([]string, len(args))
-	for i, a := range args {
-		q[i] = shellQuote(a)
-	}
-	if e.py != nil && e.py.Kind == "uv" && !e.hasDist("pip") {
-		return "uv pip install --python " + shellQuote(e.python()) + " " + strings.Join(q, " ")
-	}
-	return shellQuote(e.python()) + " -m pip install " + strings.Join(q, " ")
-}
-
-func (e *env) hasDist(name string) bool { return e.dist(name) != nil }
+// pip is the install command for the selected environment (doctor's).
+func (e *env) pip(args ...string) string { return diagnose.PipInstall(e.facts(), args...) }
 
 func (e *env) dist(name string) *facts.Distribution {
 	if e.py == nil {
@@ -56,20 +49,7 @@ func (e *env) dist(name string) *facts.Distribution {
 }
 
 // sitePackages is the selected environment's own site-packages.
-func (e *env) sitePackages() string {
-	if e.py == nil {
-		return ""
-	}
-	for _, p := range e.py.SitePath {
-		if strings.HasPrefix(p, e.py.Prefix+"/") && (strings.HasSuffix(p, "/site-packages") || strings.HasSuffix(p, "/dist-packages")) {
-			return p
-		}
-	}
-	if len(e.py.SitePath) > 0 {
-		return e.py.SitePath[0]
-	}
-	return ""
-}
+func (e *env) sitePackages() string { return diagnose.SitePackages(e.facts()) }
 
 // torchCUDA is torch's CUDA M.m and major from the facts ("" when unknown).
 func (e *env) torchCUDA() (string, int) {
@@ -93,7 +73,7 @@ func (e *env) torchBase() string {
 		base, _, _ := strings.Cut(v, "+")
 		return base
 	}
-	return e.sigs.TorchBuilds.Release
+	return kb.CUDA().TorchWheels.Release
 }
 
 // pkgArg is the package to name in commands.
@@ -278,7 +258,7 @@ func (e *env) compilerFixes(mm string) []finding.Fix {
 		for _, n := range e.f.CUDA.Compilers {
 			if nmm, _, _, ok := kb.MajorMinor(n.Version); ok && (mm == "" || nmm == mm) {
 				return []finding.Fix{{Title: fmt.Sprintf("Point builds at the nvcc %s already here", n.Version),
-					Commands: []string{"export CUDA_HOME=" + shellQuote(n.Home), `export PATH="$CUDA_HOME/bin:$PATH"`}}}
+					Commands: []string{"export CUDA_HOME=" + diagnose.ShellQuote(n.Home), `export PATH="$CUDA_HOME/bin:$PATH"`}}}
 			}
 		}
 	}
@@ -299,7 +279,7 @@ func (e *env) compilerFixes(mm string) []finding.Fix {
 		}
 		fixes = append(fixes, finding.Fix{
 			Title:    fmt.Sprintf("Install NVIDIA's CUDA %s compiler wheels into this environment", mm),
-			Commands: append([]string{e.pip(specs...), "export CUDA_HOME=" + shellQuote(home), `export PATH="$CUDA_HOME/bin:$PATH"`}, pc.PostInstall...),
+			Commands: append([]string{e.pip(specs...), "export CUDA_HOME=" + diagnose.ShellQuote(home), `export PATH="$CUDA_HOME/bin:$PATH"`}, pc.PostInstall...),
 		})
 	}
 	var pkgs []string
@@ -328,7 +308,7 @@ func (e *env) targetFixes(caps map[string]string) []finding.Fix {
 		for _, n := range e.f.CUDA.Compilers {
 			if v, err := cudaarch.ParseVersion(n.Version); err == nil && cudaarch.CanTarget(v, t) {
 				return []finding.Fix{{Title: fmt.Sprintf("Point builds at nvcc %s, which can target sm_%d", n.Version, sm),
-					Commands: []string{"export CUDA_HOME=" + shellQuote(n.Home), `export PATH="$CUDA_HOME/bin:$PATH"`}}, e.retryBuild(caps)}
+					Commands: []string{"export CUDA_HOME=" + diagnose.ShellQuote(n.Home), `export PATH="$CUDA_HOME/bin:$PATH"`}}, e.retryBuild(caps)}
 			}
 		}
 	}
@@ -374,7 +354,7 @@ func (e *env) driverFixes(caps map[string]string) []finding.Fix {
 		fixes = append(fixes, finding.Fix{Title: "Upgrade the NVIDIA driver (on the host, not in the container)", Commands: []string{}})
 	}
 	if dc := caps["driver_cuda"]; dc != "" && dc[0] >= '0' && dc[0] <= '9' {
-		for _, b := range e.sigs.TorchBuilds.Rows {
+		for _, b := range kb.CUDA().TorchWheels.Rows {
 			if kb.CompareDotted(b.CUDA, dc) <= 0 {
 				fixes = append(fixes, finding.Fix{
 					Title:    fmt.Sprintf("Or install torch %s built for CUDA %s, which this driver (CUDA %s at most) runs", e.torchBase(), b.CUDA, dc),
@@ -411,7 +391,7 @@ func (e *env) runtimeFixes(caps map[string]string) []finding.Fix {
 	}
 	site := e.sitePackages()
 	if site == "" {
-		site = "$(" + shellQuote(e.python()) + " -c 'import sysconfig; print(sysconfig.get_paths()[\"purelib\"])')"
+		site = "$(" + diagnose.ShellQuote(e.python()) + " -c 'import sysconfig; print(sysconfig.get_paths()[\"purelib\"])')"
 	}
 	title := fmt.Sprintf("Install the CUDA %d runtime and put it on the loader's path", major)
 	if len(fixes) > 0 {
@@ -431,7 +411,7 @@ func (e *env) torchArchFixes(caps map[string]string) []finding.Fix {
 	if e.f != nil && e.f.GPU.Driver != nil {
 		driver = e.f.GPU.Driver.Version
 	}
-	for _, b := range e.sigs.TorchBuilds.Rows {
+	for _, b := range kb.CUDA().TorchWheels.Rows {
 		var ts []cudaarch.Target
 		for _, a := range b.Archs {
 			if t, err := cudaarch.ParseTarget(a); err == nil {
@@ -451,7 +431,7 @@ func (e *env) torchArchFixes(caps map[string]string) []finding.Fix {
 			Commands: []string{e.pip("--force-reinstall", "torch=="+e.torchBase(), "--index-url", torchIndex(b.CUDA))},
 		}}
 	}
-	return []finding.Fix{{Title: fmt.Sprintf("No torch %s wheel has code for compute capability %s: build torch with TORCH_CUDA_ARCH_LIST=%s", e.sigs.TorchBuilds.Release, cc, cc), Commands: []string{}}}
+	return []finding.Fix{{Title: fmt.Sprintf("No torch %s wheel has code for compute capability %s: build torch with TORCH_CUDA_ARCH_LIST=%s", kb.CUDA().TorchWheels.Release, cc, cc), Commands: []string{}}}
 }
 
 // gpuCapability is the GPU's compute capability: from the log's sm_XY,
@@ -517,14 +497,4 @@ func orUnknown(v string) string {
 		return "(version unknown)"
 	}
 	return v
-}
-
-// shellQuote quotes s for a POSIX shell when it needs it.
-func shellQuote(s string) string {
-	if s != "" && strings.IndexFunc(s, func(r rune) bool {
-		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./=:+,@%", r))
-	}) < 0 {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }

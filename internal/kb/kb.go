@@ -63,6 +63,16 @@ type CUDAData struct {
 		NVIDIA  string `json:"nvidia"`
 		PyTorch string `json:"pytorch"`
 	} `json:"devel_images"`
+	// TorchWheels are the CUDA builds of torch's newest release on
+	// download.pytorch.org, newest CUDA first, with their SASS targets.
+	TorchWheels struct {
+		Source  string `json:"source"`
+		Release string `json:"release"`
+		Rows    []struct {
+			CUDA  string   `json:"cuda"`
+			Archs []string `json:"archs"`
+		} `json:"rows"`
+	} `json:"torch_wheels"`
 	ToolkitFullVersions struct {
 		Source string            `json:"source"`
 		Rows   map[string]string `json:"rows"`
@@ -176,6 +186,17 @@ func (d *CUDAData) PipCompilerFor(major int) (PipCompiler, bool) {
 		}
 	}
 	return PipCompiler{}, false
+}
+
+// TorchWheelArchs are the SASS targets of torch's wheel built for CUDA
+// cuda ("12.8"), nil for a build the table does not list.
+func (d *CUDAData) TorchWheelArchs(cuda string) []string {
+	for _, r := range d.TorchWheels.Rows {
+		if r.CUDA == cuda {
+			return r.Archs
+		}
+	}
+	return nil
 }
 
 // ToolkitFull is the newest full release of a CUDA minor ("12.8" -> "12.8.1").

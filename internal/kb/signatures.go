@@ -31,11 +31,6 @@ type SignaturesData struct {
 		// NeedsBuild are distributions installed from source with nvcc.
 		NeedsBuild []string `json:"needs_build"`
 	} `json:"modules"`
-	TorchBuilds struct {
-		Source  string       `json:"source"`
-		Release string       `json:"release"`
-		Rows    []TorchBuild `json:"rows"`
-	} `json:"torch_builds"`
 }
 
 // Signature is one recognisable message.
