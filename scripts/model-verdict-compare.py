@@ -7,79 +7,23 @@ usage: python model-verdict-compare.py MODEL_TYPE [MODEL_TYPE...]
 Run it with the interpreter of the environment fastpath judged (it needs
 transformers and torch; no weights are loaded, nothing is downloaded).
 
-How it observes the resolution without loading a model:
-- transformers >= 5.15: the modeling module's functions are wrapped by
-  integrations.hub_kernels.use_kernel_func_from_hub_with_fallback, whose
-  closure holds `implementation` (the package's function, or the torch
-  reference itself). A function whose module is not transformers' is the
-  package's.
-- transformers <= 5.14: the modeling module binds the package functions at
-  import (None, or the package's function).
-A function transformers does not resolve at all on this version is absent.
+The resolution logic is the live probe's (internal/live/probe.py, which
+`fastpath doctor --live` embeds): this script loads that file, so there is
+one implementation. `fastpath doctor --live --model CONFIG` gives the same
+answer joined to the static verdicts.
 """
-import importlib
+import importlib.util
 import json
+import os
 import sys
 import warnings
 
 warnings.filterwarnings("ignore")
 
-FUNCTIONS = ["causal_conv1d_fn", "causal_conv1d_update", "chunk_gated_delta_rule", "fused_recurrent_gated_delta_rule",
-             "chunk_kda", "fused_recurrent_kda", "selective_scan_fn", "selective_state_update", "mamba_inner_fn",
-             "mamba_chunk_scan_combined", "mamba_split_conv1d_scan_combined"]
-
-
-def closure_vars(fn):
-    out = {}
-    seen = set()
-    stack = [fn]
-    while stack:
-        f = stack.pop()
-        if id(f) in seen or f is None:
-            continue
-        seen.add(id(f))
-        code = getattr(f, "__code__", None)
-        cells = getattr(f, "__closure__", None) or ()
-        if code is not None:
-            for name, cell in zip(code.co_freevars, cells):
-                try:
-                    out.setdefault(name, cell.cell_contents)
-                except ValueError:
-                    pass
-        stack.append(getattr(f, "__wrapped__", None))
-    return out
-
-
-def where(obj):
-    mod = getattr(obj, "__module__", "") or ""
-    if obj is None or mod.startswith("transformers"):
-        return "torch", mod
-    return "package", mod
-
-
-def resolve(model_type):
-    mod = importlib.import_module("transformers.models.%s.modeling_%s" % (model_type, model_type))
-    found = {}
-    for name in dir(mod):
-        obj = getattr(mod, name)
-        if not callable(obj) and obj is not None:
-            continue
-        cv = closure_vars(obj) if callable(obj) else {}
-        if "implementation" in cv and "torch_function" in cv:
-            # use_kernel_func_from_hub_with_fallback(func_name, package): the
-            # wrapper's name is the torch function's; the kernel name is in
-            # the decorator's closure.
-            fname = cv.get("func_name") or name
-            impl = cv["implementation"]
-            kind, m = ("torch", impl.__module__) if impl is cv["torch_function"] else where(impl)
-            found[fname] = {"resolves": kind, "module": m, "via": "use_kernel_func_from_hub_with_fallback"}
-    for fname in FUNCTIONS:
-        if fname in found or not hasattr(mod, fname):
-            continue
-        obj = getattr(mod, fname)
-        kind, m = where(obj)
-        found[fname] = {"resolves": kind, "module": m, "via": "module attribute"}
-    return found
+HERE = os.path.dirname(os.path.abspath(__file__))
+spec = importlib.util.spec_from_file_location("fastpath_probe", os.path.join(HERE, "..", "internal", "live", "probe.py"))
+probe = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(probe)
 
 
 def main():
@@ -98,9 +42,9 @@ def main():
         pass
     for mt in sys.argv[1:] or ["qwen3_5"]:
         try:
-            out["models"][mt] = resolve(mt)
+            out["models"][mt] = probe.resolve_model(mt)
         except Exception as e:
-            out["models"][mt] = {"error": "%s: %s" % (type(e).__name__, e)}
+            out["models"][mt] = {"error": probe.exc_text(e)}
     json.dump(out, sys.stdout, indent=1, sort_keys=True)
     print()
 

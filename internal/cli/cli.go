@@ -95,7 +95,7 @@ gives the exact commands that fix it.` + exitStatusHelp,
 	root.AddCommand(
 		newDoctorCommand(ios), newFactsCommand(ios), newPackagesCommand(ios), newInspectCommand(ios),
 		newModelCommand(ios), newExplainCommand(ios), newPlanCommand(ios), newFixCommand(ios),
-		newRemoteCommand(ios), newDiffCommand(ios), newK8sCommand(ios), newDemoCommand(ios),
+		newRemoteCommand(ios), newDiffCommand(ios), newK8sCommand(ios), newDemoCommand(ios), newBenchCommand(ios),
 	)
 	return root
 }

@@ -2,12 +2,14 @@ package cli
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/spf13/cobra"
 
 	"github.com/fastpath-dev/fastpath/internal/diagnose"
 	"github.com/fastpath-dev/fastpath/internal/facts"
 	"github.com/fastpath-dev/fastpath/internal/finding"
+	"github.com/fastpath-dev/fastpath/internal/live"
 	"github.com/fastpath-dev/fastpath/internal/model"
 	"github.com/fastpath-dev/fastpath/internal/report"
 )
@@ -19,6 +21,7 @@ type DoctorOptions struct {
 	Markdown bool
 	Format   string   // --format text|json|markdown|prom|nfd (--json, --markdown are aliases)
 	Models   []string // --model CONFIG|DIR|ORG/NAME (repeatable)
+	Live     LiveFlags
 }
 
 func newDoctorCommand(ios *IO) *cobra.Command {
@@ -30,7 +33,9 @@ func newDoctorCommand(ios *IO) *cobra.Command {
 judges them against fastpath's knowledge base, and prints the findings with
 their evidence and the commands that fix them. Nothing from the inspected
 environment is executed; on the live host only nvcc --version, gcc
--dumpfullversion and nvidia-smi are run, each with a timeout.` + exitStatusHelp,
+-dumpfullversion and nvidia-smi are run, each with a timeout. With --live
+(live host only) the selected interpreter also runs fastpath's probe, and
+wherever its answers differ from the static reading a finding says so.` + exitStatusHelp,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return RunDoctor(cmd.Context(), o, ios)
@@ -41,6 +46,7 @@ environment is executed; on the live host only nvcc --version, gcc
 	cmd.Flags().BoolVar(&o.Markdown, "markdown", false, "print Markdown, to paste into a bug report")
 	cmd.Flags().StringArrayVar(&o.Models, "model", nil, "also judge this model's layers: `CONFIG|DIR|ORG/NAME` (repeatable)")
 	cmd.Flags().StringVar(&o.Format, "format", "", "output `FORMAT`: text, json, markdown, prom (node_exporter textfile metrics) or nfd (node-feature-discovery labels)")
+	o.Live.register(cmd.Flags())
 	cmd.MarkFlagsMutuallyExclusive("json", "markdown", "format")
 	return cmd
 }
@@ -50,12 +56,18 @@ func RunDoctor(ctx context.Context, o *DoctorOptions, ios *IO) error {
 	if err := checkFormat(o.Format); err != nil {
 		return err
 	}
+	if err := o.Live.check(&o.Source); err != nil {
+		return err
+	}
 	f, err := o.Source.Load(ctx)
 	if err != nil {
 		return err
 	}
 	models, err := loadModels(&o.Source, f, o.Models)
 	if err != nil {
+		return err
+	}
+	if err := o.Live.probe(ctx, &o.Source, f, models, ios); err != nil {
 		return err
 	}
 	switch o.Format {
@@ -83,6 +95,10 @@ func renderDoctor(f *facts.Facts, models []*model.Report, asJSON, asMarkdown boo
 		err = report.Markdown(ios.Out, f, findings)
 	default:
 		err = report.Text(ios.Out, f, findings, report.TextOptions{Color: ios.IsTTY && !ios.NoColor})
+		if err == nil && f.Live != nil {
+			fmt.Fprintln(ios.Out)
+			live.RenderProbe(ios.Out, f.Live)
+		}
 	}
 	if err != nil {
 		return err

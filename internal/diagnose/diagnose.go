@@ -37,6 +37,7 @@ var checks = []check{
 	checkGPUBusy,
 	checkExtensionArch, checkExtensionABI, checkExtensionCUDA,
 	checkModels,
+	checkLive,
 }
 
 // Run returns the findings for f, most severe first.

@@ -29,6 +29,9 @@ type Facts struct {
 	// Warnings are problems met while collecting (an unreadable folder, a
 	// malformed METADATA): reported, never fatal.
 	Warnings []string `json:"warnings"`
+	// Live is what the selected interpreter itself answered when the probe
+	// ran it (`doctor --live`); nil when it was not run.
+	Live *LiveFacts `json:"live,omitempty"`
 }
 
 // OS describes the operating system of the source.
@@ -305,4 +308,90 @@ type Extension struct {
 	CUDARuntimeFound string `json:"cuda_runtime_found,omitempty"`
 	// Error is why the file could not be read.
 	Error string `json:"error,omitempty"`
+}
+
+// LiveFacts is the embedded Python probe's answer (`doctor --live`): what
+// importing torch and the kernel packages actually does in the selected
+// environment. It is the JSON the probe prints, joined to the static facts.
+type LiveFacts struct {
+	Probe int `json:"probe"` // the probe's format version
+	// Python is the interpreter that answered.
+	Python LivePython `json:"python"`
+	Torch  LiveTorch  `json:"torch"`
+	// Packages are the import attempts of every kernel package the
+	// knowledge base names.
+	Packages []LivePackage `json:"packages"`
+	// Transformers is the installed transformers (import attempt).
+	Transformers LivePackage `json:"transformers"`
+	// Models is, per model_type asked, what transformers resolves for each
+	// kernel function.
+	Models map[string]LiveModel `json:"models,omitempty"`
+	// Errors are the probe's own failures (a step that raised); Error is set
+	// when the probe could not be run or its output not read.
+	Errors []string `json:"errors,omitempty"`
+	Error  string   `json:"error,omitempty"`
+	// Seconds is the probe's wall time as fastpath measured it.
+	Seconds float64 `json:"seconds,omitempty"`
+}
+
+// LivePython is sys.version_info and sys.executable.
+type LivePython struct {
+	Version    string `json:"version"`
+	Executable string `json:"executable"`
+	Prefix     string `json:"prefix,omitempty"`
+}
+
+// LiveTorch is what `import torch` gave.
+type LiveTorch struct {
+	OK bool `json:"ok"`
+	// ImportSeconds is how long `import torch` took.
+	ImportSeconds float64 `json:"import_seconds"`
+	// Error is the import's exception, "Type: message" verbatim.
+	Error         string       `json:"error,omitempty"`
+	Version       string       `json:"version,omitempty"`
+	File          string       `json:"file,omitempty"`
+	CUDA          string       `json:"cuda,omitempty"` // torch.version.cuda; "" for CPU builds
+	HIP           string       `json:"hip,omitempty"`
+	CUDAAvailable bool         `json:"cuda_available"`
+	CUDAError     string       `json:"cuda_error,omitempty"` // why a CUDA query raised
+	DeviceCount   int          `json:"device_count"`
+	Devices       []LiveDevice `json:"devices,omitempty"`
+	// ArchList is torch.cuda.get_arch_list() (sm_90, compute_90 ...).
+	ArchList []string `json:"arch_list,omitempty"`
+	// CXX11ABI is torch.compiled_with_cxx11_abi(); nil when not asked.
+	CXX11ABI *bool `json:"cxx11_abi,omitempty"`
+}
+
+// LiveDevice is one device as torch sees it.
+type LiveDevice struct {
+	Index      int    `json:"index"`
+	Name       string `json:"name"`
+	Capability string `json:"capability"` // 9.0
+	Error      string `json:"error,omitempty"`
+}
+
+// LivePackage is one import attempt.
+type LivePackage struct {
+	Name    string  `json:"name,omitempty"` // the distribution fastpath knows it as
+	Import  string  `json:"import"`
+	OK      bool    `json:"ok"`
+	Seconds float64 `json:"seconds"`
+	Version string  `json:"version,omitempty"` // the module's __version__
+	File    string  `json:"file,omitempty"`    // the module's __file__
+	// ErrorType and Error are the exception, verbatim.
+	ErrorType string `json:"error_type,omitempty"`
+	Error     string `json:"error,omitempty"`
+}
+
+// LiveModel is transformers' resolution for one model_type.
+type LiveModel struct {
+	Functions map[string]LiveFunction `json:"functions"`
+	Error     string                  `json:"error,omitempty"`
+}
+
+// LiveFunction is what one kernel function resolves to.
+type LiveFunction struct {
+	Resolves string `json:"resolves"` // package or torch
+	Module   string `json:"module"`
+	Via      string `json:"via"`
 }

@@ -31,6 +31,9 @@ const (
 	// ModelWillNotLoad: the model raises when loaded or on its first forward
 	// (jamba/zamba without mamba-ssm, flash_attention_2 without flash-attn).
 	ModelWillNotLoad ID = "model-will-not-load"
+	// StaticLiveDisagree: the static reading and what the interpreter
+	// answered (`doctor --live`) differ; one of them is wrong.
+	StaticLiveDisagree ID = "static-live-disagree"
 )
 
 // Severity orders findings: errors make `doctor` exit 1.

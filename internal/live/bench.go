@@ -1,0 +1,254 @@
+package live
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"strings"
+	"text/tabwriter"
+)
+
+// BenchArgs is bench.py's argument.
+type BenchArgs struct {
+	Config     string  `json:"config"` // a config.json path
+	Batches    []int   `json:"batches"`
+	SeqLens    []int   `json:"seq_lens"`
+	DType      string  `json:"dtype"` // bf16, fp16, fp32
+	Warmup     int     `json:"warmup,omitempty"`
+	Runs       int     `json:"runs,omitempty"`
+	CapSeconds float64 `json:"cap_seconds,omitempty"` // per measurement
+	NoLayer    bool    `json:"no_layer,omitempty"`    // skip the whole-layer forward
+}
+
+// Bench is bench.py's answer: the JSON of `fastpath bench --json`.
+type Bench struct {
+	Bench        int            `json:"bench"`
+	Config       string         `json:"config"`
+	ModelType    string         `json:"model_type"`
+	DType        string         `json:"dtype"`
+	Device       string         `json:"device,omitempty"`
+	Torch        string         `json:"torch,omitempty"`
+	Transformers string         `json:"transformers,omitempty"`
+	Shapes       map[string]int `json:"shapes,omitempty"`
+	Layers       map[string]int `json:"layers,omitempty"`
+	Results      []BenchResult  `json:"results"`
+	LayerForward []LayerResult  `json:"layer_forward"`
+	// Skipped says what could not be compared and why.
+	Skipped []string `json:"skipped"`
+	Errors  []string `json:"errors"`
+}
+
+// BenchResult is one kernel function at one shape.
+type BenchResult struct {
+	Kind          string `json:"kind"`
+	Function      string `json:"function"`
+	Phase         string `json:"phase"` // prefill (seq_len tokens) or decode (one token)
+	Batch         int    `json:"batch"`
+	SeqLen        int    `json:"seq_len"`
+	Layers        int    `json:"layers"`
+	CallsPerLayer int    `json:"calls_per_layer"`
+	Timing
+}
+
+// Timing is a fast/fallback pair of measurements (median ms per call).
+type Timing struct {
+	FastMS         *float64 `json:"fast_ms,omitempty"`
+	FastRuns       int      `json:"fast_runs,omitempty"`
+	FastCapped     bool     `json:"fast_capped,omitempty"`
+	FastFrom       string   `json:"fast_from,omitempty"`
+	FastError      string   `json:"fast_error,omitempty"`
+	FallbackMS     *float64 `json:"fallback_ms,omitempty"`
+	FallbackRuns   int      `json:"fallback_runs,omitempty"`
+	FallbackCapped bool     `json:"fallback_capped,omitempty"`
+	FallbackFrom   string   `json:"fallback_from,omitempty"`
+	FallbackError  string   `json:"fallback_error,omitempty"`
+	Error          string   `json:"error,omitempty"`
+}
+
+// LayerResult is one whole GatedDeltaNet layer's forward, both ways.
+type LayerResult struct {
+	Kind   string `json:"kind"`
+	Batch  int    `json:"batch"`
+	SeqLen int    `json:"seq_len"`
+	Timing
+}
+
+// Slowdown is fallback/fast, 0 when either is missing.
+func (t Timing) Slowdown() float64 {
+	if t.FastMS == nil || t.FallbackMS == nil || *t.FastMS <= 0 || !finite(*t.FallbackMS) {
+		return 0
+	}
+	return *t.FallbackMS / *t.FastMS
+}
+
+// PerForwardMS is what the fallback adds to one forward pass (prefill of
+// seq_len tokens, or one decode step): layers x calls x (fallback - fast);
+// ok is false when either side is missing.
+func (r BenchResult) PerForwardMS() (float64, bool) {
+	if r.FastMS == nil || r.FallbackMS == nil || !finite(*r.FastMS) || !finite(*r.FallbackMS) {
+		return 0, false
+	}
+	return float64(r.Layers*r.CallsPerLayer) * (*r.FallbackMS - *r.FastMS), true
+}
+
+func finite(f float64) bool { return !math.IsNaN(f) && !math.IsInf(f, 0) }
+
+// Bench runs bench.py.
+func (r *Runner) Bench(ctx context.Context, args BenchArgs) (*Bench, error) {
+	arg, err := json.Marshal(args)
+	if err != nil {
+		return nil, err
+	}
+	res, err := r.Run(ctx, "bench.py", BenchScript, string(arg))
+	if err != nil {
+		return nil, err
+	}
+	b, err := ParseBench(res.Stdout)
+	if err != nil {
+		return nil, fmt.Errorf("bench with %s (exit status %d): %w%s", r.Python, res.ExitCode, err, tail(res.Stderr))
+	}
+	if res.ExitCode != 0 {
+		b.Errors = append(b.Errors, fmt.Sprintf("bench exited with status %d%s", res.ExitCode, tail(res.Stderr)))
+	}
+	return b, nil
+}
+
+// ParseBench reads bench.py's output.
+func ParseBench(stdout []byte) (*Bench, error) {
+	var b Bench
+	if err := extractJSON(stdout, &b); err != nil {
+		return nil, err
+	}
+	if b.Bench == 0 {
+		return nil, errors.New(`the JSON is not the benchmark's (no "bench" version)`)
+	}
+	return &b, nil
+}
+
+func ms(v *float64) string {
+	if v == nil {
+		return "-"
+	}
+	return fmt.Sprintf("%.3f", *v)
+}
+
+func shape(batch, seq int, phase string) string {
+	if phase == "decode" {
+		return fmt.Sprintf("b=%d decode", batch)
+	}
+	return fmt.Sprintf("b=%d L=%d", batch, seq)
+}
+
+// Render writes the benchmark as text tables.
+func Render(w io.Writer, b *Bench) error {
+	fmt.Fprintf(w, "%s (%s)", b.ModelType, b.Config)
+	if b.Device != "" {
+		fmt.Fprintf(w, " on %s, %s, torch %s, transformers %s", b.Device, b.DType, orDash(b.Torch), orDash(b.Transformers))
+	}
+	fmt.Fprintln(w)
+	for k, n := range b.Layers {
+		fmt.Fprintf(w, "%d %s layers\n", n, k)
+	}
+	if len(b.Results) > 0 {
+		fmt.Fprintln(w)
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "FUNCTION\tSHAPE\tFAST ms\tFALLBACK ms\tSLOWDOWN\tPER FORWARD (+ms)")
+		for _, r := range b.Results {
+			slow, per := "-", "-"
+			if s := r.Slowdown(); s > 0 {
+				slow = fmt.Sprintf("%.1fx", s)
+			}
+			if d, ok := r.PerForwardMS(); ok {
+				per = fmt.Sprintf("%+.1f (%d layers x %d)", d, r.Layers, r.CallsPerLayer)
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s%s\t%s%s\t%s\t%s\n", r.Function, shape(r.Batch, r.SeqLen, r.Phase),
+				ms(r.FastMS), capMark(r.FastCapped), ms(r.FallbackMS), capMark(r.FallbackCapped), slow, per)
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+		fmt.Fprintln(w, "ms: median per call (CUDA events); * stopped early at the time cap. PER FORWARD: what the fallback adds to one prefill or one decode step.")
+	}
+	if len(b.LayerForward) > 0 {
+		fmt.Fprintln(w)
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "WHOLE LAYER\tSHAPE\tFAST ms\tFALLBACK ms\tSLOWDOWN\tNOTE")
+		for _, l := range b.LayerForward {
+			slow := "-"
+			if s := l.Slowdown(); s > 0 {
+				slow = fmt.Sprintf("%.1fx", s)
+			}
+			note := strings.Join(nonEmpty(l.Error, l.FastError, l.FallbackError), "; ")
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", l.Kind, shape(l.Batch, l.SeqLen, "prefill"), ms(l.FastMS), ms(l.FallbackMS), slow, oneLine(note))
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+	}
+	notes := append([]string{}, b.Skipped...)
+	for _, r := range b.Results {
+		for _, e := range nonEmpty(r.Error, r.FallbackError) {
+			notes = append(notes, fmt.Sprintf("%s %s: %s", r.Function, shape(r.Batch, r.SeqLen, r.Phase), e))
+		}
+		if r.FastError != "" && !containsSuffix(b.Skipped, r.FastError) {
+			notes = append(notes, fmt.Sprintf("%s %s fast: %s", r.Function, shape(r.Batch, r.SeqLen, r.Phase), r.FastError))
+		}
+	}
+	if len(notes) > 0 {
+		fmt.Fprintln(w, "\nNot compared:")
+		for _, n := range notes {
+			fmt.Fprintf(w, "  %s\n", oneLine(n))
+		}
+	}
+	if len(b.Errors) > 0 {
+		fmt.Fprintln(w, "\nErrors:")
+		for _, e := range b.Errors {
+			fmt.Fprintf(w, "  %s\n", strings.ReplaceAll(strings.TrimSpace(e), "\n", "\n  "))
+		}
+	}
+	return nil
+}
+
+func capMark(c bool) string {
+	if c {
+		return "*"
+	}
+	return ""
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func nonEmpty(ss ...string) []string {
+	var out []string
+	for _, s := range ss {
+		if s != "" {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+func containsSuffix(list []string, s string) bool {
+	for _, l := range list {
+		if strings.HasSuffix(l, s) {
+			return true
+		}
+	}
+	return false
+}
+
+func oneLine(s string) string {
+	s = strings.ReplaceAll(s, "\n", " ")
+	if len(s) > 300 {
+		s = s[:300] + "..."
+	}
+	return s
+}
