@@ -46,7 +46,7 @@ func liveFindings(fs []finding.Finding) []finding.Finding {
 }
 
 // TestRecordedH200ProbesAgree: on the reference machine the static reading
-// and every probe recorded there (synthetic and real) agree.
+// and every probe recorded there agree.
 func TestRecordedH200ProbesAgree(t *testing.T) {
 	paths, _ := filepath.Glob("../live/testdata/recorded/*probe*h200*.json")
 	if len(paths) == 0 {
@@ -61,7 +61,7 @@ func TestRecordedH200ProbesAgree(t *testing.T) {
 }
 
 func TestStaticLiveDisagree(t *testing.T) {
-	const probe = "../live/testdata/recorded/synthetic-probe-h200.json"
+	const probe = "../live/testdata/recorded/probe-h200.json"
 	qwen := &model.Report{Model: "Qwen/Qwen3.5-27B", ModelType: "qwen3_5", Transformers: "5.17.0", Kernels: []model.Kernel{
 		{Function: "chunk_gated_delta_rule", Resolves: "package", Reason: "fla-core 0.4.1"},
 		{Function: "causal_conv1d_fn", Resolves: "torch", Reason: "causal-conv1d is not installed"},
