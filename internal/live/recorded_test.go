@@ -9,8 +9,8 @@ import (
 )
 
 // recorded returns the JSON files under testdata/recorded whose names
-
-
+// contain kind: answers recorded on GPU machines (probe-h200.json before fla
+// was installed, h200-fla-probe.json after, bench-h200-*.json).
 func recorded(t *testing.T, kind string) map[string][]byte {
 	t.Helper()
 	paths, err := filepath.Glob(filepath.Join("testdata", "recorded", "*.json"))
