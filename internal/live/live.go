@@ -74,6 +74,11 @@ func (r *Runner) Run(ctx context.Context, name, script, arg string) (*Result, er
 		return nil, err
 	}
 	defer os.RemoveAll(dir)
+	// probe.py sits beside every script as a module (the bench imports its
+	// helpers): one copy of the code that reads transformers' wrappers.
+	if err := os.WriteFile(filepath.Join(dir, "probe.py"), []byte(ProbeScript), 0o600); err != nil {
+		return nil, err
+	}
 	path := filepath.Join(dir, name)
 	if err := os.WriteFile(path, []byte(script), 0o600); err != nil {
 		return nil, err
