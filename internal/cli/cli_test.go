@@ -14,7 +14,8 @@ func TestExitStatus(t *testing.T) {
 		out  string // substring of stdout+stderr
 	}{
 		{[]string{"--help"}, ExitOK, "Exit status:"},
-		{[]string{"demo"}, ExitFindings, "no-cuda-compiler"},
+		{[]string{"demo"}, ExitOK, "no-cuda-compiler"}, // the seed's findings, not this machine's
+		{[]string{"doctor", "--root", "/nonexistent-root"}, ExitFailure, "nonexistent-root"},
 		{[]string{"doctor", "--gpu", "sm_x"}, ExitFailure, "not a compute capability"},
 		{[]string{"doctor", "--bogus"}, ExitFailure, "unknown flag"},
 		{[]string{"doctor", "extra-arg"}, ExitFailure, "unknown command"},
