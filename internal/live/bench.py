@@ -30,7 +30,7 @@ def log(msg):
 
 # Written beside this script by fastpath's runner: one copy of the helpers
 # that read exceptions and transformers' hub wrappers.
-from probe import closure_vars, exc_text  # noqa: E402
+from probe import closure_vars, emit, exc_text, hold_stdout  # noqa: E402
 
 
 def torch_reference(mod, names):
@@ -315,13 +315,7 @@ def run(args, out):
 
 
 def main():
-    real = None
-    try:
-        sys.stdout.flush()
-        real = os.dup(1)
-        os.dup2(2, 1)
-    except Exception:
-        real = None
+    real = hold_stdout()
     out = {"bench": BENCH_VERSION, "results": [], "layer_forward": [], "skipped": [], "errors": []}
     try:
         args = json.loads(sys.argv[1])
@@ -331,18 +325,7 @@ def main():
     except BaseException as e:
         out["errors"].append("bench: " + exc_text(e))
         out["errors"].append(traceback.format_exc()[-2000:])
-    try:
-        text = json.dumps(out, default=str, allow_nan=False, sort_keys=True)
-    except Exception as e:
-        text = json.dumps({"bench": BENCH_VERSION, "errors": ["encoding the answer: " + exc_text(e)]})
-    data = (text + "\n").encode("utf-8", "replace")
-    if real is None:
-        sys.stdout.write(text + "\n")
-        sys.stdout.flush()
-        return
-    while data:
-        data = data[os.write(real, data):]
-
+    emit(real, out, "bench", BENCH_VERSION)
 
 if __name__ == "__main__":
     main()

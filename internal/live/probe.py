@@ -219,16 +219,41 @@ def run(args):
     return out
 
 
-def main():
-    # Libraries print on stdout at import (banners, warnings): send fd 1 to
-    # stderr while probing and keep the real stdout for the one JSON line.
-    real = None
+def hold_stdout():
+    """Libraries print on stdout at import (banners, warnings): send fd 1 to
+    stderr and return the real stdout (None if it cannot be kept) for the
+    one JSON line emit writes."""
     try:
         sys.stdout.flush()
         real = os.dup(1)
         os.dup2(2, 1)
+        return real
     except Exception:
-        real = None
+        return None
+
+
+def emit(real, out, kind, version):
+    """Write out as one JSON line on the real stdout; an answer that cannot
+    be encoded becomes an error answer of its own."""
+    try:
+        text = json.dumps(out, default=str, allow_nan=False, sort_keys=True)
+    except Exception as e:
+        text = json.dumps({kind: version, "errors": ["encoding the answer: " + exc_text(e)]})
+    try:
+        sys.stdout.flush()
+    except Exception:
+        pass
+    if real is None:
+        sys.stdout.write(text + "\n")
+        sys.stdout.flush()
+        return
+    data = (text + "\n").encode("utf-8", "replace")
+    while data:  # a pipe may take less than all of it at once
+        data = data[os.write(real, data):]
+
+
+def main():
+    real = hold_stdout()
     try:
         args = json.loads(sys.argv[1]) if len(sys.argv) > 1 else {}
         if not isinstance(args, dict):
@@ -244,22 +269,7 @@ def main():
         out = {"probe": PROBE_VERSION, "errors": ["probe: " + exc_text(e), traceback.format_exc()[-2000:]]}
     if arg_error:
         out.setdefault("errors", []).append(arg_error)
-    try:
-        text = json.dumps(out, default=str, allow_nan=False, sort_keys=True)
-    except Exception as e:
-        text = json.dumps({"probe": PROBE_VERSION, "errors": ["encoding the answer: " + exc_text(e)]})
-    try:
-        sys.stdout.flush()
-    except Exception:
-        pass
-    if real is not None:
-        data = (text + "\n").encode("utf-8", "replace")
-        while data:  # a pipe may take less than all of it at once
-            data = data[os.write(real, data):]
-    else:
-        sys.stdout.write(text + "\n")
-        sys.stdout.flush()
-
+    emit(real, out, "probe", PROBE_VERSION)
 
 if __name__ == "__main__":
     main()
