@@ -78,6 +78,26 @@ func find(fs []finding.Finding, id finding.ID) *finding.Finding {
 	return nil
 }
 
+// expectFinding checks that id fires in got with severity sev, or, when sev
+// is "", that it does not fire; it returns the finding when it fired.
+func expectFinding(t *testing.T, got []finding.Finding, id finding.ID, sev finding.Severity) *finding.Finding {
+	t.Helper()
+	fd := find(got, id)
+	if sev == "" {
+		if fd != nil {
+			t.Fatalf("%s fired: %s", id, fd.Title)
+		}
+		return nil
+	}
+	if fd == nil {
+		t.Fatalf("%s did not fire; got %v", id, ids(got))
+	}
+	if fd.Severity != sev {
+		t.Errorf("severity %s, want %s", fd.Severity, sev)
+	}
+	return fd
+}
+
 func TestHealthyMachineHasNoFindings(t *testing.T) {
 	if got := Run(healthy()); len(got) != 0 {
 		t.Fatalf("healthy H200 facts gave findings: %v", ids(got))
@@ -200,19 +220,9 @@ func TestFiresAndDoesNotFire(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			f := healthy()
 			tc.mutate(f)
-			got := Run(f)
-			fd := find(got, tc.id)
-			if tc.sev == "" {
-				if fd != nil {
-					t.Fatalf("%s fired: %s", tc.id, fd.Title)
-				}
-				return
-			}
+			fd := expectFinding(t, Run(f), tc.id, tc.sev)
 			if fd == nil {
-				t.Fatalf("%s did not fire; got %v", tc.id, ids(got))
-			}
-			if fd.Severity != tc.sev {
-				t.Errorf("severity %s, want %s", fd.Severity, tc.sev)
+				return
 			}
 			if fd.Title == "" || fd.Detail == "" || len(fd.Evidence) == 0 {
 				t.Errorf("finding lacks title, detail or evidence: %+v", fd)

@@ -90,19 +90,9 @@ func TestExtensionFiresAndDoesNotFire(t *testing.T) {
 			if strings.Contains(tc.name, "Blackwell") {
 				f.GPU.Devices[0].Capability = "10.0"
 			}
-			got := Run(f)
-			fd := find(got, tc.id)
-			if tc.sev == "" {
-				if fd != nil {
-					t.Fatalf("%s fired: %s", tc.id, fd.Title)
-				}
-				return
-			}
+			fd := expectFinding(t, Run(f), tc.id, tc.sev)
 			if fd == nil {
-				t.Fatalf("%s did not fire; got %v", tc.id, ids(got))
-			}
-			if fd.Severity != tc.sev {
-				t.Errorf("severity %s, want %s", fd.Severity, tc.sev)
+				return
 			}
 			if fd.Title == "" || fd.Detail == "" || len(fd.Evidence) == 0 || len(fd.Fixes) == 0 {
 				t.Errorf("finding lacks title, detail, evidence or fixes: %+v", fd)
