@@ -6,7 +6,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -294,5 +296,189 @@ func TestRunRecordsDuration(t *testing.T) {
 	rs := Run(context.Background(), Config{Template: tp, Binary: []byte(fakeFastpath), Version: "v"}, []string{"t"})
 	if rs[0].Seconds <= 0 || rs[0].Status != StatusFailed || rs[0].Error != "exit 3" {
 		t.Errorf("%+v", rs[0])
+	}
+}
+
+// hostileTargets are target names a careless or hostile target list holds:
+// shell syntax, options, globs, paths out of place, control characters.
+var hostileTargets = []string{
+	"c1;touch${IFS}/tmp/pwned;true", "c1$(touch /tmp/pwned)", "c1`touch /tmp/pwned`", "c1|sh", "c1&&id", "c1&",
+	"c1>x", "c1<x", "'c1'", `"c1"`, "c1\\", "c1 c2", "c1\tc2", "c1\nc2", "c1\x00", "c1\x1b[2J", "-oProxyCommand=sh",
+	"--", "~root", "c*", "c?", "[c1]", "c{1,2}", "c1#", "c1!", "c1=x", "a@b@c", "@host", "user@", "pod//x", "/../etc",
+	"node/..", ".hidden", "h\u00e9te", "c1%0a", "c1,c2", "c1+c2", "(c1)", strings.Repeat("a", MaxTargetLen+1),
+}
+
+// TestF4TargetInjection is issue 11's F4: a target substituted into a
+// template whose words an ssh server hands to a shell ran `touch`. Every
+// hostile target is refused by the grammar, and were one to slip past it,
+// the template shell-quotes it in the words that reach a shell.
+func TestF4TargetInjection(t *testing.T) {
+	for _, bad := range hostileTargets {
+		if err := CheckTarget(bad); err == nil {
+			t.Errorf("CheckTarget(%q) accepted", bad)
+		}
+	}
+	for _, good := range []string{"gpu-01", "root@10.0.0.1", "ubuntu@gpu-01.example.com", "::1", "pod/trainer-0", "ml-team/trainer-0",
+		"101", "3f2a9c1b0d4e", "ctr_1:rw", "/tmp/fleet/t001", "svc_ml@node-7", strings.Repeat("a", MaxTargetLen)} {
+		if err := CheckTarget(good); err != nil {
+			t.Errorf("CheckTarget(%q): %v", good, err)
+		}
+	}
+
+	// The reproduction: --via 'ssh gw env CONTAINER={}', through a
+	// stand-in ssh that does what sshd does: drop the destination and hand
+	// the rest, joined by spaces, to a shell.
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "bin")
+	os.Mkdir(bin, 0o755)
+	fakeSSH := "#!/bin/sh\nshift 5; exec sh -c \"$*\"\n"
+	if err := os.WriteFile(filepath.Join(bin, "ssh"), []byte(fakeSSH), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	pwned := filepath.Join(dir, "pwned")
+	tp, err := ParseTemplate(filepath.Join(bin, "ssh") + " -p 22 -o BatchMode=yes gw env CONTAINER={}")
+	if err != nil {
+		t.Fatal(err)
+	}
+	attack := "c1;touch${IFS}" + pwned + ";true"
+	rs := Run(context.Background(), Config{Template: tp, Binary: []byte(fakeFastpath), Version: "v", Timeout: 5 * time.Second}, []string{attack, "c2$(touch " + pwned + ")"})
+	for _, r := range rs {
+		if r.Status != StatusFailed || !strings.Contains(r.Error, "a target is [user@]host") {
+			t.Errorf("%q: %s %q, want refused by the grammar", r.Target, r.Status, r.Error)
+		}
+	}
+	// Below the grammar: the argv itself, run through the stand-in ssh.
+	for _, hostile := range []string{attack, "c2$(touch " + pwned + ")", "c3`touch " + pwned + "`", "c4'; touch " + pwned + "; '"} {
+		argv := tp.Command(hostile, `printf '%s' "$CONTAINER"`)
+		out, err := exec.Command(argv[0], argv[1:]...).Output()
+		if err != nil {
+			t.Fatalf("%q: %v", hostile, err)
+		}
+		if string(out) != hostile {
+			t.Errorf("the remote shell read target %q as %q", hostile, out)
+		}
+	}
+	// A local shell's -c script is shell text too.
+	sh, err := ParseTemplate("sh -c 'printf %s {}; exec \"$@\"' x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	argv := sh.Command(attack, "true")
+	if out, err := exec.Command(argv[0], argv[1:]...).Output(); err != nil || string(out) != attack {
+		t.Errorf("sh -c read %q as %q (%v)", attack, out, err)
+	}
+	if _, err := os.Stat(pwned); err == nil {
+		t.Fatal("a target ran a command")
+	}
+}
+
+func TestSSHDestination(t *testing.T) {
+	for _, tt := range []struct {
+		tmpl string
+		want int
+	}{
+		{"ssh {}", 1}, {"ssh -p 2222 {}", 3}, {"ssh -p2222 -tt {}", 3}, {"ssh -o ProxyJump=bastion -i key gw env X={}", 5},
+		{"ssh -46 {}", 2}, {"ssh -- {}", 2}, {"ssh -l root {} true", 3},
+	} {
+		words, _ := Split(tt.tmpl)
+		if got := sshDestination(words); got != tt.want {
+			t.Errorf("%q: destination %d, want %d", tt.tmpl, got, tt.want)
+		}
+	}
+}
+
+// TestRemoteOutputCap: a target that prints without end is cut at
+// MaxStdout, fails with the cap named, and never costs more memory.
+func TestRemoteOutputCap(t *testing.T) {
+	tp, _ := ParseTemplate("sh -c 'yes fastpath-is-not-this; true' {}")
+	rs := Run(context.Background(), Config{Template: tp, Binary: []byte(fakeFastpath), Version: "v", Timeout: 20 * time.Second}, []string{"t"})
+	if rs[0].Status != StatusFailed || !strings.Contains(rs[0].Error, "4 MiB cap") {
+		t.Errorf("%+v", rs[0])
+	}
+}
+
+// pidsWithArg lists processes whose command line holds arg.
+func pidsWithArg(t *testing.T, arg string) []string {
+	t.Helper()
+	ents, err := os.ReadDir("/proc")
+	if err != nil {
+		t.Skip("no /proc")
+	}
+	var out []string
+	for _, e := range ents {
+		b, err := os.ReadFile("/proc/" + e.Name() + "/cmdline")
+		if err != nil {
+			continue
+		}
+		// A zombie has an empty command line and no longer runs.
+		if strings.Contains(string(b), arg) {
+			out = append(out, e.Name())
+		}
+	}
+	return out
+}
+
+// TestTimeoutKillsSetsidGrandchild: a transport whose child moved to a
+// session of its own (setsid) is still killed at the timeout, found by
+// the mark in its environment.
+func TestTimeoutKillsSetsidGrandchild(t *testing.T) {
+	if _, err := exec.LookPath("setsid"); err != nil {
+		t.Skip("no setsid")
+	}
+	tag := fmt.Sprintf("%d.%d", 1000+os.Getpid()%1000, time.Now().UnixNano()%1000)
+	tp, _ := ParseTemplate("sh -c 'setsid sleep " + tag + " & setsid sh -c \"sleep " + tag + "\" </dev/null >/dev/null 2>&1 & sleep 300' {}")
+	rs := Run(context.Background(), Config{Template: tp, Binary: []byte(fakeFastpath), Version: "v", Timeout: 1 * time.Second}, []string{"t"})
+	if rs[0].Status != StatusTimeout {
+		t.Errorf("%+v", rs[0])
+	}
+	if left := pidsWithArg(t, "sleep\x00"+tag); len(left) > 0 {
+		t.Errorf("processes outlived the timeout: %v", left)
+		for _, p := range left {
+			pid, _ := strconv.Atoi(p)
+			syscall.Kill(pid, syscall.SIGKILL)
+		}
+	}
+}
+
+// TestInterruptKillsChildren: cancelling Run (what Ctrl-C and SIGTERM do
+// in `fastpath remote`) kills every running transport and its children,
+// and starts no more targets.
+func TestInterruptKillsChildren(t *testing.T) {
+	tag := fmt.Sprintf("%d.%d", 2000+os.Getpid()%1000, time.Now().UnixNano()%1000)
+	dir := t.TempDir()
+	tp, _ := ParseTemplate("sh -c 'touch " + dir + "/$0; setsid sleep " + tag + " & sleep " + tag + "' {}")
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		for i := 0; i < 200; i++ {
+			if ents, _ := os.ReadDir(dir); len(ents) >= 2 {
+				break
+			}
+			time.Sleep(25 * time.Millisecond)
+		}
+		cancel()
+	}()
+	start := time.Now()
+	rs := Run(ctx, Config{Template: tp, Binary: []byte(fakeFastpath), Version: "v", Parallel: 2, Timeout: time.Minute}, []string{"a", "b", "c", "d"})
+	if d := time.Since(start); d > 20*time.Second {
+		t.Errorf("Run took %s after the interrupt", d)
+	}
+	for i, r := range rs {
+		want := "interrupted; its processes were killed"
+		if i >= 2 {
+			want = "not started: interrupted"
+		}
+		if r.Status != StatusFailed || r.Error != want {
+			t.Errorf("%s: %s %q, want failed %q", r.Target, r.Status, r.Error, want)
+		}
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 2 {
+		t.Errorf("%d targets started, want 2", len(ents))
+	}
+	if left := pidsWithArg(t, "sleep\x00"+tag); len(left) > 0 {
+		t.Errorf("processes outlived the interrupt: %v", left)
+		for _, p := range left {
+			pid, _ := strconv.Atoi(p)
+			syscall.Kill(pid, syscall.SIGKILL)
+		}
 	}
 }

@@ -3,13 +3,17 @@ package remote
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"os"
 	"os/exec"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -145,12 +149,19 @@ func Run(ctx context.Context, cfg Config, targets []string) []Result {
 		done int
 		wg   sync.WaitGroup
 	)
+	// Targets start in the order given, Parallel at a time; once ctx ends
+	// no more start.
 	sem := make(chan struct{}, cfg.Parallel)
 	for i, t := range targets {
+		sem <- struct{}{}
+		if ctx.Err() != nil {
+			<-sem
+			results[i] = Result{Target: t, Status: StatusFailed, Error: "not started: interrupted", ExitCode: -1}
+			continue
+		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			sem <- struct{}{}
 			defer func() { <-sem }()
 			results[i] = runOne(ctx, cfg, scripts, t)
 			if cfg.Progress != nil {
@@ -173,6 +184,7 @@ func runOne(ctx context.Context, cfg Config, s Scripts, target string) (r Result
 		r.Status, r.Error, r.ExitCode = StatusFailed, err.Error(), -1
 		return r
 	}
+	parent := ctx
 	ctx, cancel := context.WithTimeout(ctx, cfg.Timeout)
 	defer cancel()
 	out, errTail, code, err := execute(ctx, cfg.Template.Command(target, s.Probe), nil)
@@ -182,6 +194,9 @@ func runOne(ctx context.Context, cfg Config, s Scripts, target string) (r Result
 	}
 	r.ExitCode, r.StderrTail = code, errTail
 	switch {
+	case parent.Err() != nil:
+		r.Status, r.Error = StatusFailed, "interrupted; its processes were killed"
+		return r
 	case ctx.Err() == context.DeadlineExceeded:
 		r.Status, r.Error = StatusTimeout, fmt.Sprintf("no answer within %s; its processes were killed", cfg.Timeout)
 		return r
@@ -232,31 +247,53 @@ func failureReason(code int, errTail string) string {
 	return fmt.Sprintf("exit %d: %s", code, last)
 }
 
-// maxStdout caps a target's doctor report; real ones are well under 1 MiB.
-const maxStdout = 64 << 20
+// MaxStdout caps the doctor report kept from one target: real ones are
+// well under 1 MiB, and with --parallel 16 the buffers stay under 64 MiB
+// however much a hostile target prints. A target over it fails with the
+// cap named in its error.
+const MaxStdout = 4 << 20
 
 // tailBytes is how much of a target's standard error is kept.
 const tailBytes = 2048
 
+// runEnv names the environment variable that marks every process a
+// transport starts, so that those that leave its process group (setsid,
+// a daemonising ProxyCommand) can still be found and killed.
+const runEnv = "FASTPATH_REMOTE_RUN"
+
 // execute runs argv in its own process group with stdin (nil: empty) and
 // returns its stdout, the tail of its stderr and its exit code. When ctx
-// ends the whole group is killed: a transport's children (ssh's
-// ProxyCommand, sh's sleep) die with it.
+// ends (timeout or interrupt) the whole group is killed, and then every
+// process still carrying this run's mark in its environment, wherever it
+// moved: a transport's children (ssh's ProxyCommand, sh's sleep, a setsid
+// grandchild) die with it. Processes a transport starts on another machine
+// are that machine's to end (ssh closes the session; docker and kubectl
+// end the exec).
 func execute(ctx context.Context, argv []string, stdin []byte) (stdout []byte, stderrTail string, code int, err error) {
+	mark := newMark()
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+	cmd.Env = append(os.Environ(), runEnv+"="+mark)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.Cancel = func() error {
+		err := syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		killMarked(mark)
+		return err
+	}
 	// A grandchild holding the pipes open must not keep Wait waiting.
 	cmd.WaitDelay = 2 * time.Second
 	if stdin != nil {
 		cmd.Stdin = bytes.NewReader(stdin)
 	}
-	out := &capWriter{max: maxStdout}
+	out := &capWriter{max: MaxStdout}
 	tail := &tailWriter{max: tailBytes}
 	cmd.Stdout, cmd.Stderr = out, tail
 	runErr := cmd.Run()
+	if ctx.Err() != nil {
+		// Processes forked while the group was being killed.
+		killMarked(mark)
+	}
 	if out.over {
-		return nil, tail.String(), -1, fmt.Errorf("stdout over %d bytes", maxStdout)
+		return nil, tail.String(), -1, fmt.Errorf("its report is over the %d MiB cap on a target's output (fastpath remote keeps at most %d bytes of each target's stdout)", MaxStdout>>20, MaxStdout)
 	}
 	var ee *exec.ExitError
 	switch {
@@ -268,6 +305,58 @@ func execute(ctx context.Context, argv []string, stdin []byte) (stdout []byte, s
 		return out.buf.Bytes(), tail.String(), ee.ExitCode(), nil
 	}
 	return nil, tail.String(), -1, runErr
+}
+
+// newMark is a value no other run shares.
+func newMark() string {
+	var b [12]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return fmt.Sprintf("%d-%d", os.Getpid(), time.Now().UnixNano())
+	}
+	return hex.EncodeToString(b[:])
+}
+
+// maxEnviron caps how much of one process's environment is read.
+const maxEnviron = 1 << 20
+
+// killMarked kills every process whose environment holds runEnv=mark,
+// repeating while it finds some (a dying process may have forked), at
+// most a few rounds. It reads /proc; where /proc is absent it does nothing.
+func killMarked(mark string) {
+	needle := []byte("\x00" + runEnv + "=" + mark + "\x00")
+	self := os.Getpid()
+	for round := 0; round < 5; round++ {
+		ents, err := os.ReadDir("/proc")
+		if err != nil {
+			return
+		}
+		found := 0
+		for _, e := range ents {
+			pid, err := strconv.Atoi(e.Name())
+			if err != nil || pid == self {
+				continue
+			}
+			if environHas(pid, needle) {
+				syscall.Kill(pid, syscall.SIGKILL)
+				found++
+			}
+		}
+		if found == 0 {
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func environHas(pid int, needle []byte) bool {
+	f, err := os.Open("/proc/" + strconv.Itoa(pid) + "/environ")
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	b, _ := io.ReadAll(io.LimitReader(f, maxEnviron))
+	// The first variable has no NUL before it.
+	return bytes.Contains(append([]byte{0}, b...), needle)
 }
 
 type capWriter struct {

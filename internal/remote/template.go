@@ -20,6 +20,10 @@ type Template struct {
 	// oneString: the transport hands its arguments to a remote shell joined
 	// by spaces (ssh does), so the command must travel as one quoted string.
 	oneString bool
+	// shellWord[i]: word i reaches a shell as text (a remote command word
+	// after ssh's destination, or the script after a local shell's -c), so
+	// the target substituted into it is shell-quoted.
+	shellWord []bool
 }
 
 // ParseTemplate splits s the way a POSIX shell splits a simple command
@@ -39,7 +43,61 @@ func ParseTemplate(s string) (*Template, error) {
 	if n == 0 {
 		return nil, fmt.Errorf("transport template %q has no %s for the target", s, Placeholder)
 	}
-	return &Template{words: words, oneString: filepath.Base(words[0]) == "ssh"}, nil
+	t := &Template{words: words, oneString: filepath.Base(words[0]) == "ssh", shellWord: make([]bool, len(words))}
+	switch prog := filepath.Base(words[0]); {
+	case t.oneString:
+		// Every word after the destination is joined into the remote
+		// shell's command line.
+		if d := sshDestination(words); d > 0 {
+			for i := d + 1; i < len(words); i++ {
+				t.shellWord[i] = true
+			}
+		}
+	case shells[prog]:
+		// sh -c SCRIPT [NAME ARGS...]: the script is shell text; its
+		// positional arguments are not.
+		for i := 1; i+1 < len(words); i++ {
+			if words[i] == "-c" || (strings.HasPrefix(words[i], "-") && !strings.HasPrefix(words[i], "--") && strings.HasSuffix(words[i], "c")) {
+				t.shellWord[i+1] = true
+				break
+			}
+		}
+	}
+	return t, nil
+}
+
+// shells are the programs whose -c argument is shell text.
+var shells = map[string]bool{"sh": true, "bash": true, "dash": true, "ash": true, "ksh": true, "mksh": true, "zsh": true}
+
+// sshArgOptions are OpenSSH's single-letter options that take an argument
+// (ssh(1) SYNOPSIS): the word after them is not the destination.
+const sshArgOptions = "BbcDEeFIiJLlmOoPpQRSWw"
+
+// sshDestination is the index of ssh's destination word (the first word
+// that is neither an option nor an option's argument), or -1.
+func sshDestination(words []string) int {
+	for i := 1; i < len(words); i++ {
+		w := words[i]
+		if w == "--" {
+			if i+1 < len(words) {
+				return i + 1
+			}
+			return -1
+		}
+		if !strings.HasPrefix(w, "-") || w == "-" {
+			return i
+		}
+		// A cluster of flags: -tt, -4v, or -p2222 / -oX=Y with the argument attached.
+		for j := 1; j < len(w); j++ {
+			if strings.IndexByte(sshArgOptions, w[j]) >= 0 {
+				if j == len(w)-1 {
+					i++ // the argument is the next word
+				}
+				break
+			}
+		}
+	}
+	return -1
 }
 
 // Command is the argv that runs the POSIX sh script on target. ssh joins its
@@ -49,8 +107,12 @@ func ParseTemplate(s string) (*Template, error) {
 // sh, -c and the script as three words.
 func (t *Template) Command(target, script string) []string {
 	argv := make([]string, 0, len(t.words)+3)
-	for _, w := range t.words {
-		argv = append(argv, strings.ReplaceAll(w, Placeholder, target))
+	for i, w := range t.words {
+		sub := target
+		if t.shellWord[i] {
+			sub = Quote(target)
+		}
+		argv = append(argv, strings.ReplaceAll(w, Placeholder, sub))
 	}
 	if t.oneString {
 		return append(argv, "sh -c "+Quote(script))
@@ -143,19 +205,69 @@ func Quote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
-// CheckTarget refuses targets a transport could read as options or that
-// would change the command's shape.
+// MaxTargetLen caps a target's length (a DNS name's limit).
+const MaxTargetLen = 253
+
+// CheckTarget accepts only targets of this grammar (docs/fleet.md):
+//
+//	target = [ user "@" ] name
+//	user   = word                       (a login: root, ubuntu, svc_ml)
+//	name   = word *( "/" word )         (host, IP, container, pod/NAME, NS/POD, numeric id)
+//	       | "/" word *( "/" word )     (an absolute path, for chroot- or env-style local transports)
+//	word   = ( ALPHA / DIGIT / "_" / ":" ) *( ALPHA / DIGIT / "_" / "." / ":" / "-" )
+//
+// at most MaxTargetLen bytes. Every character it allows is one a POSIX
+// shell reads literally, so a target is the same text whether or not a
+// shell sees it, and none starts with "-", so no transport reads it as an
+// option. A target list is untrusted input: names with blanks, quotes,
+// $, `, ;, |, &, globs, ~, "..", or non-ASCII are refused.
 func CheckTarget(t string) error {
 	if t == "" {
 		return errors.New("empty target")
 	}
+	if len(t) > MaxTargetLen {
+		return fmt.Errorf("target %.40q... is %d bytes, over %d", t, len(t), MaxTargetLen)
+	}
 	if strings.HasPrefix(t, "-") {
 		return fmt.Errorf("target %q starts with -: a transport would read it as an option", t)
 	}
-	for _, r := range t {
-		if r <= ' ' || r == 0x7f {
-			return fmt.Errorf("target %q holds a blank or control character", t)
+	bad := func(why string) error {
+		return fmt.Errorf("target %q: %s; a target is [user@]host, a container or pod name (pod/NAME, NAMESPACE/POD), a numeric id or an absolute path, of letters, digits and _ . : - / (see docs/fleet.md)", t, why)
+	}
+	name := t
+	if user, rest, ok := strings.Cut(t, "@"); ok {
+		if !isWord(user) {
+			return bad("the user before @ is not a plain name")
+		}
+		name = rest
+	}
+	name = strings.TrimPrefix(name, "/")
+	for _, w := range strings.Split(name, "/") {
+		if !isWord(w) {
+			for _, r := range t {
+				if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("_.:-/@", r)) {
+					return bad(fmt.Sprintf("it holds %q", r))
+				}
+			}
+			return bad("an empty part, a part starting with . or -, or a second @")
 		}
 	}
 	return nil
+}
+
+// isWord: the grammar's word.
+func isWord(w string) bool {
+	if w == "" {
+		return false
+	}
+	for i := 0; i < len(w); i++ {
+		c := w[i]
+		switch {
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9', c == '_':
+		case c == ':', i > 0 && (c == '.' || c == '-'):
+		default:
+			return false
+		}
+	}
+	return true
 }
