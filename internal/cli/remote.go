@@ -4,8 +4,10 @@ import (
 	"bufio"
 	"fmt"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -102,7 +104,11 @@ func (o *RemoteOptions) doctorArgs() []string {
 	return args
 }
 
-// readTargets reads a targets file: one per line, blanks and # comments skipped.
+// maxTargets caps the targets of one run (a target list is untrusted input).
+const maxTargets = 100_000
+
+// readTargets reads a targets file: one per line, blanks and # comments
+// skipped; lines longer than 64 KiB and lists over maxTargets are refused.
 func readTargets(path string) ([]string, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -112,6 +118,9 @@ func readTargets(path string) ([]string, error) {
 	var out []string
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
+		if len(out) >= maxTargets {
+			return nil, fmt.Errorf("%s: over %d targets", path, maxTargets)
+		}
 		line := strings.TrimSpace(sc.Text())
 		if i := strings.IndexByte(line, '#'); i >= 0 {
 			line = strings.TrimSpace(line[:i])
@@ -177,7 +186,14 @@ func RunRemote(cmd *cobra.Command, o *RemoteOptions, args []string, ios *IO) err
 			fmt.Fprintf(ios.Err, "\r\x1b[K[%d/%d] %s: %s", done, total, r.Target, r.Status)
 		}
 	}
-	results := remote.Run(cmd.Context(), cfg, targets)
+	// Ctrl-C, SIGTERM or a lost terminal end the run: remote.Run kills every
+	// transport still running (and its children), starts no more, and the
+	// report below still lists what each target came to.
+	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	defer stop()
+	results := remote.Run(ctx, cfg, targets)
+	interrupted := ctx.Err() != nil && cmd.Context().Err() == nil
+	stop()
 	if progress {
 		fmt.Fprint(ios.Err, "\r\x1b[K")
 	}
@@ -207,6 +223,9 @@ func RunRemote(cmd *cobra.Command, o *RemoteOptions, args []string, ios *IO) err
 		case remote.StatusFindings:
 			withErrors++
 		}
+	}
+	if interrupted {
+		return fmt.Errorf("interrupted: %d of %d targets could not be diagnosed; their processes were killed", failed, len(results))
 	}
 	if failed > 0 {
 		return fmt.Errorf("%d of %d targets could not be diagnosed", failed, len(results))

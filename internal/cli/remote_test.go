@@ -12,8 +12,10 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -353,4 +355,64 @@ func TestRemoteLocalTransports(t *testing.T) {
 			t.Errorf("diff lacks %q:\n%s", want, stdout)
 		}
 	}
+}
+
+// TestRemoteSignalKillsChildren: SIGTERM or Ctrl-C (SIGINT) during
+// `fastpath remote` kills every transport and its children (a setsid one
+// included), prints the report of what each target came to, and exits 2.
+func TestRemoteSignalKillsChildren(t *testing.T) {
+	bin := fastpathBinary(t)
+	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT} {
+		dir := t.TempDir()
+		tag := fmt.Sprintf("%d.%d", 3000+os.Getpid()%1000, int(sig))
+		cmd := exec.Command(bin, "remote", "--via", "sh -c 'touch "+dir+"/$0; setsid sleep "+tag+" & sleep "+tag+"' {}", "--json", "a", "b", "c")
+		var out, errb bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &errb
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		for i := 0; i < 400; i++ {
+			if ents, _ := os.ReadDir(dir); len(ents) == 3 {
+				break
+			}
+			time.Sleep(25 * time.Millisecond)
+		}
+		cmd.Process.Signal(sig)
+		done := make(chan error, 1)
+		go func() { done <- cmd.Wait() }()
+		select {
+		case <-done:
+		case <-time.After(30 * time.Second):
+			cmd.Process.Kill()
+			t.Fatalf("%v: fastpath remote still running 30s after the signal", sig)
+		}
+		if code := cmd.ProcessState.ExitCode(); code != ExitFailure || !strings.Contains(errb.String(), "interrupted") {
+			t.Errorf("%v: exit %d, stderr %q", sig, code, errb.String())
+		}
+		if r := decodeReport(t, out.String()); len(r.Targets) != 3 || r.Targets[0].Error != "interrupted; its processes were killed" {
+			t.Errorf("%v: report %+v", sig, r.Targets)
+		}
+		if left := processesWithArgs("sleep\x00" + tag); len(left) > 0 {
+			t.Errorf("%v: processes outlived fastpath remote: %v", sig, left)
+			for _, pid := range left {
+				syscall.Kill(pid, syscall.SIGKILL)
+			}
+		}
+	}
+}
+
+// processesWithArgs lists the processes whose command line holds s.
+func processesWithArgs(s string) []int {
+	ents, _ := os.ReadDir("/proc")
+	var out []int
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if b, err := os.ReadFile("/proc/" + e.Name() + "/cmdline"); err == nil && strings.Contains(string(b), s) {
+			out = append(out, pid)
+		}
+	}
+	return out
 }
