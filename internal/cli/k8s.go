@@ -1,12 +1,19 @@
 package cli
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"sigs.k8s.io/yaml"
 
 	"github.com/fastpath-dev/fastpath/internal/diagnose"
 	"github.com/fastpath-dev/fastpath/internal/facts"
@@ -101,6 +108,9 @@ func RunK8sManifest(o *K8sOptions, ios *IO) error {
 			return usageErrorf("%q: host folders must be absolute", d)
 		}
 	}
+	if errs := validation.IsDNS1123Label(o.Namespace); len(errs) > 0 {
+		return usageErrorf("--namespace %q: %s", o.Namespace, strings.Join(errs, "; "))
+	}
 	doctor := "/usr/local/bin/fastpath doctor"
 	for _, m := range o.Models {
 		doctor += " --model " + remote.Quote(m)
@@ -119,107 +129,124 @@ done`, doctor, int(o.Interval.Seconds()))
 	return writeManifest(ios.Out, o, loop)
 }
 
-func yamlString(s string) string {
-	// A Go-quoted string is a valid YAML double-quoted scalar (YAML has
-	// the same \n, \", \\, \x and \u escapes): one rule for any text.
-	return fmt.Sprintf("%q", s)
+// manifestObjects are the Namespace, ServiceAccount and DaemonSet, as the
+// Kubernetes API's own types: whatever the flags hold, the manifest is
+// what the API server decodes, never hand-assembled text.
+func manifestObjects(o *K8sOptions, loop string) []any {
+	const name = "fastpath-doctor"
+	labels := map[string]string{"app.kubernetes.io/name": name}
+	no := false
+	yes := true
+	dirOrCreate := corev1.HostPathDirectoryOrCreate
+	hostPath := func(vol, path string, typ *corev1.HostPathType) corev1.Volume {
+		return corev1.Volume{Name: vol, VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: path, Type: typ}}}
+	}
+	ns := &corev1.Namespace{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Namespace"},
+		ObjectMeta: metav1.ObjectMeta{Name: o.Namespace},
+	}
+	sa := &corev1.ServiceAccount{
+		TypeMeta:                     metav1.TypeMeta{APIVersion: "v1", Kind: "ServiceAccount"},
+		ObjectMeta:                   metav1.ObjectMeta{Name: "fastpath", Namespace: o.Namespace},
+		AutomountServiceAccountToken: &no,
+	}
+	ds := &appsv1.DaemonSet{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "apps/v1", Kind: "DaemonSet"},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: o.Namespace, Labels: labels},
+		Spec: appsv1.DaemonSetSpec{
+			Selector:       &metav1.LabelSelector{MatchLabels: labels},
+			UpdateStrategy: appsv1.DaemonSetUpdateStrategy{Type: appsv1.RollingUpdateDaemonSetStrategyType},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: labels},
+				Spec: corev1.PodSpec{
+					ServiceAccountName:           "fastpath",
+					AutomountServiceAccountToken: &no,
+					NodeSelector:                 map[string]string{"nvidia.com/gpu.present": "true"},
+					Tolerations:                  []corev1.Toleration{{Key: "nvidia.com/gpu", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule}},
+					PriorityClassName:            "system-node-critical",
+					Containers: []corev1.Container{{
+						Name:    "doctor",
+						Image:   o.Image,
+						Command: []string{"/bin/sh", "-c"},
+						Args:    []string{loop},
+						// No GPU is requested (doctor must not take one from
+						// the jobs); the driver and devices are read from the
+						// host's files mounted below.
+						Env: []corev1.EnvVar{{Name: "NVIDIA_VISIBLE_DEVICES", Value: "void"}},
+						Resources: corev1.ResourceRequirements{
+							Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("10m"), corev1.ResourceMemory: resource.MustParse("64Mi")},
+							Limits:   corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("256Mi")},
+						},
+						SecurityContext: &corev1.SecurityContext{ReadOnlyRootFilesystem: &yes, AllowPrivilegeEscalation: &no},
+						VolumeMounts: []corev1.VolumeMount{
+							{Name: "nvidia-proc", MountPath: "/proc/driver/nvidia", ReadOnly: true},
+							{Name: "sys", MountPath: "/sys", ReadOnly: true},
+							{Name: "textfile", MountPath: "/out/textfile"},
+							{Name: "features", MountPath: "/out/features.d"},
+							{Name: "tmp", MountPath: "/tmp"},
+						},
+					}},
+					Volumes: []corev1.Volume{
+						hostPath("nvidia-proc", "/proc/driver/nvidia", nil),
+						hostPath("sys", "/sys", nil),
+						hostPath("textfile", o.TextfileDir, &dirOrCreate),
+						hostPath("features", o.FeaturesDir, &dirOrCreate),
+						{Name: "tmp", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
+					},
+				},
+			},
+		},
+	}
+	return []any{ns, sa, ds}
 }
 
 func writeManifest(w io.Writer, o *K8sOptions, loop string) error {
-	ns := yamlString(o.Namespace)
 	var b strings.Builder
-	fmt.Fprintf(&b, `# fastpath %s: doctor on every GPU node, as node_exporter metrics and NFD labels.
-# nfd-master must allow the fastpath.io label namespace (-extra-label-ns=fastpath.io).
-apiVersion: v1
-kind: Namespace
-metadata:
-  name: %s
----
-apiVersion: v1
-kind: ServiceAccount
-metadata:
-  name: fastpath
-  namespace: %s
-automountServiceAccountToken: false
----
-apiVersion: apps/v1
-kind: DaemonSet
-metadata:
-  name: fastpath-doctor
-  namespace: %s
-  labels:
-    app.kubernetes.io/name: fastpath-doctor
-spec:
-  selector:
-    matchLabels:
-      app.kubernetes.io/name: fastpath-doctor
-  updateStrategy:
-    type: RollingUpdate
-  template:
-    metadata:
-      labels:
-        app.kubernetes.io/name: fastpath-doctor
-    spec:
-      serviceAccountName: fastpath
-      automountServiceAccountToken: false
-      nodeSelector:
-        nvidia.com/gpu.present: "true"
-      tolerations:
-        - key: nvidia.com/gpu
-          operator: Exists
-          effect: NoSchedule
-      priorityClassName: system-node-critical
-      containers:
-        - name: doctor
-          image: %s
-          command: ["/bin/sh", "-c"]
-          args:
-            - %s
-          env:
-            # No GPU is requested (doctor must not take one from the jobs);
-            # the driver and devices are read from the host's files below.
-            - name: NVIDIA_VISIBLE_DEVICES
-              value: void
-          resources:
-            requests:
-              cpu: 10m
-              memory: 64Mi
-            limits:
-              memory: 256Mi
-          securityContext:
-            readOnlyRootFilesystem: true
-            allowPrivilegeEscalation: false
-          volumeMounts:
-            - name: nvidia-proc
-              mountPath: /proc/driver/nvidia
-              readOnly: true
-            - name: sys
-              mountPath: /sys
-              readOnly: true
-            - name: textfile
-              mountPath: /out/textfile
-            - name: features
-              mountPath: /out/features.d
-            - name: tmp
-              mountPath: /tmp
-      volumes:
-        - name: nvidia-proc
-          hostPath:
-            path: /proc/driver/nvidia
-        - name: sys
-          hostPath:
-            path: /sys
-        - name: textfile
-          hostPath:
-            path: %s
-            type: DirectoryOrCreate
-        - name: features
-          hostPath:
-            path: %s
-            type: DirectoryOrCreate
-        - name: tmp
-          emptyDir: {}
-`, Version, ns, ns, ns, yamlString(o.Image), yamlString(loop), yamlString(o.TextfileDir), yamlString(o.FeaturesDir))
+	fmt.Fprintf(&b, "# fastpath %s: doctor on every GPU node, as node_exporter metrics and NFD labels.\n", Version)
+	b.WriteString("# nfd-master must allow the fastpath.io label namespace (-extra-label-ns=fastpath.io).\n")
+	for i, obj := range manifestObjects(o, loop) {
+		doc, err := manifestYAML(obj)
+		if err != nil {
+			return err
+		}
+		if i > 0 {
+			b.WriteString("---\n")
+		}
+		b.Write(doc)
+	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// manifestYAML is obj as YAML without the fields a client never sets
+// (status, creationTimestamp), which the types would print as zeros.
+func manifestYAML(obj any) ([]byte, error) {
+	j, err := json.Marshal(obj)
+	if err != nil {
+		return nil, err
+	}
+	var m map[string]any
+	if err := json.Unmarshal(j, &m); err != nil {
+		return nil, err
+	}
+	delete(m, "status")
+	dropCreationTimestamp(m)
+	return yaml.Marshal(m)
+}
+
+// dropCreationTimestamp removes every metadata.creationTimestamp: null.
+func dropCreationTimestamp(v any) {
+	switch x := v.(type) {
+	case map[string]any:
+		if md, ok := x["metadata"].(map[string]any); ok && md["creationTimestamp"] == nil {
+			delete(md, "creationTimestamp")
+		}
+		for _, c := range x {
+			dropCreationTimestamp(c)
+		}
+	case []any:
+		for _, c := range x {
+			dropCreationTimestamp(c)
+		}
+	}
 }

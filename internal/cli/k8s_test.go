@@ -2,100 +2,183 @@ package cli
 
 import (
 	"bytes"
-	"errors"
-	"io"
 	"strings"
 	"testing"
 
-	"gopkg.in/yaml.v3"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apivalidation "k8s.io/apimachinery/pkg/api/validation"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	metavalidation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	sigsyaml "sigs.k8s.io/yaml"
+
+	"github.com/fastpath-dev/fastpath/internal/remote"
 )
 
-// TestK8sManifest decodes every document of the manifest with a YAML
-// parser and checks the kinds, the GPU node selector, the host mounts and
-// the loop that writes both files.
-func TestK8sManifest(t *testing.T) {
+// decodeManifest splits the manifest into its documents and decodes each
+// strictly into the Kubernetes API type its kind names: a field the API
+// does not know, a duplicate field or a wrong type is an error.
+func decodeManifest(t *testing.T, manifest string) (*corev1.Namespace, *corev1.ServiceAccount, *appsv1.DaemonSet) {
+	t.Helper()
+	var (
+		ns *corev1.Namespace
+		sa *corev1.ServiceAccount
+		ds *appsv1.DaemonSet
+	)
+	for _, doc := range strings.Split(manifest, "\n---\n") {
+		var tm metav1.TypeMeta
+		if err := sigsyaml.Unmarshal([]byte(doc), &tm); err != nil {
+			t.Fatalf("YAML: %v\n%s", err, doc)
+		}
+		var obj any
+		switch tm.APIVersion + " " + tm.Kind {
+		case "v1 Namespace":
+			ns = &corev1.Namespace{}
+			obj = ns
+		case "v1 ServiceAccount":
+			sa = &corev1.ServiceAccount{}
+			obj = sa
+		case "apps/v1 DaemonSet":
+			ds = &appsv1.DaemonSet{}
+			obj = ds
+		default:
+			t.Fatalf("unexpected kind %q %q", tm.APIVersion, tm.Kind)
+		}
+		if err := sigsyaml.UnmarshalStrict([]byte(doc), obj); err != nil {
+			t.Errorf("strict decode of %s: %v\n%s", tm.Kind, err, doc)
+		}
+	}
+	if ns == nil || sa == nil || ds == nil {
+		t.Fatalf("manifest lacks a kind:\n%s", manifest)
+	}
+	return ns, sa, ds
+}
+
+// validateNames checks every name and label the manifest sets with the
+// API server's own validation (k8s.io/apimachinery).
+func validateNames(ns *corev1.Namespace, sa *corev1.ServiceAccount, ds *appsv1.DaemonSet) field.ErrorList {
+	var errs field.ErrorList
+	errs = append(errs, msgs(field.NewPath("Namespace", "metadata", "name"), ns.Name, apivalidation.ValidateNamespaceName(ns.Name, false))...)
+	errs = append(errs, msgs(field.NewPath("ServiceAccount", "metadata", "name"), sa.Name, apivalidation.ValidateServiceAccountName(sa.Name, false))...)
+	errs = append(errs, msgs(field.NewPath("DaemonSet", "metadata", "name"), ds.Name, apivalidation.NameIsDNSSubdomain(ds.Name, false))...)
+	for _, n := range []string{sa.Namespace, ds.Namespace} {
+		errs = append(errs, msgs(field.NewPath("metadata", "namespace"), n, apivalidation.ValidateNamespaceName(n, false))...)
+	}
+	spec := ds.Spec.Template.Spec
+	errs = append(errs, metavalidation.ValidateLabels(ds.Labels, field.NewPath("DaemonSet", "metadata", "labels"))...)
+	errs = append(errs, metavalidation.ValidateLabels(ds.Spec.Template.Labels, field.NewPath("spec", "template", "metadata", "labels"))...)
+	errs = append(errs, metavalidation.ValidateLabelSelector(ds.Spec.Selector, metavalidation.LabelSelectorValidationOptions{}, field.NewPath("spec", "selector"))...)
+	errs = append(errs, metavalidation.ValidateLabels(spec.NodeSelector, field.NewPath("spec", "template", "spec", "nodeSelector"))...)
+	errs = append(errs, msgs(field.NewPath("serviceAccountName"), spec.ServiceAccountName, apivalidation.ValidateServiceAccountName(spec.ServiceAccountName, false))...)
+	for _, tol := range spec.Tolerations {
+		errs = append(errs, msgs(field.NewPath("tolerations", "key"), tol.Key, validation.IsQualifiedName(tol.Key))...)
+	}
+	volumes := map[string]bool{}
+	for _, v := range spec.Volumes {
+		volumes[v.Name] = true
+		errs = append(errs, msgs(field.NewPath("volumes", "name"), v.Name, validation.IsDNS1123Label(v.Name))...)
+	}
+	for _, c := range spec.Containers {
+		errs = append(errs, msgs(field.NewPath("containers", "name"), c.Name, validation.IsDNS1123Label(c.Name))...)
+		for _, e := range c.Env {
+			errs = append(errs, msgs(field.NewPath("env", "name"), e.Name, validation.IsEnvVarName(e.Name))...)
+		}
+		for _, m := range c.VolumeMounts {
+			if !volumes[m.Name] {
+				errs = append(errs, field.NotFound(field.NewPath("volumeMounts", "name"), m.Name))
+			}
+		}
+	}
+	return errs
+}
+
+func msgs(p *field.Path, v string, ms []string) field.ErrorList {
+	var out field.ErrorList
+	for _, m := range ms {
+		out = append(out, field.Invalid(p, v, m))
+	}
+	return out
+}
+
+// TestK8sManifestStrict decodes every document of the manifest strictly
+// into the Kubernetes API types, validates every name and label with the
+// API's validation, and checks the GPU node selector, the host mounts and
+// the loop that writes both files; then hostile flag values.
+func TestK8sManifestStrict(t *testing.T) {
 	var out, errb bytes.Buffer
 	args := []string{"k8s", "manifest", "--image", "registry.example/train:2025-11", "--namespace", "gpu-health", "--interval", "5m", "--model", "Qwen/Qwen3.5-27B"}
 	if code := Main(args, nil, &out, &errb); code != 0 {
 		t.Fatalf("exit %d: %s", code, errb.String())
 	}
-	dec := yaml.NewDecoder(bytes.NewReader(out.Bytes()))
-	kinds := map[string]string{}
-	var ds map[string]any
-	for {
-		var doc map[string]any
-		err := dec.Decode(&doc)
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			t.Fatalf("YAML: %v\n%s", err, out.String())
-		}
-		kind, _ := doc["kind"].(string)
-		kinds[kind], _ = doc["apiVersion"].(string)
-		if kind == "DaemonSet" {
-			ds = doc
-		}
-		if md, _ := doc["metadata"].(map[string]any); kind != "Namespace" && md["namespace"] != "gpu-health" {
-			t.Errorf("%s in namespace %v", kind, md["namespace"])
-		}
+	// The oracle itself: a misspelt field is an error.
+	if err := sigsyaml.UnmarshalStrict([]byte("apiVersion: v1\nkind: Namespace\nmetadata: {name: x}\nspecc: {}\n"), &corev1.Namespace{}); err == nil {
+		t.Fatal("strict decoding accepted an unknown field")
 	}
-	want := map[string]string{"Namespace": "v1", "ServiceAccount": "v1", "DaemonSet": "apps/v1"}
-	for k, v := range want {
-		if kinds[k] != v {
-			t.Errorf("kind %s: apiVersion %q, want %q (all: %v)", k, kinds[k], v, kinds)
-		}
+	ns, sa, ds := decodeManifest(t, out.String())
+	for _, e := range validateNames(ns, sa, ds) {
+		t.Errorf("validation: %v", e)
 	}
-	if len(kinds) != len(want) {
-		t.Errorf("kinds %v", kinds)
+	if ns.Name != "gpu-health" || sa.Namespace != "gpu-health" || ds.Namespace != "gpu-health" {
+		t.Errorf("namespaces %q %q %q", ns.Name, sa.Namespace, ds.Namespace)
 	}
-	get := func(v any, path ...any) any {
-		for _, p := range path {
-			switch k := p.(type) {
-			case string:
-				m, _ := v.(map[string]any)
-				v = m[k]
-			case int:
-				s, _ := v.([]any)
-				if k >= len(s) {
-					return nil
-				}
-				v = s[k]
-			}
-		}
-		return v
+	spec := ds.Spec.Template.Spec
+	if spec.NodeSelector["nvidia.com/gpu.present"] != "true" {
+		t.Errorf("nodeSelector %v", spec.NodeSelector)
 	}
-	spec := get(ds, "spec", "template", "spec")
-	if get(spec, "nodeSelector", "nvidia.com/gpu.present") != "true" {
-		t.Errorf("nodeSelector %v", get(spec, "nodeSelector"))
+	sel, err := metav1.LabelSelectorAsSelector(ds.Spec.Selector)
+	if err != nil || !sel.Matches(labels.Set(ds.Spec.Template.Labels)) {
+		t.Errorf("the selector %v does not select the pods %v (%v)", ds.Spec.Selector, ds.Spec.Template.Labels, err)
 	}
-	if get(ds, "spec", "selector", "matchLabels", "app.kubernetes.io/name") != get(ds, "spec", "template", "metadata", "labels", "app.kubernetes.io/name") {
-		t.Error("the selector does not select the pods")
+	if sa.AutomountServiceAccountToken == nil || *sa.AutomountServiceAccountToken || spec.AutomountServiceAccountToken == nil || *spec.AutomountServiceAccountToken {
+		t.Error("a service account token is mounted")
 	}
-	c := get(spec, "containers", 0)
-	if get(c, "image") != "registry.example/train:2025-11" {
-		t.Errorf("image %v", get(c, "image"))
+	c := spec.Containers[0]
+	if c.Image != "registry.example/train:2025-11" {
+		t.Errorf("image %v", c.Image)
 	}
-	script, _ := get(c, "args", 0).(string)
+	if len(c.Resources.Requests) == 0 || c.Resources.Limits.Memory().String() != "256Mi" {
+		t.Errorf("resources %v", c.Resources)
+	}
+	script := c.Args[0]
 	for _, s := range []string{"--format $f", "/out/textfile/fastpath.prom", "/out/features.d/fastpath", "sleep 300", "--model Qwen/Qwen3.5-27B", `mv -f "$out.tmp" "$out"`} {
 		if !strings.Contains(script, s) {
 			t.Errorf("loop lacks %q:\n%s", s, script)
 		}
 	}
 	hostPaths := map[string]string{}
-	for _, v := range get(spec, "volumes").([]any) {
-		if p, ok := get(v, "hostPath", "path").(string); ok {
-			hostPaths[get(v, "name").(string)] = p
+	for _, v := range spec.Volumes {
+		if v.HostPath != nil {
+			hostPaths[v.Name] = v.HostPath.Path
 		}
 	}
 	mounts := map[string]string{}
-	for _, m := range get(c, "volumeMounts").([]any) {
-		mounts[get(m, "name").(string)] = get(m, "mountPath").(string)
+	for _, m := range c.VolumeMounts {
+		mounts[m.Name] = m.MountPath
 	}
 	for name, host := range map[string]string{"nvidia-proc": "/proc/driver/nvidia", "sys": "/sys", "textfile": "/var/lib/node_exporter/textfile_collector", "features": "/etc/kubernetes/node-feature-discovery/features.d"} {
 		if hostPaths[name] != host || mounts[name] == "" {
 			t.Errorf("volume %s: host %q mounted at %q", name, hostPaths[name], mounts[name])
 		}
+	}
+
+	// Text that YAML or a shell would read otherwise travels intact.
+	out.Reset()
+	hostile := "reg.example/x:1\n---\nkind: Secret\n\"'{}: #"
+	model := "it's $(touch /tmp/x) `id`"
+	if code := Main([]string{"k8s", "manifest", "--image", hostile, "--model", model, "--textfile-dir", "/var/lib/a b: c"}, nil, &out, &errb); code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	_, _, ds = decodeManifest(t, out.String())
+	c = ds.Spec.Template.Spec.Containers[0]
+	if c.Image != hostile || !strings.Contains(c.Args[0], remote.Quote(model)) || ds.Spec.Template.Spec.Volumes[2].HostPath.Path != "/var/lib/a b: c" {
+		t.Errorf("hostile values changed: image %q, script %q", c.Image, c.Args[0])
+	}
+	// A namespace the API would refuse is refused here.
+	if code := Main([]string{"k8s", "manifest", "--image", "x", "--namespace", "GPU_health"}, nil, &out, &errb); code != ExitFailure || !strings.Contains(errb.String(), "RFC 1123") {
+		t.Errorf("--namespace GPU_health: exit %d, %s", code, errb.String())
 	}
 }
 

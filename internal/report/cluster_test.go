@@ -3,12 +3,12 @@ package report_test
 import (
 	"bytes"
 	"context"
-	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
+	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/fastpath-dev/fastpath/internal/collect"
 	"github.com/fastpath-dev/fastpath/internal/diagnose"
@@ -179,11 +179,6 @@ func TestPrometheusHostileValues(t *testing.T) {
 	}
 }
 
-var (
-	labelNameRe  = regexp.MustCompile(`^fastpath\.io/[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$`)
-	labelValueRe = regexp.MustCompile(`^([A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?)?$`)
-)
-
 func nfdLabels(t *testing.T, text string) map[string]string {
 	t.Helper()
 	out := map[string]string{}
@@ -192,8 +187,13 @@ func nfdLabels(t *testing.T, text string) map[string]string {
 			continue
 		}
 		name, value, ok := strings.Cut(line, "=")
-		if !ok || !labelNameRe.MatchString(name) || !labelValueRe.MatchString(value) {
+		// Kubernetes' own label validation (k8s.io/apimachinery), as the API
+		// server applies it to the labels nfd-master publishes.
+		if !ok || !strings.HasPrefix(name, report.NFDPrefix) {
 			t.Errorf("invalid feature line %q", line)
+		}
+		for _, e := range append(validation.IsQualifiedName(name), validation.IsValidLabelValue(value)...) {
+			t.Errorf("feature line %q: %s", line, e)
 		}
 		if _, dup := out[name]; dup {
 			t.Errorf("label %s twice", name)
