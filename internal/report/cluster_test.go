@@ -3,6 +3,7 @@ package report_test
 import (
 	"bytes"
 	"context"
+	"os/exec"
 	"strings"
 	"testing"
 
@@ -262,5 +263,45 @@ func TestLabelValue(t *testing.T) {
 	}
 	if got["fastpath.io/gpu"] != "A-B-C" {
 		t.Errorf("gpu label %q", got["fastpath.io/gpu"])
+	}
+}
+
+// TestPrometheusPromtool runs Prometheus' own checker, `promtool check
+// metrics` (Debian's prometheus package; .ci/run installs it), on the
+// seed's metrics and on hostile values: no error and no lint warning.
+func TestPrometheusPromtool(t *testing.T) {
+	promtool, err := exec.LookPath("promtool")
+	if err != nil {
+		t.Skip("promtool not found (apt-get install prometheus): the metrics are still checked by expfmt's parser")
+	}
+	// The oracle lints: a counter without _total is a warning.
+	lint := exec.Command(promtool, "check", "metrics")
+	lint.Stdin = strings.NewReader("# HELP foo_count x\n# TYPE foo_count counter\nfoo_count 1\n")
+	if out, err := lint.CombinedOutput(); err == nil || !bytes.Contains(out, []byte("_total")) {
+		t.Fatalf("promtool did not lint a bad counter: %v %q", err, out)
+	}
+	f, findings := seedFacts(t)
+	hostile := &facts.Facts{Schema: facts.Schema, Tool: "x",
+		Torch: &facts.Torch{Version: `2.8"0\` + "\n+x"},
+		GPU:   facts.GPU{Devices: []facts.Device{{Name: "bad\xff\xfename", Capability: "9.0"}}}}
+	for name, in := range map[string]struct {
+		f        *facts.Facts
+		findings []finding.Finding
+		models   []*fpmodel.Report
+	}{
+		"seed":    {f, findings, seedModels},
+		"hostile": {hostile, []finding.Finding{{ID: "a", Severity: finding.Warning}, {ID: "a", Severity: finding.Warning}}, []*fpmodel.Report{{Model: "a\"b\\c\nd"}}},
+	} {
+		var b bytes.Buffer
+		if err := report.Prometheus(&b, in.f, in.findings, in.models, 1767225600); err != nil {
+			t.Fatal(err)
+		}
+		cmd := exec.Command(promtool, "check", "metrics")
+		cmd.Stdin = &b
+		out, err := cmd.CombinedOutput()
+		t.Logf("%s: promtool check metrics: %v, output %q", name, err, out)
+		if err != nil || len(bytes.TrimSpace(out)) > 0 {
+			t.Errorf("%s: promtool check metrics: %v\n%s", name, err, out)
+		}
 	}
 }
