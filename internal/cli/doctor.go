@@ -22,6 +22,8 @@ type DoctorOptions struct {
 	Format   string   // --format text|json|markdown|prom|nfd (--json, --markdown are aliases)
 	Models   []string // --model CONFIG|DIR|ORG/NAME (repeatable)
 	Live     LiveFlags
+	// JSONLines: one line of JSON labelled with the node's name (diff.go).
+	JSONLines bool
 }
 
 func newDoctorCommand(ios *IO) *cobra.Command {
@@ -47,7 +49,8 @@ wherever its answers differ from the static reading a finding says so.` + exitSt
 	cmd.Flags().StringArrayVar(&o.Models, "model", nil, "also judge this model's layers: `CONFIG|DIR|ORG/NAME` (repeatable)")
 	cmd.Flags().StringVar(&o.Format, "format", "", "output `FORMAT`: text, json, markdown, prom (node_exporter textfile metrics) or nfd (node-feature-discovery labels)")
 	o.Live.register(cmd.Flags())
-	cmd.MarkFlagsMutuallyExclusive("json", "markdown", "format")
+	cmd.Flags().BoolVar(&o.JSONLines, "json-lines", false, "print the JSON report on one line with the node's name, for many nodes on one stream (srun ... | fastpath diff -)")
+	cmd.MarkFlagsMutuallyExclusive("json", "markdown", "format", "json-lines")
 	return cmd
 }
 
@@ -78,6 +81,9 @@ func RunDoctor(ctx context.Context, o *DoctorOptions, ios *IO) error {
 		o.Markdown = true
 	case "prom", "nfd":
 		return renderCluster(o.Format, f, models, ios)
+	}
+	if o.JSONLines {
+		return renderDoctorLine(f, models, ios)
 	}
 	return renderDoctor(f, models, o.JSON, o.Markdown, ios)
 }

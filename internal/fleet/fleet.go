@@ -111,6 +111,12 @@ type Diff struct {
 	Rows []Row `json:"rows"`
 	// Findings are each machine's finding ids, in Machines' order.
 	Findings [][]string `json:"findings"`
+	// Expected is diff --expect N: the machines that should have reported;
+	// Missing how many of them did not.
+	Expected int `json:"expected,omitempty"`
+	Missing  int `json:"missing,omitempty"`
+	// Unreadable are the lines of a `-` stream that held no report.
+	Unreadable []string `json:"unreadable,omitempty"`
 }
 
 // Differences are the rows that differ.
