@@ -37,7 +37,11 @@ findings. --all also prints the facts they agree on.
 one per line, each named after the node that wrote it; no shared
 filesystem is needed:
 
-  srun --nodes=4 --ntasks-per-node=1 fastpath doctor --json-lines | fastpath diff --expect 4 -
+  srun --label --nodes=4 --ntasks-per-node=1 fastpath doctor --json-lines | fastpath diff --expect 4 -
+
+srun cuts lines longer than 1 KiB into pieces and interleaves the pieces of
+its tasks; --label marks each piece with its task, and diff puts every
+task's report back together (docs/fleet.md).
 
 --expect N says how many machines should have reported: fewer is reported
 as missing (and exits 2).
@@ -136,7 +140,7 @@ func RunDiff(o *DiffOptions, paths []string, ios *IO) error {
 		}
 		return fmt.Errorf("%d of %d expected machines did not report", d.Missing, o.Expect)
 	case len(unreadable) > 0:
-		return fmt.Errorf("%d lines of standard input held no report", len(unreadable))
+		return fmt.Errorf("%d lines of standard input held no report (from srun, add --label: srun cuts long lines into pieces and interleaves the tasks' pieces, which --label keeps apart)", len(unreadable))
 	case len(ms) == 0:
 		return fmt.Errorf("no reports to compare")
 	}

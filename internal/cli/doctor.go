@@ -49,7 +49,7 @@ wherever its answers differ from the static reading a finding says so.` + exitSt
 	cmd.Flags().StringArrayVar(&o.Models, "model", nil, "also judge this model's layers: `CONFIG|DIR|ORG/NAME` (repeatable)")
 	cmd.Flags().StringVar(&o.Format, "format", "", "output `FORMAT`: text, json, markdown, prom (node_exporter textfile metrics) or nfd (node-feature-discovery labels)")
 	o.Live.register(cmd.Flags())
-	cmd.Flags().BoolVar(&o.JSONLines, "json-lines", false, "print the JSON report on one line with the node's name, for many nodes on one stream (srun ... | fastpath diff -)")
+	cmd.Flags().BoolVar(&o.JSONLines, "json-lines", false, "print the JSON report on one line with the node's name, for many nodes on one stream (srun --label ... | fastpath diff -)")
 	cmd.MarkFlagsMutuallyExclusive("json", "markdown", "format", "json-lines")
 	return cmd
 }

@@ -97,40 +97,108 @@ type StreamResult struct {
 	Unreadable []string
 }
 
+// maxPending caps the bytes of unfinished labelled reports held at once.
+const maxPending = 256 << 20
+
 // ReadStream reads `doctor --json-lines` output: one report per line,
-// blank lines skipped, an `srun --label` prefix ("3: ") allowed. Machines
-// are named after their node; the second and later reports from one node
-// (several tasks per node) are named NODE#2, NODE#3, ...
+// blank lines skipped. Lines labelled by `srun --label` ("3: ...") are
+// put back together per task first: srun cuts a task's long lines into
+// 1 KiB pieces, each on a line of its own behind its task's label, and
+// interleaves the pieces of all tasks (without --label the pieces
+// interleave unmarked and cannot be told apart). Machines are named after
+// their node; the second and later reports from one node (several tasks
+// per node) are named NODE#2, NODE#3, ...
 func ReadStream(r io.Reader) (*StreamResult, error) {
 	br := bufio.NewReaderSize(r, 64<<10)
 	res := &StreamResult{}
 	seen := map[string]int{}
+	pending := map[string][]byte{} // task label -> the pieces so far
+	pendingBytes := 0
+	var order []string // labels in order of first piece, for messages
+	add := func(where string, doc []byte) error {
+		if len(res.Machines) >= MaxStreamReports {
+			return fmt.Errorf("over %d reports in the stream", MaxStreamReports)
+		}
+		m, perr := parseLine(doc)
+		if perr != nil {
+			res.Unreadable = append(res.Unreadable, fmt.Sprintf("%s: %v", where, perr))
+			return nil
+		}
+		seen[m.Name]++
+		if n := seen[m.Name]; n > 1 {
+			m.Name = fmt.Sprintf("%s#%d", m.Name, n)
+		}
+		res.Machines = append(res.Machines, m)
+		return nil
+	}
 	for lineNo := 1; ; lineNo++ {
 		line, err := readLine(br)
+		where := fmt.Sprintf("line %d", lineNo)
 		if errors.Is(err, errLineTooLong) {
-			res.Unreadable = append(res.Unreadable, fmt.Sprintf("line %d: over %d bytes", lineNo, MaxLine))
-		} else if len(bytes.TrimSpace(line)) > 0 {
-			if len(res.Machines) >= MaxStreamReports {
-				return res, fmt.Errorf("over %d reports in the stream", MaxStreamReports)
-			}
-			m, perr := parseLine(line)
-			if perr != nil {
-				res.Unreadable = append(res.Unreadable, fmt.Sprintf("line %d: %v", lineNo, perr))
-			} else {
-				seen[m.Name]++
-				if n := seen[m.Name]; n > 1 {
-					m.Name = fmt.Sprintf("%s#%d", m.Name, n)
+			res.Unreadable = append(res.Unreadable, fmt.Sprintf("%s: over %d bytes", where, MaxLine))
+		} else if label, piece, ok := cutLabel(line); ok {
+			buf, started := pending[label]
+			if !started {
+				order = append(order, label)
+				if !bytes.HasPrefix(bytes.TrimSpace(piece), []byte("{")) {
+					if len(bytes.TrimSpace(piece)) > 0 {
+						res.Unreadable = append(res.Unreadable, fmt.Sprintf("%s (task %s): not a doctor report: %.60q", where, label, piece))
+					}
+					goto next
 				}
-				res.Machines = append(res.Machines, m)
+			}
+			if len(buf)+len(piece) > MaxLine || pendingBytes+len(piece) > maxPending {
+				res.Unreadable = append(res.Unreadable, fmt.Sprintf("%s (task %s): a report over %d bytes", where, label, MaxLine))
+				pendingBytes -= len(buf)
+				delete(pending, label)
+				goto next
+			}
+			buf = append(buf, piece...)
+			pendingBytes += len(piece)
+			pending[label] = buf
+			if t := bytes.TrimSpace(buf); bytes.HasSuffix(t, []byte("}")) && json.Valid(t) {
+				pendingBytes -= len(buf)
+				delete(pending, label)
+				if aerr := add(fmt.Sprintf("%s (task %s)", where, label), t); aerr != nil {
+					return res, aerr
+				}
+			}
+		} else if len(bytes.TrimSpace(line)) > 0 {
+			if aerr := add(where, line); aerr != nil {
+				return res, aerr
 			}
 		}
+	next:
 		if err == io.EOF {
-			return res, nil
+			break
 		}
 		if err != nil && !errors.Is(err, errLineTooLong) {
 			return res, err
 		}
 	}
+	for _, label := range order {
+		if buf, ok := pending[label]; ok {
+			res.Unreadable = append(res.Unreadable, fmt.Sprintf("task %s: its report ends unfinished after %d bytes", label, len(buf)))
+		}
+	}
+	return res, nil
+}
+
+// cutLabel splits srun --label's "N: " (the task number, right-aligned
+// with blanks to the width of the largest) from the piece that follows.
+func cutLabel(line []byte) (label string, piece []byte, ok bool) {
+	i := 0
+	for i < len(line) && line[i] == ' ' {
+		i++
+	}
+	j := i
+	for j < len(line) && line[j] >= '0' && line[j] <= '9' {
+		j++
+	}
+	if j == i || j-i > 9 || j+1 >= len(line) || line[j] != ':' || line[j+1] != ' ' {
+		return "", nil, false
+	}
+	return string(line[i:j]), line[j+2:], true
 }
 
 var errLineTooLong = errors.New("line too long")
@@ -162,9 +230,6 @@ func readLine(br *bufio.Reader) ([]byte, error) {
 // parseLine reads one report line.
 func parseLine(line []byte) (Machine, error) {
 	line = bytes.TrimSpace(line)
-	if i := bytes.IndexByte(line, '{'); i > 0 && isLabel(line[:i]) {
-		line = line[i:]
-	}
 	var nr NodeReport
 	if err := json.Unmarshal(line, &nr); err != nil {
 		return Machine{}, fmt.Errorf("not a doctor report: %v", err)
@@ -178,18 +243,4 @@ func parseLine(line []byte) (Machine, error) {
 		m.Name = "unnamed"
 	}
 	return m, nil
-}
-
-// isLabel: srun --label's "N: " before a task's line.
-func isLabel(p []byte) bool {
-	p = bytes.TrimSpace(p)
-	if len(p) < 2 || p[len(p)-1] != ':' {
-		return false
-	}
-	for _, c := range p[:len(p)-1] {
-		if c < '0' || c > '9' {
-			return false
-		}
-	}
-	return true
 }

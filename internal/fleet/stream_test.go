@@ -2,6 +2,7 @@ package fleet
 
 import (
 	"bytes"
+	"fmt"
 	"io"
 	"strings"
 	"testing"
@@ -32,7 +33,7 @@ func TestReadStream(t *testing.T) {
 		return b.String()
 	}
 	n1 := line("n1", seed, 0)
-	stream := n1 + "\n" + line("n2", other, 1) + "2: " + line("n3", seed, 2) + line("n1", seed, 3) +
+	stream := n1 + "\n" + line("n2", other, 1) + line("n3", seed, 2) + line("n1", seed, 3) +
 		"srun: error: n4: task 4: Exited with exit code 1\n" + n1[:len(n1)/2] + "\n" +
 		"{\"x\":\"" + strings.Repeat("a", MaxLine) + "\"}\n" + strings.TrimSuffix(line("n5", seed, 5), "\n")
 	res, err := ReadStream(strings.NewReader(stream))
@@ -64,6 +65,49 @@ func TestReadStream(t *testing.T) {
 	res, err = ReadStream(io.LimitReader(zeros{}, 3*MaxLine))
 	if err != nil || len(res.Machines) != 0 || len(res.Unreadable) != 1 {
 		t.Errorf("endless line: %v %+v", err, res.Unreadable)
+	}
+}
+
+// TestReadStreamSrunLabel: what `srun --label` prints for three tasks:
+// each task's report cut into 1 KiB pieces, every piece on a line of its
+// own behind the task's label (blank-padded to the widest), the tasks'
+// pieces interleaved; plus a stray labelled line and a task cut short.
+func TestReadStreamSrunLabel(t *testing.T) {
+	seed := seedVariant(t, nil)
+	var docs [][]byte
+	for i, node := range []string{"n1", "n1", "n2", "n3"} {
+		var b bytes.Buffer
+		WriteLine(&b, &NodeReport{Node: node, Slurm: &SlurmTask{JobID: "9", ProcID: i}, Doctor: report.Doctor{Schema: facts.Schema, Facts: seed, Findings: diagnose.Run(seed)}})
+		docs = append(docs, bytes.TrimSuffix(b.Bytes(), []byte("\n")))
+	}
+	docs[3] = docs[3][:3000] // task 3 died mid-report
+	var stream strings.Builder
+	stream.WriteString(" 1: srun: some text the task printed\n")
+	for off := 0; ; off += 1024 {
+		wrote := false
+		for task, d := range docs {
+			if off < len(d) {
+				fmt.Fprintf(&stream, "%2d: %s\n", task, d[off:min(off+1024, len(d))])
+				wrote = true
+			}
+		}
+		if !wrote {
+			break
+		}
+	}
+	res, err := ReadStream(strings.NewReader(stream.String()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, m := range res.Machines {
+		names = append(names, m.Name)
+	}
+	if got := strings.Join(names, " "); got != "n1 n1#2 n2" {
+		t.Errorf("machines %q", got)
+	}
+	if len(res.Unreadable) != 2 || !strings.Contains(res.Unreadable[0], "(task 1): not a doctor report") || res.Unreadable[1] != "task 3: its report ends unfinished after 3000 bytes" {
+		t.Errorf("unreadable %q", res.Unreadable)
 	}
 }
 
