@@ -186,6 +186,34 @@ func RunRemote(cmd *cobra.Command, o *RemoteOptions, args []string, ios *IO) err
 			fmt.Fprintf(ios.Err, "\r\x1b[K[%d/%d] %s: %s", done, total, r.Target, r.Status)
 		}
 	}
+	// Memory stays flat however many targets: as each finishes, its report
+	// is saved (--save) and spooled to disk (--json), and only a slim copy
+	// (what the comparison reads) is kept.
+	if o.Save != "" {
+		if err := os.MkdirAll(o.Save, 0o755); err != nil {
+			return err
+		}
+	}
+	var spool *fleet.Spool
+	if o.JSON {
+		if spool, err = fleet.NewSpool(); err != nil {
+			return err
+		}
+		defer spool.Remove()
+	}
+	var keepErr error
+	cfg.Finished = func(i int, r *remote.Result) {
+		if r.Doctor == nil {
+			return
+		}
+		if o.Save != "" && keepErr == nil {
+			keepErr = saveReport(o.Save, r)
+		}
+		if spool != nil && keepErr == nil {
+			keepErr = spool.Put(i, r.Doctor)
+		}
+		r.Doctor = fleet.Slim(r.Doctor)
+	}
 	// Ctrl-C, SIGTERM or a lost terminal end the run: remote.Run kills every
 	// transport still running (and its children), starts no more, and the
 	// report below still lists what each target came to.
@@ -197,16 +225,14 @@ func RunRemote(cmd *cobra.Command, o *RemoteOptions, args []string, ios *IO) err
 	if progress {
 		fmt.Fprint(ios.Err, "\r\x1b[K")
 	}
-	if o.Save != "" {
-		if err := saveReports(o.Save, results); err != nil {
-			return err
-		}
+	if keepErr != nil {
+		return keepErr
 	}
 	rep := fleet.NewReport(results)
 	opts := fleet.Options{All: o.All}
 	switch {
 	case o.JSON:
-		err = report.JSON(ios.Out, rep)
+		err = rep.WriteJSON(ios.Out, spool.Get)
 	case o.Markdown:
 		err = rep.Markdown(ios.Out, opts)
 	default:
@@ -236,28 +262,17 @@ func RunRemote(cmd *cobra.Command, o *RemoteOptions, args []string, ios *IO) err
 	return nil
 }
 
-// saveReports writes each answered target's doctor report as DIR/NAME.json,
+// saveReport writes an answered target's doctor report as DIR/NAME.json,
 // NAME being the target with path separators replaced.
-func saveReports(dir string, results []remote.Result) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+func saveReport(dir string, r *remote.Result) error {
+	name := strings.NewReplacer("/", "_", "\\", "_").Replace(r.Target)
+	f, err := os.Create(filepath.Join(dir, name+".json"))
+	if err != nil {
 		return err
 	}
-	for _, r := range results {
-		if r.Doctor == nil {
-			continue
-		}
-		name := strings.NewReplacer("/", "_", "\\", "_").Replace(r.Target)
-		f, err := os.Create(filepath.Join(dir, name+".json"))
-		if err != nil {
-			return err
-		}
-		err = report.JSON(f, r.Doctor)
-		if cerr := f.Close(); err == nil {
-			err = cerr
-		}
-		if err != nil {
-			return err
-		}
+	err = report.JSON(f, r.Doctor)
+	if cerr := f.Close(); err == nil {
+		err = cerr
 	}
-	return nil
+	return err
 }

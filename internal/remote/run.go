@@ -53,6 +53,11 @@ type Config struct {
 	Timeout    time.Duration // per target, both round trips (default 60s)
 	// GOARCH of Binary (default runtime.GOARCH): the target's uname -m must match.
 	GOARCH string
+	// Finished, when set, is called once per target as soon as it is
+	// done, with its index in targets (from several goroutines, one at a
+	// time, before Progress). It may change *r: a caller that keeps a
+	// thousand targets spools each full report and keeps a slim one.
+	Finished func(i int, r *Result)
 	// Progress, when set, is called after each target finishes (from
 	// several goroutines, one at a time).
 	Progress func(done, total int, r *Result)
@@ -164,11 +169,14 @@ func Run(ctx context.Context, cfg Config, targets []string) []Result {
 			defer wg.Done()
 			defer func() { <-sem }()
 			results[i] = runOne(ctx, cfg, scripts, t)
+			mu.Lock()
+			defer mu.Unlock()
+			if cfg.Finished != nil {
+				cfg.Finished(i, &results[i])
+			}
 			if cfg.Progress != nil {
-				mu.Lock()
 				done++
 				cfg.Progress(done, len(targets), &results[i])
-				mu.Unlock()
 			}
 		}()
 	}
