@@ -238,9 +238,29 @@ func parseLine(line []byte) (Machine, error) {
 	if err != nil {
 		return Machine{}, err
 	}
-	m.Name = strings.TrimSpace(nr.Node)
-	if m.Name == "" {
-		m.Name = "unnamed"
-	}
+	m.Name = nodeLabel(nr.Node)
 	return m, nil
+}
+
+// maxNodeName caps a node's name as read from a stream (a DNS name's limit).
+const maxNodeName = 253
+
+// nodeLabel makes a name read from the stream safe to print: control
+// characters (terminal escapes among them) and invalid UTF-8 become '?',
+// and it is cut to maxNodeName bytes.
+func nodeLabel(s string) string {
+	s = strings.TrimSpace(strings.ToValidUTF8(s, "?"))
+	s = strings.Map(func(r rune) rune {
+		if r < ' ' || r == 0x7f || (r >= 0x80 && r < 0xa0) {
+			return '?'
+		}
+		return r
+	}, s)
+	if len(s) > maxNodeName {
+		s = strings.ToValidUTF8(s[:maxNodeName], "")
+	}
+	if s == "" {
+		return "unnamed"
+	}
+	return s
 }

@@ -111,6 +111,17 @@ func TestReadStreamSrunLabel(t *testing.T) {
 	}
 }
 
+func TestNodeLabel(t *testing.T) {
+	for in, want := range map[string]string{
+		"gpu-01": "gpu-01", "": "unnamed", "  ": "unnamed", "a\x1b[2Jb": "a?[2Jb", "n\x9b1": "n?1", "bad\xffname": "bad?name",
+		strings.Repeat("n", 300): strings.Repeat("n", maxNodeName),
+	} {
+		if got := nodeLabel(in); got != want {
+			t.Errorf("nodeLabel(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
 type zeros struct{}
 
 func (zeros) Read(p []byte) (int, error) {
