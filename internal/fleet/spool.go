@@ -9,33 +9,43 @@ import (
 	"path/filepath"
 	"strconv"
 
+	"github.com/fastpath-dev/fastpath/internal/facts"
+	"github.com/fastpath-dev/fastpath/internal/finding"
 	"github.com/fastpath-dev/fastpath/internal/report"
 )
 
-// Slim is d with only what the comparison and the remote report read: the
-// selected environment's distributions cut to KernelPackages (a real
-// environment lists hundreds, most of a report's bytes). Everything else is
-// shared with d.
+// Slim is d with only what the comparison (the extractors and Packages)
+// and the remote report read: the identity facts, the selected
+// environment's version and its KernelPackages distributions (a real
+// environment lists hundreds, most of a report's bytes), and each
+// finding's id, severity and title.
 func Slim(d *report.Doctor) *report.Doctor {
-	out := *d
-	if d.Facts == nil || d.Facts.Python.Selected == nil {
-		return &out
+	out := &report.Doctor{Schema: d.Schema, Models: d.Models}
+	for _, fd := range d.Findings {
+		out.Findings = append(out.Findings, finding.Finding{ID: fd.ID, Severity: fd.Severity, Title: fd.Title})
 	}
-	want := map[string]bool{}
-	for _, p := range KernelPackages {
-		want[p] = true
+	if d.Facts == nil {
+		return out
 	}
-	f := *d.Facts
-	sel := *f.Python.Selected
-	sel.Distributions = nil
-	for _, dist := range d.Facts.Python.Selected.Distributions {
-		if want[Normalize(dist.Name)] {
-			sel.Distributions = append(sel.Distributions, dist)
+	in := d.Facts
+	f := &facts.Facts{Schema: in.Schema, Tool: in.Tool, OS: in.OS, Torch: in.Torch, GPU: in.GPU}
+	f.CUDA.Compilers, f.CUDA.TorchHome = in.CUDA.Compilers, in.CUDA.TorchHome
+	f.Toolchain.GCC = in.Toolchain.GCC
+	if sel := in.Python.Selected; sel != nil {
+		want := map[string]bool{}
+		for _, p := range KernelPackages {
+			want[p] = true
 		}
+		slim := &facts.PythonEnv{Version: sel.Version}
+		for _, dist := range sel.Distributions {
+			if want[Normalize(dist.Name)] {
+				slim.Distributions = append(slim.Distributions, dist)
+			}
+		}
+		f.Python.Selected = slim
 	}
-	f.Python.Selected = &sel
-	out.Facts = &f
-	return &out
+	out.Facts = f
+	return out
 }
 
 // Spool keeps full doctor reports on disk, one file per target, so that a
