@@ -25,8 +25,8 @@ var slurmTools = []string{"munged", "mungekey", "slurmctld", "slurmd", "srun", "
 //
 // must name the three nodes, with no shared filesystem: srun --bcast
 // copies the binary, and the reports come back on srun's stdout. Then
-// --expect 4 reports one missing, and three tasks on one node are told
-// apart. .ci/run installs Slurm and runs this test with -v, so the CI log
+// --expect 4 reports one missing, a node that differs (--multi-prog) is
+// pinned, and three tasks on one node are told apart. .ci/run installs Slurm and runs this test with -v, so the CI log
 // shows the nodes, srun's and diff's output and their exit statuses.
 func TestSlurmLoopbackCluster(t *testing.T) {
 	if testing.Short() {
@@ -127,6 +127,41 @@ func TestSlurmLoopbackCluster(t *testing.T) {
 	t.Logf("$ ... | fastpath diff --expect %s -\nexit %d\n%s%s", more, missCode, missOut, missErr)
 	if missCode != ExitFailure || !strings.Contains(missOut, fmt.Sprintf("missing: 1 of %s expected machines did not report", more)) {
 		t.Errorf("diff --expect %s: exit %d", more, missCode)
+	}
+
+	// Nodes that differ: with --multi-prog, node n2's doctor judges for
+	// another GPU; diff must pin the difference on n2.
+	if nodes > 1 {
+		progs := filepath.Join(dir, "multi.conf")
+		conf := fmt.Sprintf("1 %s doctor --json-lines --gpu 12.0\n0,2-%d %s doctor --json-lines --gpu 9.0\n", bin, nodes-1, bin)
+		if err := os.WriteFile(progs, []byte(conf), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		multiArgs := []string{"--label", "--time=2", fmt.Sprintf("--nodes=%d", nodes), fmt.Sprintf("--ntasks=%d", nodes), "--ntasks-per-node=1", "--multi-prog", progs}
+		stream, srunErr, srunCode = run(90*time.Second, nil, "srun", multiArgs...)
+		t.Logf("$ srun %s  # %s\nexit %d, %d bytes on stdout; stderr:\n%s", strings.Join(multiArgs, " "), strings.ReplaceAll(conf, "\n", "; "), srunCode, len(stream), srunErr)
+		diffOut, diffErr, diffCode = run(30*time.Second, []byte(stream), bin, "diff", "--expect", expect, "-")
+		t.Logf("$ ... | fastpath diff --expect %s -\nexit %d\n%s%s", expect, diffCode, diffOut, diffErr)
+		var capRow string
+		for _, l := range strings.Split(diffOut, "\n") {
+			if strings.HasPrefix(l, "gpu capability") {
+				capRow = l
+			}
+		}
+		header := strings.Fields(strings.Split(diffOut, "\n")[0]) // fact n? n? n?
+		fields := strings.Fields(strings.TrimPrefix(capRow, "gpu capability"))
+		for i, h := range header[1:] {
+			want := "9.0"
+			if h == "n2" {
+				want = "12.0"
+			}
+			if i >= len(fields) || fields[i] != want {
+				t.Errorf("gpu capability of %s: row %q, want %s", h, capRow, want)
+			}
+		}
+		if diffCode != 0 || len(header) != nodes+1 {
+			t.Errorf("diff over differing nodes: exit %d", diffCode)
+		}
 	}
 
 	// Several tasks on one node, each labelled, their pieces interleaved by srun.
