@@ -192,6 +192,9 @@ func TestNetworkTransformersGatesRuntime(t *testing.T) {
 	recs := map[string]runtimeRecord{}
 	for _, mode := range []string{"without", "with"} {
 		b, err := os.ReadFile(filepath.Join("testdata", "gates-runtime-5.17.0", "gates-"+mode+".json"))
+		if os.IsNotExist(err) {
+			t.Skip("no runtime recording committed yet (scripts/device/models.sh writes it on the GPU machine)")
+		}
 		if err != nil {
 			t.Fatal(err)
 		}
