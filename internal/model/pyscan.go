@@ -196,12 +196,12 @@ func (m *pyModule) enclosingIf(i int) (string, bool) {
 		}
 		switch {
 		case l.startsWith("if") || l.startsWith("elif"):
-			return joinToks(l.toks[1 : len(l.toks)-1]), false
+			return joinToks(headerCond(l)), false
 		case l.startsWith("else"):
 			// The else of an if: find its if.
 			for k := j - 1; k >= 0; k-- {
 				if m.lines[k].indent == l.indent && (m.lines[k].startsWith("if") || m.lines[k].startsWith("elif")) {
-					return joinToks(m.lines[k].toks[1 : len(m.lines[k].toks)-1]), true
+					return joinToks(headerCond(&m.lines[k])), true
 				}
 				if m.lines[k].indent < l.indent {
 					break
@@ -219,6 +219,19 @@ func (m *pyModule) enclosingIf(i int) (string, bool) {
 		}
 	}
 	return "", false
+}
+
+// headerCond is the condition of an if/elif header: the tokens between the
+// keyword and the closing colon.
+func headerCond(l *pyLine) []pyToken {
+	if len(l.toks) < 2 {
+		return nil
+	}
+	end := len(l.toks)
+	if l.toks[end-1].kind == pyOp && l.toks[end-1].text == ":" {
+		end--
+	}
+	return l.toks[1:end]
 }
 
 func joinToks(ts []pyToken) string {
