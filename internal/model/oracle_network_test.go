@@ -206,7 +206,7 @@ func TestNetworkTransformersGatesRuntime(t *testing.T) {
 	}
 	site := transformersSource(t, recs["without"].Transformers)
 	types := modelTypes(t, site)
-	agree := 0
+	agree, compared := 0, 0
 	var disagree []string
 	for _, mt := range types {
 		p := filepath.Join(site, "transformers", "models", mt, "modeling_"+mt+".py")
@@ -230,7 +230,15 @@ func TestNetworkTransformersGatesRuntime(t *testing.T) {
 			bound := map[string]string{}
 			for _, g := range rm.Gates {
 				if g.How == "hub-fallback" {
-					bound[g.Global] = fmt.Sprintf("%s/%s/%v", g.Kernel, g.Package, g.BoundToTorch)
+					// The implementation bound must be the torch function
+					// itself, or the package's function of the kernel's name.
+					root, _, _ := strings.Cut(g.Package, ".")
+					implOK := strings.HasSuffix(g.Implementation, "."+g.TorchFunction)
+					if !g.BoundToTorch {
+						implOK = strings.HasPrefix(g.Implementation, root+".") && strings.HasSuffix(g.Implementation, "."+g.Kernel)
+					}
+					bound[g.Global] = fmt.Sprintf("%s/%s/%v/%v", g.Kernel, g.Package, g.BoundToTorch, implOK)
+					compared++
 				} else {
 					bound[g.Global] = g.Implementation
 				}
@@ -239,7 +247,7 @@ func TestNetworkTransformersGatesRuntime(t *testing.T) {
 			for _, g := range m.gates {
 				switch g.How {
 				case "hub-fallback":
-					static[g.Local] = fmt.Sprintf("%s/%s/%v", g.Function, g.Import, mode == "without")
+					static[g.Local] = fmt.Sprintf("%s/%s/%v/true", g.Function, g.Import, mode == "without")
 				case "import", "import-if-available":
 					if mode == "with" {
 						static[g.Local] = g.Import + "." + g.Function
@@ -263,7 +271,7 @@ func TestNetworkTransformersGatesRuntime(t *testing.T) {
 		}
 		disagree = append(disagree, mt+": "+strings.Join(probs, "; "))
 	}
-	t.Logf("transformers %s: %d of %d model types agree with the runtime recording", recs["without"].Transformers, agree, len(types))
+	t.Logf("transformers %s: %d of %d model types agree with the runtime recording (%d bindings compared, with and without the packages)", recs["without"].Transformers, agree, len(types), compared)
 	for _, d := range disagree {
 		t.Errorf("%s", d)
 	}
@@ -501,4 +509,54 @@ func kbDependentKinds(mt string, c *Config) map[string]bool {
 		}
 	}
 	return out
+}
+
+// TestNetworkAttentionAgreesWithRuntime: for each attn_implementation the
+// GPU machine tried on a llama (testdata/gates-runtime-5.17.0/attn.json:
+// transformers 5.17.0, no flash-attn, no kernels, an H200), fastpath's
+// verdict from transformers 5.17.0's modeling_llama.py must match: loads,
+// or model-will-not-load.
+func TestNetworkAttentionAgreesWithRuntime(t *testing.T) {
+	if testing.Short() {
+		t.Skip("needs PyPI")
+	}
+	b, err := os.ReadFile(filepath.Join("testdata", "gates-runtime-5.17.0", "attn.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rec struct {
+		Transformers string `json:"transformers"`
+		Capability   string `json:"capability"`
+		Cases        []struct {
+			Requested string `json:"requested"`
+			Loaded    bool   `json:"loaded"`
+			Error     string `json:"error"`
+		} `json:"cases"`
+	}
+	if err := json.Unmarshal(b, &rec); err != nil {
+		t.Fatal(err)
+	}
+	site := transformersSource(t, rec.Transformers)
+	src, err := source.Root("/", source.Env{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tc, err := NewTransformersCode(src, site, rec.Transformers)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := envFacts("transformers", rec.Transformers)
+	f.GPU.Devices[0].Capability = rec.Capability
+	for _, c := range rec.Cases {
+		cfg, err := ParseConfig([]byte(fmt.Sprintf(`{"model_type":"llama","num_hidden_layers":1,"attn_implementation":%q}`, c.Requested)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := AnalyzeWithCode("llama", nil, cfg, f, tc, "")
+		if loads := r.WillNotLoad == ""; loads != c.Loaded {
+			t.Errorf("%s: transformers loaded=%v (%s); fastpath: %q", c.Requested, c.Loaded, c.Error, r.WillNotLoad)
+		} else {
+			t.Logf("%s: loaded=%v both (%s)", c.Requested, c.Loaded, r.WillNotLoad)
+		}
+	}
 }

@@ -223,7 +223,7 @@ func (e *envView) attnCheck(d *kb.FamiliesData, c *Config, code *CodeReading, st
 		return nil
 	}
 	switch {
-	case strings.HasPrefix(name, "flash_attention_"):
+	case strings.HasPrefix(strings.TrimPrefix(name, "paged|"), "flash_attention_"):
 		if ok, where, read := supports("_supports_flash_attn", "_supports_flash_attn_2"); read && !ok {
 			return &AttnRe{Name: name, Reason: fmt.Sprintf("attn_implementation=%s: transformers raises ValueError, this model does not support Flash Attention (%s)", name, where), Evidence: []string{where}}
 		}
@@ -256,8 +256,20 @@ func (e *envView) attnCheck(d *kb.FamiliesData, c *Config, code *CodeReading, st
 			return &AttnRe{Name: name, Reason: fmt.Sprintf("attn_implementation=%s: transformers raises ValueError, this model does not support it (%s)", name, where), Evidence: []string{where}}
 		}
 		return &AttnRe{Name: name, OK: true, Reason: "needs no kernel package"}
+	case name == "eager" || name == "paged|eager":
+		return &AttnRe{Name: name, OK: true, Reason: "needs no kernel package"}
+	case strings.Contains(name, "/"):
+		// A Hub kernel repository: transformers loads it with `kernels`
+		// and raises ImportError without a usable one.
+		if ok, why := e.hubKernels(d); !ok {
+			return &AttnRe{Name: name, Reason: fmt.Sprintf("attn_implementation=%s is a Hub kernel: transformers raises ImportError, as %s", name, why)}
+		}
+		return &AttnRe{Name: name, OK: true, Reason: "a Hub kernel, loaded with `kernels` (network on first use)"}
 	}
-	return e.attnImpl(d, name, status)
+	if _, known := d.AttnImpls[name]; known {
+		return e.attnImpl(d, name, status)
+	}
+	return &AttnRe{Name: name, Reason: fmt.Sprintf("attn_implementation=%s: transformers raises ValueError (not an implementation it knows) unless the program registers it with AttentionInterface.register before loading", name)}
 }
 
 func containsInt(l []int, x int) bool {
