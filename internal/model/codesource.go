@@ -127,11 +127,19 @@ func TransformersFor(src source.Source, f *facts.Facts) (*TransformersCode, stri
 		if normalize(d.Name) != "transformers" || d.Shadowed {
 			continue
 		}
-		t, err := NewTransformersCode(src, d.Location, d.Version)
-		if err != nil {
-			return nil, "transformers " + d.Version + " is installed but its source cannot be read: " + err.Error()
+		// An editable install (pip install -e) keeps the package in its
+		// project folder, usually under src/.
+		var err error
+		for _, loc := range []string{d.Location, d.EditableLocation, path.Join(d.EditableLocation, "src")} {
+			if loc == "" || loc == "src" {
+				continue
+			}
+			var t *TransformersCode
+			if t, err = NewTransformersCode(src, loc, d.Version); err == nil {
+				return t, ""
+			}
 		}
-		return t, ""
+		return nil, "transformers " + d.Version + " is installed but its source cannot be read: " + err.Error()
 	}
 	return nil, "transformers is not installed in the selected environment, so there is no modeling file to read"
 }
