@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"path"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -54,13 +55,19 @@ func loadModels(s *SourceFlags, f *facts.Facts, args []string) ([]*model.Report,
 	if err != nil {
 		return nil, err
 	}
+	// The installed transformers' modeling files are read through the
+	// source (so --root and --image work); saved facts carry no source.
+	tc, noCode := (*model.TransformersCode)(nil), "diagnosing saved facts (--facts): transformers' source was not read"
+	if s.Facts == "" {
+		tc, noCode = model.TransformersFor(src, f)
+	}
 	var out []*model.Report
 	for _, a := range args {
 		loc, c, err := model.Load(src, a)
 		if err != nil {
 			return nil, fmt.Errorf("model %s: %w", a, err)
 		}
-		out = append(out, model.Analyze(a, loc, c, f))
+		out = append(out, model.AnalyzeWithCode(a, loc, c, f, tc, noCode))
 	}
 	return out, nil
 }
@@ -89,17 +96,37 @@ func RunModel(ctx context.Context, o *ModelOptions, arg string, ios *IO) error {
 			return findingsError{}
 		}
 	}
+	// model answers "does every layer run its fast path?": a layer it could
+	// not judge is no yes.
+	if !r.Judged {
+		return findingsError{}
+	}
 	return nil
 }
 
 func writeModelText(w io.Writer, r *model.Report, findings []finding.Finding) {
-	fmt.Fprintf(w, "%s: %s, %d layers (%s)\n", r.Model, r.ModelType, r.NumLayers, model.FormatKinds(r.LayerKinds))
+	fmt.Fprintf(w, "%s: %s, %d layers (%s)\n", r.Model, r.ModelType, r.NumLayers, model.FormatLayerKinds(r.LayerKinds, r.NumLayers))
 	if r.Source != "" {
 		fmt.Fprintf(w, "  config      %s (%s)\n", r.Source, r.KindsFrom)
 	}
 	fmt.Fprintf(w, "  transformers %s (%s)\n", orNotInstalled(r.Transformers), r.Mechanism)
+	if r.Code != nil {
+		fmt.Fprintf(w, "  code        %s (%d kernel gates)\n", r.Code.File, len(r.Code.Gates))
+	}
 	for _, k := range r.Kernels {
-		fmt.Fprintf(w, "  %-34s %-8s %s\n", k.Function, k.Resolves, k.Reason)
+		where := ""
+		if k.File != "" {
+			where = fmt.Sprintf("  [%s:%d]", path.Base(k.File), k.Line)
+		}
+		fmt.Fprintf(w, "  %-34s %-8s %s%s\n", k.Function, k.Resolves, k.Reason, where)
+	}
+	for _, k := range r.Kinds {
+		for _, d := range k.Dispatch {
+			fmt.Fprintf(w, "  %s layers: %s\n", k.Kind, d)
+		}
+	}
+	for _, d := range r.CodeVsKB {
+		fmt.Fprintf(w, "  code vs knowledge base: %s\n", d)
 	}
 	if r.AttnImpl != nil {
 		fmt.Fprintf(w, "  attn_implementation %s: %s\n", r.AttnImpl.Name, r.AttnImpl.Reason)
@@ -108,9 +135,13 @@ func writeModelText(w io.Writer, r *model.Report, findings []finding.Finding) {
 	for _, n := range r.Notes {
 		fmt.Fprintf(w, "  note: %s\n", n)
 	}
-	fmt.Fprintf(w, "fast path: %d of %d layers fall back to torch\n", r.FallbackLayers, r.NumLayers)
+	if r.Judged {
+		fmt.Fprintf(w, "fast path: %d of %d layers fall back to torch (judged from %s)\n", r.FallbackLayers, r.NumLayers, r.JudgedFrom)
+	} else {
+		fmt.Fprintf(w, "fast path: %s\n", r.NotJudged)
+	}
 	for _, fd := range findings {
-		if fd.ID != finding.FastPathFallback && fd.ID != finding.ModelWillNotLoad {
+		if fd.ID != finding.FastPathFallback && fd.ID != finding.ModelWillNotLoad && fd.ID != finding.ModelNotJudged {
 			continue
 		}
 		fmt.Fprintf(w, "%s  %s  [%s]\n  %s\n", strings.ToUpper(string(fd.Severity)), fd.Title, fd.ID, fd.Detail)

@@ -27,6 +27,36 @@ func checkModels(c *context) []finding.Finding {
 		if r.FallbackLayers > 0 {
 			out = append(out, fallbackFinding(c, r))
 		}
+		if r.AttentionFallbackLayers > 0 && r.AttnImpl != nil {
+			out = append(out, finding.Finding{
+				ID:       finding.FastPathFallback,
+				Severity: finding.Warning,
+				Title:    fmt.Sprintf("%d of %d layers (attention) run %s attention, not %s", r.AttentionFallbackLayers, r.NumLayers, r.AttnImpl.Effective, r.AttnImpl.Name),
+				Detail:   fmt.Sprintf("%s (%s): %s.", r.Model, r.ModelType, r.AttnImpl.Reason),
+				Evidence: append(append([]string{}, r.AttnImpl.Evidence...), modelEvidence(r)...),
+				Fixes:    []finding.Fix{},
+			})
+		}
+		if !r.Judged {
+			out = append(out, finding.Finding{
+				ID:       finding.ModelNotJudged,
+				Severity: finding.Info,
+				Title:    fmt.Sprintf("%s (%s): %d layers not judged: fastpath cannot say which of them fall back", r.Model, r.ModelType, r.NumLayers),
+				Detail:   r.NotJudged,
+				Evidence: modelEvidence(r),
+				Fixes:    []finding.Fix{},
+			})
+		}
+		if len(r.CodeVsKB) > 0 {
+			out = append(out, finding.Finding{
+				ID:       finding.ModelCodeKBDisagree,
+				Severity: finding.Info,
+				Title:    fmt.Sprintf("%s (%s): the installed transformers %s and fastpath's knowledge base disagree on its kernels (the verdict follows the code)", r.Model, r.ModelType, orUnknown(r.Transformers)),
+				Detail:   strings.Join(r.CodeVsKB, "; "),
+				Evidence: modelEvidence(r),
+				Fixes:    []finding.Fix{},
+			})
+		}
 	}
 	return out
 }
@@ -69,6 +99,9 @@ func fallbackFinding(c *context, r *model.Report) finding.Finding {
 	title := fmt.Sprintf("%d of %d layers (%s) will run the torch fallback: %s", r.FallbackLayers, r.NumLayers, strings.Join(kinds, ", "), strings.Join(why, "; "))
 	detail := fmt.Sprintf("%s (%s): transformers %s resolves kernels %s. Without the kernels: %s.",
 		r.Model, r.ModelType, orUnknown(r.Transformers), mechanismWords(r.Mechanism), strings.Join(withouts, "; "))
+	if r.JudgedFrom == "transformers source" && r.Code != nil {
+		detail += " Read statically from the installed transformers: " + r.Code.File + "."
+	}
 	if len(r.Slowdowns) > 0 {
 		detail += " Published measurements: " + strings.Join(r.Slowdowns, "; ") + "."
 	}
@@ -93,7 +126,7 @@ func mechanismWords(m string) string {
 }
 
 func modelEvidence(r *model.Report) []string {
-	ev := []string{fmt.Sprintf("config: %s (%s; %d layers: %s)", orUnknown(r.Source), r.KindsFrom, r.NumLayers, model.FormatKinds(r.LayerKinds))}
+	ev := []string{fmt.Sprintf("config: %s (%s; %d layers: %s)", orUnknown(r.Source), r.KindsFrom, r.NumLayers, model.FormatLayerKinds(r.LayerKinds, r.NumLayers))}
 	for _, p := range r.Packages {
 		switch {
 		case p.Usable:
@@ -106,7 +139,22 @@ func modelEvidence(r *model.Report) []string {
 		}
 	}
 	for _, k := range r.Kernels {
-		ev = append(ev, fmt.Sprintf("%s (%s) -> %s", k.Function, k.Module, k.Resolves))
+		e := fmt.Sprintf("%s (%s) -> %s", k.Function, k.Module, k.Resolves)
+		if k.File != "" {
+			e += fmt.Sprintf(" [%s:%d %s; without it: %s]", k.File, k.Line, k.Gate, k.Fallback)
+		}
+		ev = append(ev, e)
+	}
+	for _, k := range r.Kinds {
+		for _, d := range k.Dispatch {
+			ev = append(ev, fmt.Sprintf("%s layers: %s", k.Kind, d))
+		}
+		for _, cl := range k.Classes {
+			ev = append(ev, fmt.Sprintf("%s layers build %s", k.Kind, cl))
+		}
+	}
+	if r.JudgedFrom != "" {
+		ev = append(ev, "judged from: "+r.JudgedFrom)
 	}
 	ev = append(ev, "Hub kernels: "+r.HubKernelsReason)
 	return ev

@@ -97,3 +97,21 @@ func TestModelFindings(t *testing.T) {
 		t.Errorf("detail lacks the published slowdown: %s", fd.Detail)
 	}
 }
+
+// A model nothing can judge (a family the knowledge base lacks, no
+// transformers source to read): an info model-not-judged that says why, and
+// no fast-path claim either way.
+func TestModelNotJudged(t *testing.T) {
+	f := withDists(seedFacts(), "transformers", "5.17.0")
+	fs := RunWithModels(f, []*model.Report{modelReport(t, f, `{"model_type":"minimax_m3","num_hidden_layers":10,"layer_types":["linear_attention","linear_attention","linear_attention","linear_attention","linear_attention","linear_attention","linear_attention","full_attention","full_attention","full_attention"]}`)})
+	fd := find(fs, finding.ModelNotJudged)
+	if fd == nil || fd.Severity != finding.Info || !strings.Contains(fd.Detail, "cannot judge: ") || !strings.Contains(fd.Detail, `"minimax_m3" is not in fastpath's knowledge base`) {
+		t.Fatalf("%+v", fd)
+	}
+	if find(fs, finding.FastPathFallback) != nil {
+		t.Error("a fast-path verdict for a model nobody judged")
+	}
+	if ev := strings.Join(fd.Evidence, "\n"); !strings.Contains(ev, "7 linear_attention, 3 full_attention") {
+		t.Errorf("evidence does not show the layer kinds:\n%s", ev)
+	}
+}

@@ -34,6 +34,12 @@ const (
 	// StaticLiveDisagree: the static reading and what the interpreter
 	// answered (`doctor --live`) differ; one of them is wrong.
 	StaticLiveDisagree ID = "static-live-disagree"
+	// ModelNotJudged: some layers of a model could not be tied to code or
+	// to the knowledge base; nothing is claimed about them.
+	ModelNotJudged ID = "model-not-judged"
+	// ModelCodeKBDisagree: the installed transformers' modeling file binds
+	// other kernel functions than the knowledge base lists.
+	ModelCodeKBDisagree ID = "model-code-kb-disagree"
 )
 
 // Severity orders findings: errors make `doctor` exit 1.

@@ -95,6 +95,12 @@ type AttnImplRequire struct {
 	MinVersion string `json:"min_version,omitempty"`
 	Without    string `json:"without"`
 	Hub        string `json:"hub,omitempty"`
+	// MinCapability is the oldest GPU the package's kernels run on
+	// ("8.0"); OnlyCapabilityMajor, where set, the only GPU majors they
+	// run on ([9]: Hopper); GPUSource cites both.
+	MinCapability       string `json:"min_capability,omitempty"`
+	OnlyCapabilityMajor []int  `json:"only_capability_major,omitempty"`
+	GPUSource           string `json:"gpu_source,omitempty"`
 }
 
 // Slowdown is a published measurement of the fallback's cost.

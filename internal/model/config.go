@@ -676,7 +676,7 @@ func unknownLayout(r *reader, c *Config) error {
 	if list, ok, err := r.strings("layer_types"); err == nil && ok && len(list) > 0 {
 		c.Kinds, c.KindsFrom, c.NumLayers = list, "layer_types", len(list)
 	}
-	c.Notes = append(c.Notes, fmt.Sprintf("model_type %q is not in fastpath's knowledge base: no kernel-dependent layers known", c.ModelType))
+	c.Notes = append(c.Notes, fmt.Sprintf("model_type %q is not in fastpath's knowledge base: only the installed transformers' code can judge it", c.ModelType))
 	return nil
 }
 
@@ -743,4 +743,16 @@ func pythonConstants(b []byte) []byte {
 		out = append(out, ch)
 	}
 	return out
+}
+
+// FormatLayerKinds is FormatKinds, or what is known when the config lists
+// no per-layer kinds (never an empty list).
+func FormatLayerKinds(counts map[string]int, numLayers int) string {
+	if len(counts) == 0 {
+		if numLayers == 0 {
+			return "no layer count in config.json"
+		}
+		return "kinds not listed in config.json"
+	}
+	return FormatKinds(counts)
 }

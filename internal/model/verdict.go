@@ -44,6 +44,21 @@ type Report struct {
 	WillNotLoad      string   `json:"will_not_load,omitempty"`
 	Slowdowns        []string `json:"published_slowdowns,omitempty"`
 	Notes            []string `json:"notes,omitempty"`
+	// Judged is true when every layer of the config was tied to a verdict;
+	// JudgedFrom says by what: "transformers source" (the installed
+	// modeling file, read statically) or "knowledge base". NotJudged says
+	// why not, with what was read.
+	Judged     bool   `json:"judged"`
+	JudgedFrom string `json:"judged_from,omitempty"`
+	NotJudged  string `json:"not_judged,omitempty"`
+	// Code is the static reading of the installed transformers' modeling
+	// file; CodeVsKB lists where it and the knowledge base disagree.
+	Code     *CodeReading `json:"code,omitempty"`
+	CodeVsKB []string     `json:"code_vs_kb,omitempty"`
+	// AttentionFallbackLayers counts attention layers transformers silently
+	// runs on a slower implementation than the config asks for (see
+	// attn_implementation); they are not in FallbackLayers.
+	AttentionFallbackLayers int `json:"attention_fallback_layers,omitempty"`
 }
 
 // Kernel is the verdict for one kernel function.
@@ -56,6 +71,13 @@ type Kernel struct {
 	Resolves string `json:"resolves"`
 	Reason   string `json:"reason"`
 	Hub      string `json:"hub,omitempty"` // the Hub kernel that can stand in
+	// File and Line are where the installed transformers binds it (from
+	// the static reading; empty when judged from the knowledge base), Gate
+	// how (CodeGate.How) and Fallback what runs without it.
+	File     string `json:"file,omitempty"`
+	Line     int    `json:"line,omitempty"`
+	Gate     string `json:"gate,omitempty"`
+	Fallback string `json:"fallback,omitempty"`
 }
 
 // KindVerdict is one layer kind's outcome.
@@ -65,6 +87,10 @@ type KindVerdict struct {
 	Fast     bool     `json:"fast"`
 	Fallback []string `json:"fallback_functions,omitempty"`
 	Without  string   `json:"without"`
+	// Classes and Dispatch (from the static reading): the layer classes of
+	// this kind that call kernels, and where the code picks them by kind.
+	Classes  []string `json:"classes,omitempty"`
+	Dispatch []string `json:"dispatch,omitempty"`
 }
 
 // PackageStatus is one kernel package in the selected environment.
@@ -86,10 +112,24 @@ type AttnRe struct {
 	Package string `json:"package,omitempty"`
 	OK      bool   `json:"ok"`
 	Reason  string `json:"reason,omitempty"`
+	// Effective is what transformers runs instead when it silently
+	// downgrades (OK stays true; Downgrade says so).
+	Effective string `json:"effective,omitempty"`
+	Downgrade bool   `json:"downgrade,omitempty"`
+	// Evidence is the transformers file:line and GPU facts behind Reason.
+	Evidence []string `json:"evidence,omitempty"`
 }
 
-// Analyze judges a parsed config against the facts of an environment.
+// Analyze judges a parsed config against the facts of an environment from
+// the knowledge base alone (no transformers source to read).
 func Analyze(arg string, loc *Located, c *Config, f *facts.Facts) *Report {
+	return AnalyzeWithCode(arg, loc, c, f, nil, "transformers' source was not read")
+}
+
+// AnalyzeWithCode judges a parsed config against the facts of an
+// environment, reading the installed transformers' modeling file through tc
+// (nil: not available, noCode says why).
+func AnalyzeWithCode(arg string, loc *Located, c *Config, f *facts.Facts, tc *TransformersCode, noCode string) *Report {
 	d := kb.Families()
 	r := &Report{Model: arg, ModelType: c.ModelType, TextModelType: c.TextModelType, NumLayers: c.NumLayers,
 		LayerKinds: c.KindCounts(), KindsFrom: c.KindsFrom, Known: c.Known, Kernels: []Kernel{}, Kinds: []KindVerdict{},
@@ -129,68 +169,102 @@ func Analyze(arg string, loc *Located, c *Config, f *facts.Facts) *Report {
 	}
 
 	fam, known := d.Families[c.ModelType]
-	if known && c.Kinds != nil {
-		counts := c.KindCounts()
-		byFunc := map[string]*Kernel{}
-		var kinds []string
-		for k := range fam.Kinds {
-			kinds = append(kinds, k)
+	var code *CodeReading
+	if tc != nil {
+		var err error
+		code, err = tc.Read(c.ModelType, c.Kinds)
+		if err != nil {
+			noCode = err.Error()
+			code = nil
 		}
-		sort.Strings(kinds)
-		for _, kind := range kinds {
-			n := counts[kind]
-			if n == 0 {
-				continue
-			}
-			kk := fam.Kinds[kind]
-			fns := d.Functions(kk, perFunction)
-			kv := KindVerdict{Kind: kind, Layers: n, Fast: len(fns) > 0, Without: kk.Without}
-			mamba2 := containsSet(kk.Sets, "mamba2")
-			for _, fn := range fns {
-				kern, ok := byFunc[fn.Name]
-				if !ok {
-					p := d.Packages[fn.Package]
-					s := status(fn.Package, mamba2)
-					kern = &Kernel{Function: fn.Name, Package: fn.Package, Module: fn.Module, Hub: p.Hub}
-					kern.Resolves, kern.Reason = env.resolve(s, c)
-					byFunc[fn.Name] = kern
-					r.Kernels = append(r.Kernels, *kern)
-				}
-				kern.Kinds = append(kern.Kinds, kind)
-				if kern.Resolves != "package" {
-					kv.Fast = false
-					kv.Fallback = append(kv.Fallback, fn.Name)
-				}
-			}
-			if !kv.Fast {
-				r.FallbackLayers += n
-			}
-			r.Kinds = append(r.Kinds, kv)
-		}
-		for i := range r.Kernels {
-			r.Kernels[i].Kinds = byFunc[r.Kernels[i].Function].Kinds
-		}
-		if r.FallbackLayers > 0 {
-			for _, s := range d.Slowdowns {
-				for _, fm := range s.Families {
-					if fm == c.ModelType {
-						r.Slowdowns = append(r.Slowdowns, s.Text+" ("+s.Source+")")
-					}
-				}
-			}
-		}
-		r.WillNotLoad = willNotLoad(fam, c, r, env)
+		r.Code = code
 	}
-	if known && c.Kinds != nil && len(r.Kinds) == 0 {
+	switch {
+	case code != nil && code.Judged && judgeFromCode(r, c, code, env, d, perFunction, status):
+		r.Judged, r.JudgedFrom = true, "transformers source"
+		if known {
+			r.CodeVsKB = compareWithKB(r, c, code, fam, d, perFunction)
+			r.WillNotLoad = willNotLoad(fam, c, r, env)
+		}
+	case known && c.Kinds != nil:
+		r.judgeFromKB(c, fam, d, env, perFunction, status)
+		r.Judged, r.JudgedFrom = true, "knowledge base"
+		switch {
+		case code != nil:
+			r.Notes = append(r.Notes, "the installed transformers' "+code.File+" could not be tied to this config's layers ("+code.Why+"): judged from fastpath's knowledge base")
+		default:
+			r.Notes = append(r.Notes, noCode+": judged from fastpath's knowledge base")
+		}
+	default:
+		r.NotJudged = notJudgedWhy(c, code, noCode, known)
+	}
+	if r.FallbackLayers > 0 {
+		for _, s := range d.Slowdowns {
+			for _, fm := range s.Families {
+				if fm == c.ModelType {
+					r.Slowdowns = append(r.Slowdowns, s.Text+" ("+s.Source+")")
+				}
+			}
+		}
+	}
+	if r.Judged && len(r.Kinds) == 0 {
 		r.Notes = append(r.Notes, "no layer of this config is of a kernel-dependent kind")
 	}
-	if a := c.AttnImplementation; a != "" {
-		r.AttnImpl = env.attnImpl(d, a, status)
+	r.AttnImpl = env.attnCheck(d, c, code, status)
+	if r.AttnImpl != nil {
 		if !r.AttnImpl.OK && r.WillNotLoad == "" {
 			r.WillNotLoad = r.AttnImpl.Reason
 		}
+		if r.AttnImpl.Downgrade {
+			r.AttentionFallbackLayers = attentionLayers(c)
+		}
 	}
 	return r
+}
+
+// judgeFromKB is the verdict from the knowledge base's family entry.
+func (r *Report) judgeFromKB(c *Config, fam kb.Family, d *kb.FamiliesData, env *envView, perFunction bool, status func(string, bool) *PackageStatus) {
+	counts := c.KindCounts()
+	byFunc := map[string]*Kernel{}
+	var kinds []string
+	for k := range fam.Kinds {
+		kinds = append(kinds, k)
+	}
+	sort.Strings(kinds)
+	for _, kind := range kinds {
+		n := counts[kind]
+		if n == 0 {
+			continue
+		}
+		kk := fam.Kinds[kind]
+		fns := d.Functions(kk, perFunction)
+		kv := KindVerdict{Kind: kind, Layers: n, Fast: len(fns) > 0, Without: kk.Without}
+		mamba2 := containsSet(kk.Sets, "mamba2")
+		for _, fn := range fns {
+			kern, ok := byFunc[fn.Name]
+			if !ok {
+				p := d.Packages[fn.Package]
+				s := status(fn.Package, mamba2)
+				kern = &Kernel{Function: fn.Name, Package: fn.Package, Module: fn.Module, Hub: p.Hub}
+				kern.Resolves, kern.Reason = env.resolve(s, c)
+				byFunc[fn.Name] = kern
+				r.Kernels = append(r.Kernels, *kern)
+			}
+			kern.Kinds = append(kern.Kinds, kind)
+			if kern.Resolves != "package" {
+				kv.Fast = false
+				kv.Fallback = append(kv.Fallback, fn.Name)
+			}
+		}
+		if !kv.Fast {
+			r.FallbackLayers += n
+		}
+		r.Kinds = append(r.Kinds, kv)
+	}
+	for i := range r.Kernels {
+		r.Kernels[i].Kinds = byFunc[r.Kernels[i].Function].Kinds
+	}
+	r.WillNotLoad = willNotLoad(fam, c, r, env)
 }
 
 func containsSet(sets []string, s string) bool {
@@ -235,6 +309,8 @@ type envView struct {
 	cuda         bool   // torch with CUDA (or ROCm) support
 	noCUDAWhy    string // why every layer runs torch
 	gpus         []cudaarch.Capability
+	// readsUseMambaKernels: the modeling file read tests use_mamba_kernels.
+	readsUseMambaKernels bool
 }
 
 func newEnvView(f *facts.Facts) *envView {
@@ -427,7 +503,7 @@ func (e *envView) resolve(s *PackageStatus, c *Config) (string, string) {
 	if !e.cuda {
 		return "torch", e.noCUDAWhy
 	}
-	if c.UseMambaKernels != nil && !*c.UseMambaKernels && (c.ModelType == "nemotron_h" || c.ModelType == "jamba" || c.ModelType == "zamba") {
+	if c.UseMambaKernels != nil && !*c.UseMambaKernels && (c.ModelType == "nemotron_h" || c.ModelType == "jamba" || c.ModelType == "zamba" || e.readsUseMambaKernels) {
 		return "torch", "config.json sets use_mamba_kernels=false"
 	}
 	if !s.Usable {

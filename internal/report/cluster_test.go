@@ -40,8 +40,8 @@ func seedFacts(t *testing.T) (*facts.Facts, []finding.Finding) {
 // seedModels: the seed model falling back on 48 of its 64 layers, and a
 // model on its fast path.
 var seedModels = []*fpmodel.Report{
-	{Model: fixture.SeedModel, NumLayers: 64, FallbackLayers: 48},
-	{Model: "org/fast-model", NumLayers: 32},
+	{Model: fixture.SeedModel, NumLayers: 64, FallbackLayers: 48, Judged: true},
+	{Model: "org/fast-model", NumLayers: 32, Judged: true},
 }
 
 func parseProm(t *testing.T, text string) map[string]*dtoFamily {

@@ -82,8 +82,11 @@ func Prometheus(w io.Writer, f *facts.Facts, findings []finding.Finding, models 
 	return ew.err
 }
 
-// ModelReady: the model loads and none of its layers falls back to torch.
-func ModelReady(m *model.Report) bool { return m.FallbackLayers == 0 && m.WillNotLoad == "" }
+// ModelReady: every layer was judged, the model loads and none of its
+// layers falls back to torch (a model fastpath could not judge is not ready).
+func ModelReady(m *model.Report) bool {
+	return m.Judged && m.FallbackLayers == 0 && m.WillNotLoad == ""
+}
 
 func b2i(b bool) int {
 	if b {
