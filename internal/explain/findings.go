@@ -348,6 +348,14 @@ func (e *env) build(id finding.ID, hits []*Hit, why string, s *Scan) Finding {
 	} else {
 		fd.Fixes = append(fd.Fixes, e.fixes(id, caps)...)
 	}
+	if len(fd.Fixes) == 0 && id == finding.GPUBusy {
+		// No fix helper covers a GPU held by others: the step is to
+		// see who holds it.
+		fd.Fixes = append(fd.Fixes, finding.Fix{
+			Title:    "See which processes hold the GPU, then stop them or run on a free GPU (CUDA_VISIBLE_DEVICES)",
+			Commands: []string{"nvidia-smi --query-compute-apps=pid,process_name,used_memory --format=csv"},
+		})
+	}
 	fd.Fixes = e.platformFixes(id, fd.Fixes)
 	fd.Fixes = manualWhereUnknown(fd.Fixes)
 	return fd
@@ -394,6 +402,13 @@ func (e *env) derive(caps map[string]string, hits []*Hit) {
 		}
 	} else if _, ok := caps["symbol"]; ok {
 		caps["module"] = "an extension"
+	}
+	// A kernel package's own message names it ("CUDA error
+	// (/build/source/flash-attn/flash_fwd_launch_template.h:184)").
+	for _, h := range hits {
+		if d := lineDist(h.Text); caps["dist"] == "" && d != "" {
+			caps["dist"] = d
+		}
 	}
 	// Without a module path, the traceback's innermost frame in a kernel
 	// package names the distribution.

@@ -192,6 +192,12 @@ func (lf *LogFacts) SameEnvironment(f *facts.Facts) (bool, string) {
 	if p := lf.Platform; p != nil && (p.Value == "macos" || p.Value == "windows") {
 		return false, fmt.Sprintf("the log comes from %s (line %d), this machine runs Linux", platformName(p.Value), p.Line)
 	}
+	if t := lf.Torch; t != nil && f.Torch == nil {
+		return false, fmt.Sprintf("the log's torch is %s (line %d), this machine's environment has no torch", t.Value, t.Line)
+	}
+	if c := lf.TorchCUDA; c != nil && f.Torch == nil {
+		return false, fmt.Sprintf("the log's torch was built for CUDA %s (line %d), this machine's environment has no torch", c.Value, c.Line)
+	}
 	if t := lf.Torch; t != nil && f.Torch != nil && f.Torch.Version != "" && !sameTorch(t.Value, f.Torch.Version) {
 		return false, fmt.Sprintf("the log's torch is %s (line %d), this machine's is %s", t.Value, t.Line, f.Torch.Version)
 	}

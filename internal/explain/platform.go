@@ -112,6 +112,7 @@ var unknownFact = []struct {
 	{regexp.MustCompile(`\bPACKAGE\b`), "which package was being built"},
 	{regexp.MustCompile(`"X\.Y"|\bX\.Y\b`), "the GPU's compute capability"},
 	{regexp.MustCompile(`(?:^|[\s=])\?(?:$|\s)`), "a version"},
+	{regexp.MustCompile(`CUDA_HOME=['"]?[^/$'"\s]`), "the environment's site-packages folder"},
 }
 
 // manualWhereUnknown makes a fix whose command depends on an unknown fact

@@ -123,6 +123,7 @@ var kernelSources = []struct{ marker, dist string }{
 	{"selective_scan", "mamba-ssm"},
 	{"causal_conv1d", "causal-conv1d"},
 	{"xformers", "xformers"},
+	{"FlashAttention only supports", "flash-attn"},
 }
 
 // lineDist names the kernel package whose source file the line itself
