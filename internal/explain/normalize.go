@@ -133,18 +133,30 @@ func stripPrefixes(line []byte) []byte {
 	return line
 }
 
-// hasRemnant reports a possible ESC-less colour code ("[0;31m") cheaply:
-// the regular expression runs only on lines with "[" before a digit.
+// hasRemnant reports an ESC-less colour code ("[0;31m") without a
+// regular expression: "[", one to three digits, more ";digits", "m".
 func hasRemnant(line []byte) bool {
-	for i := bytes.IndexByte(line, '['); i >= 0 && i+1 < len(line); {
-		if c := line[i+1]; c >= '0' && c <= '9' {
-			return ansiRemnant.Match(line[i:])
+	for i := bytes.IndexByte(line, '['); i >= 0; {
+		j := i + 1
+		for {
+			d := digits(line[j:])
+			if d == 0 || d > 3 {
+				break
+			}
+			j += d
+			if j < len(line) && line[j] == 'm' {
+				return true
+			}
+			if j >= len(line) || line[j] != ';' {
+				break
+			}
+			j++
 		}
-		j := bytes.IndexByte(line[i+1:], '[')
-		if j < 0 {
+		k := bytes.IndexByte(line[i+1:], '[')
+		if k < 0 {
 			return false
 		}
-		i += 1 + j
+		i += 1 + k
 	}
 	return false
 }
