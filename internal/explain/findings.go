@@ -348,13 +348,8 @@ func (e *env) build(id finding.ID, hits []*Hit, why string, s *Scan) Finding {
 	} else {
 		fd.Fixes = append(fd.Fixes, e.fixes(id, caps)...)
 	}
-	if len(fd.Fixes) == 0 && id == finding.GPUBusy {
-		// No fix helper covers a GPU held by others: the step is to
-		// see who holds it.
-		fd.Fixes = append(fd.Fixes, finding.Fix{
-			Title:    "See which processes hold the GPU, then stop them or run on a free GPU (CUDA_VISIBLE_DEVICES)",
-			Commands: []string{"nvidia-smi --query-compute-apps=pid,process_name,used_memory --format=csv"},
-		})
+	if len(fd.Fixes) == 0 {
+		fd.Fixes = e.missingCaseFixes(id, caps)
 	}
 	fd.Fixes = e.platformFixes(id, fd.Fixes)
 	fd.Fixes = manualWhereUnknown(fd.Fixes)

@@ -182,6 +182,8 @@ func (lf *LogFacts) Describe() []string {
 // that states nothing is taken to come from this machine (explain is
 // usually run where the build failed); a log that states a torch, a CUDA,
 // a platform or a GPU this machine does not have comes from elsewhere.
+// Python's version is not compared: a log's paths name the Python of
+// pip's own or an isolated build environment as often as the user's.
 func (lf *LogFacts) SameEnvironment(f *facts.Facts) (bool, string) {
 	if f == nil {
 		return false, "no facts of this machine were read"
