@@ -278,6 +278,14 @@ func (lf *LogFacts) asFacts() *facts.Facts {
 		}
 		f.GPU.Devices = []facts.Device{d}
 	}
+	if lf.MemTotal != nil {
+		f.OS.MemTotal = parseHumanBytes(lf.MemTotal.Value)
+	}
+	if lf.CPUs != nil {
+		if n, err := strconv.Atoi(lf.CPUs.Value); err == nil && n > 0 && n < 1<<16 {
+			f.OS.CPUs = n
+		}
+	}
 	if lf.Driver != nil || lf.DriverCUDA != nil {
 		d := &facts.Driver{From: "the log"}
 		if lf.Driver != nil {
@@ -323,4 +331,21 @@ func (lf *LogFacts) relevant(id string) []namedFact {
 		}
 	}
 	return out
+}
+
+// parseHumanBytes reads free -h's figures: "376G", "31Gi", "512M".
+func parseHumanBytes(s string) int64 {
+	s = strings.TrimSuffix(strings.TrimSpace(s), "i")
+	if s == "" {
+		return 0
+	}
+	mult := map[byte]float64{'K': 1 << 10, 'M': 1 << 20, 'G': 1 << 30, 'T': 1 << 40}[s[len(s)-1]]
+	if mult == 0 {
+		return 0
+	}
+	v, err := strconv.ParseFloat(s[:len(s)-1], 64)
+	if err != nil || v <= 0 || v*mult > 1<<60 {
+		return 0
+	}
+	return int64(v * mult)
 }
