@@ -86,9 +86,14 @@ func RunExplain(ctx context.Context, o *ExplainOptions, log string, ios *IO) err
 	if o.Follow {
 		color := ios.IsTTY && !ios.NoColor
 		enc := json.NewEncoder(ios.Out)
-		scan, findings, err = explain.Default().Follow(in, f, func(fd explain.Finding) error {
+		scan, findings, err = explain.Default().Follow(in, f, func(fd explain.Finding, revised bool) error {
 			if o.JSON {
 				return enc.Encode(fd)
+			}
+			if revised {
+				if _, err := fmt.Fprintf(ios.Out, "\n(revised %s: a later line of the log changed the facts its fixes are made from)", fd.ID); err != nil {
+					return err
+				}
 			}
 			return explain.WriteFinding(ios.Out, fd, color)
 		})

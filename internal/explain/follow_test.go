@@ -1,6 +1,7 @@
 package explain
 
 import (
+	"fmt"
 	"io"
 	"strings"
 	"testing"
@@ -16,9 +17,16 @@ import (
 func TestFollowWhileThePipeIsOpen(t *testing.T) {
 	pr, pw := io.Pipe()
 	got := make(chan Finding, 8)
+	revisions := make(chan Finding, 8)
 	done := make(chan error, 1)
 	go func() {
-		_, final, err := Default().Follow(pr, nil, func(f Finding) error {
+		_, final, err := Default().Follow(pr, nil, func(f Finding, revised bool) error {
+			if revised {
+				// The mismatch states torch's CUDA: the first finding's
+				// fixes are revised for it.
+				revisions <- f
+				return nil
+			}
 			got <- f
 			return nil
 		})
@@ -67,17 +75,42 @@ func TestFollowWhileThePipeIsOpen(t *testing.T) {
 	if len(got) != 0 {
 		t.Errorf("%d findings printed twice", len(got))
 	}
+	for len(revisions) > 0 {
+		if f := <-revisions; f.ID != finding.NoCUDACompiler || !strings.Contains(fixesKey(f), "12.4") {
+			t.Errorf("revision %s: %q", f.ID, fixesKey(f))
+		}
+	}
 }
 
 // A message that continues and then meets the end of the log is emitted at
 // the end, with what it has.
 func TestFollowFlushesAtEnd(t *testing.T) {
 	var n int
-	_, _, err := Default().Follow(strings.NewReader("The detected CUDA version (11.8) mismatches the version that was used to compile"), nil, func(f Finding) error {
+	_, _, err := Default().Follow(strings.NewReader("The detected CUDA version (11.8) mismatches the version that was used to compile"), nil, func(f Finding, _ bool) error {
 		n++
 		return nil
 	})
 	if err != nil || n != 1 {
 		t.Fatalf("emitted %d, err %v", n, err)
+	}
+}
+
+// A fact stated after a finding was printed (the torch the build saw)
+// revises the finding's fixes: it is printed again, marked revised.
+func TestFollowRevisesOnLaterFacts(t *testing.T) {
+	log := "Collecting causal-conv1d\n" +
+		"      <string>:119: UserWarning: causal_conv1d was requested, but nvcc was not found.\n" +
+		"      torch.__version__  = 2.11.0+cu130\n" +
+		"      NameError: name 'bare_metal_version' is not defined\n"
+	var got []string
+	_, _, err := Default().Follow(strings.NewReader(log), nil, func(f Finding, revised bool) error {
+		got = append(got, fmt.Sprintf("%s revised=%v %s", f.ID, revised, fixesKey(f)))
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 || !strings.Contains(got[0], "revised=false") || !strings.Contains(got[1], "revised=true") || !strings.Contains(got[1], "13.0") {
+		t.Errorf("emitted:\n%s", strings.Join(got, "\n---\n"))
 	}
 }

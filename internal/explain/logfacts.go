@@ -58,14 +58,15 @@ var (
 
 // record stores a fact read on line n; key is a capture name of the facts
 // signatures.
-func (lf *LogFacts) record(key, value string, n int) {
+func (lf *LogFacts) record(key, value string, n int) (changed bool) {
 	value = strings.TrimSpace(value)
 	if value == "" || len(value) > 120 {
-		return
+		return false
 	}
 	set := func(p **LogFact, v string) {
 		if *p == nil {
 			*p = &LogFact{Value: v, Line: n}
+			changed = true
 		}
 	}
 	switch key {
@@ -105,10 +106,12 @@ func (lf *LogFacts) record(key, value string, n int) {
 	case "platform":
 		if lf.Platform == nil || platformRank[value] > platformRank[lf.Platform.Value] {
 			lf.Platform = &LogFact{Value: value, Line: n}
+			changed = true
 		}
 	case "build_system":
 		if lf.BuildSystem == nil || buildRank[value] > buildRank[lf.BuildSystem.Value] {
 			lf.BuildSystem = &LogFact{Value: value, Line: n}
+			changed = true
 		}
 	case "mem_total":
 		set(&lf.MemTotal, value)
@@ -122,6 +125,7 @@ func (lf *LogFacts) record(key, value string, n int) {
 	case "gpu_mem_used":
 		set(&lf.GPUMemUsed, value+" MiB")
 	}
+	return changed
 }
 
 // cudaOfTag reads a wheel's local tag: "130" -> "13.0", "121" -> "12.1",

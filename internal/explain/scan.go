@@ -240,7 +240,8 @@ func (m *Matcher) Scan(r io.Reader) (*Scan, error) {
 // ScanFunc reads r to its end, line by line, and calls done (when not nil)
 // with each hit as soon as its evidence is complete: at once for a
 // one-line message, after the following lines for a message that
-// continues (Next, Wrap). The scan is read-only to done.
+// continues (Next, Wrap); and with a nil hit when the log states a new
+// fact about its environment after a hit. The scan is read-only to done.
 func (m *Matcher) ScanFunc(r io.Reader, done func(s *Scan, h *Hit)) (*Scan, error) {
 	br := bufio.NewReaderSize(r, MaxLine)
 	st := m.newState(done)
@@ -394,13 +395,21 @@ func (st *state) feed(raw []byte) {
 		if sub == nil {
 			continue
 		}
+		changed := false
 		for j, name := range c.captures {
-			if name != "" && len(sub[j]) > 0 {
-				s.Facts.record(name, cleanCapture(sub[j]), n)
+			if name != "" && len(sub[j]) > 0 && s.Facts.record(name, cleanCapture(sub[j]), n) {
+				changed = true
 			}
 		}
 		for k, v := range c.sig.Set {
-			s.Facts.record(k, v, n)
+			if s.Facts.record(k, v, n) {
+				changed = true
+			}
+		}
+		// A new fact may change the findings already reported (the
+		// environment their fixes are for): the callback hears of it.
+		if changed && st.done != nil && len(s.Hits) > 0 {
+			st.done(s, nil)
 		}
 		st.factDone[i] = true
 	}
