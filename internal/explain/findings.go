@@ -230,7 +230,15 @@ func (e *env) moduleDist(so string) string {
 }
 
 func (e *env) build(id finding.ID, hits []*Hit, why string, s *Scan) Finding {
+	// The finding speaks with the first hit whose own meaning is the id
+	// (uv's hint, not the bare "No module named 'torch'" it explains).
 	first := hits[0]
+	for _, h := range hits {
+		if finding.ID(h.Signature.Finding) == id {
+			first = h
+			break
+		}
+	}
 	caps := map[string]string{}
 	for _, h := range hits {
 		for k, v := range h.Captures {
@@ -252,6 +260,9 @@ func (e *env) build(id finding.ID, hits []*Hit, why string, s *Scan) Finding {
 		if pkg == "" && h.Package != "" && tracksPackage(id) {
 			pkg = h.Package
 		}
+	}
+	if pkg == "" && tracksPackage(id) {
+		pkg = caps["package"]
 	}
 	if pkg != "" {
 		pkg = canonicalDist(pkg)
