@@ -1,3 +1,8 @@
+// The race detector multiplies memory and time: a memory bound measured
+// under it says nothing about the binary.
+
+//go:build !race
+
 package explain
 
 import (
