@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -17,6 +18,8 @@ import (
 type ExplainOptions struct {
 	Source SourceFlags
 	JSON   bool
+	// Follow prints each finding as soon as its evidence is complete.
+	Follow bool
 }
 
 func newExplainCommand(ios *IO) *cobra.Command {
@@ -29,8 +32,15 @@ line, and matches it against the error messages fastpath knows (pip, setup.py
 of the kernel packages, torch's extension builder, nvcc, gcc, the CUDA runtime,
 the loader, transformers' fallback warnings). It prints findings, the most
 likely root cause first, each with the log lines that show it, and fixes made
-concrete with the facts of this machine (or --root DIR, or --facts FILE).
-A log with no known message says so; explain does not guess.` + exitStatusHelp,
+concrete with the facts the log states about its own environment (torch and
+its CUDA, nvcc, the GPU, gcc, the platform, the build system) and with the
+facts of this machine (or --root DIR, or --facts FILE) only when they belong
+to the same environment. A log with no known message says so; explain does
+not guess.
+
+--follow prints each finding as soon as its evidence is complete, while the
+log is still being written:  tail -f build.log | fastpath explain --follow -
+(with --json: one finding per line, then the report).` + exitStatusHelp,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) != 1 {
 				return usageErrorf("explain takes one log file, or - for stdin (got %d arguments)", len(args))
@@ -43,6 +53,7 @@ A log with no known message says so; explain does not guess.` + exitStatusHelp,
 	}
 	o.Source.register(cmd.Flags(), true)
 	cmd.Flags().BoolVar(&o.JSON, "json", false, "print JSON (schema fastpath.v1)")
+	cmd.Flags().BoolVar(&o.Follow, "follow", false, "print each finding as soon as its evidence is complete (for a log still being written: tail -f build.log | fastpath explain --follow -)")
 	return cmd
 }
 
@@ -68,22 +79,57 @@ func RunExplain(ctx context.Context, o *ExplainOptions, log string, ios *IO) err
 	if err != nil {
 		return err
 	}
-	scan, err := explain.Default().Scan(in)
+	var (
+		scan     *explain.Scan
+		findings []explain.Finding
+	)
+	if o.Follow {
+		color := ios.IsTTY && !ios.NoColor
+		enc := json.NewEncoder(ios.Out)
+		scan, findings, err = explain.Default().Follow(in, f, func(fd explain.Finding, revised bool) error {
+			if o.JSON {
+				return enc.Encode(fd)
+			}
+			if revised {
+				if _, err := fmt.Fprintf(ios.Out, "\n(revised %s: a later line of the log changed the facts its fixes are made from)", fd.ID); err != nil {
+					return err
+				}
+			}
+			return explain.WriteFinding(ios.Out, fd, color)
+		})
+	} else {
+		scan, err = explain.Default().Scan(in)
+		if scan != nil {
+			findings = explain.Findings(scan, f)
+		}
+	}
 	if err != nil {
 		return fmt.Errorf("reading %s: %w", log, err)
+	}
+	label := factsLabel(&o.Source)
+	if same, why := scan.Facts.SameEnvironment(f); !same && f != nil {
+		label = "the log's own facts (" + label + " left out: " + why + ")"
 	}
 	rep := &explain.Report{
 		Schema:    facts.Schema,
 		Log:       log,
-		Findings:  explain.Findings(scan, f),
+		Findings:  findings,
 		LinesRead: scan.Lines,
 		BytesRead: scan.Bytes,
 		LongLines: scan.LongLines,
-		Facts:     factsLabel(&o.Source),
+		Facts:     label,
+		LogFacts:  &scan.Facts,
 	}
-	if o.JSON {
+	if scan.Facts.Empty() {
+		rep.LogFacts = nil
+	}
+	switch {
+	case o.JSON:
 		err = report.JSON(ios.Out, rep)
-	} else {
+	case o.Follow:
+		// The findings are printed already: close with the order.
+		err = rep.Summary(ios.Out, ios.IsTTY && !ios.NoColor)
+	default:
 		err = rep.Text(ios.Out, ios.IsTTY && !ios.NoColor)
 	}
 	if err != nil {

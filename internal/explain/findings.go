@@ -25,6 +25,11 @@ type Finding struct {
 	// Signatures are the names of the signatures that matched
 	// (kb/data/signatures.json).
 	Signatures []string `json:"signatures"`
+	// LogFacts are the facts this finding's reading and fixes took from
+	// the log ("torch 2.11.0+cu130 (line 2)"); MachineFacts says what was
+	// taken from this machine, or why nothing was (another environment).
+	LogFacts     []string `json:"log_facts,omitempty"`
+	MachineFacts []string `json:"machine_facts,omitempty"`
 }
 
 // maxEvidenceLines caps the log lines quoted per finding.
@@ -43,7 +48,10 @@ func Findings(s *Scan, f *facts.Facts) []Finding {
 	at := map[finding.ID]*group{}
 	for i := range s.Hits {
 		h := &s.Hits[i]
-		id, why := e.resolve(h)
+		id, why, ok := e.resolve(h)
+		if !ok {
+			continue
+		}
 		g := at[id]
 		if g == nil {
 			g = &group{id: id, why: why}
@@ -86,11 +94,35 @@ type env struct {
 	diag map[finding.ID]finding.Finding
 	scan *Scan
 	sigs *kb.SignaturesData
+	// log is what the log states about its own environment: the seam
+	// through which the fix helpers (and remedy's Context, at merge) learn
+	// the user's torch, CUDA, GPU, gcc, platform and build system. Fixes
+	// take these before this machine's.
+	log *LogFacts
+	// machine is true when f holds this machine's facts and they belong to
+	// the log's environment; when false, f (if not nil) is made from the
+	// log's facts alone and notSame says why this machine's were left out.
+	machine bool
+	notSame string
 }
 
 func newEnv(f *facts.Facts, s *Scan) *env {
-	e := &env{f: f, diag: map[finding.ID]finding.Finding{}, scan: s, sigs: kb.Signatures()}
-	if f != nil {
+	e := &env{diag: map[finding.ID]finding.Finding{}, scan: s, sigs: kb.Signatures(), log: &s.Facts}
+	same, why := e.log.SameEnvironment(f)
+	if same {
+		e.f, e.machine = f, true
+	} else {
+		if f != nil {
+			e.notSame = why
+		}
+		// Fixes from the log's own facts: its torch and CUDA, its GPU.
+		// Without a torch in the log the facts stay nil, so that no fix
+		// reads "no torch" where the log only does not say.
+		if e.log.Torch != nil || e.log.TorchCUDA != nil {
+			e.f = e.log.asFacts()
+		}
+	}
+	if e.machine {
 		e.py = f.Python.Selected
 		for _, fd := range diagnose.Run(f) {
 			if _, ok := e.diag[fd.ID]; !ok {
@@ -102,27 +134,39 @@ func newEnv(f *facts.Facts, s *Scan) *env {
 }
 
 // resolve picks the finding id a hit stands for, and why when there was a
-// choice to make.
-func (e *env) resolve(h *Hit) (finding.ID, string) {
+// choice to make; ok is false for a hit that shows no environment failure
+// after all (a job too big for its GPU).
+func (e *env) resolve(h *Hit) (finding.ID, string, bool) {
 	sig := h.Signature
 	id := finding.ID(sig.Finding)
+	if by := e.scan.Absorbed[sig.Name]; by != "" {
+		for _, o := range e.sigs.Signatures {
+			if o.Name == by {
+				return finding.ID(o.Finding), "", true
+			}
+		}
+	}
+	if rid, why, ok, handled := e.resolveOwn(h); handled {
+		return rid, why, ok
+	}
 	switch sig.Name {
 	case "cuda-no-kernel-image":
-		return e.noKernelImage(h)
+		id, why := e.noKernelImage(h)
+		return id, why, true
 	case "loader-undefined-symbol":
 		if sym := h.Captures["symbol"]; strings.HasPrefix(sym, "cuda") || strings.HasPrefix(sym, "__cuda") {
-			return finding.ExtensionCUDAMismatch, ""
+			return finding.ExtensionCUDAMismatch, "", true
 		}
 	}
 	if _, fired := e.diag[id]; fired {
-		return id, ""
+		return id, "", true
 	}
 	for _, alt := range sig.Alternatives {
 		if fd, fired := e.diag[finding.ID(alt)]; fired {
-			return fd.ID, fmt.Sprintf("This environment's diagnosis says %s: %s.", alt, fd.Title)
+			return fd.ID, fmt.Sprintf("This environment's diagnosis says %s: %s.", alt, fd.Title), true
 		}
 	}
-	return id, ""
+	return id, "", true
 }
 
 // noKernelImage decides between torch and an extension lacking code for
@@ -140,6 +184,9 @@ func (e *env) noKernelImage(h *Hit) (finding.ID, string) {
 		if o.Signature.Name == "torch-capability-not-compatible" {
 			return finding.TorchArchUnsupported, fmt.Sprintf("torch itself is likelier than an extension: torch warned at line %d that it has no code for sm_%s.", o.Line, o.Captures["sm"])
 		}
+	}
+	if dist := lineDist(h.Text); dist != "" {
+		return finding.ExtensionArchUnsupported, fmt.Sprintf("An extension is likelier than torch: the message comes from %s's own source (%s), and torch printed no warning about the GPU.", dist, h.Text)
 	}
 	for i := len(h.Frames) - 1; i >= 0; i-- {
 		if dist := e.frameDist(h.Frames[i]); dist != "" {
@@ -183,7 +230,15 @@ func (e *env) moduleDist(so string) string {
 }
 
 func (e *env) build(id finding.ID, hits []*Hit, why string, s *Scan) Finding {
+	// The finding speaks with the first hit whose own meaning is the id
+	// (uv's hint, not the bare "No module named 'torch'" it explains).
 	first := hits[0]
+	for _, h := range hits {
+		if finding.ID(h.Signature.Finding) == id {
+			first = h
+			break
+		}
+	}
 	caps := map[string]string{}
 	for _, h := range hits {
 		for k, v := range h.Captures {
@@ -206,10 +261,14 @@ func (e *env) build(id finding.ID, hits []*Hit, why string, s *Scan) Finding {
 			pkg = h.Package
 		}
 	}
+	if pkg == "" && tracksPackage(id) {
+		pkg = caps["package"]
+	}
 	if pkg != "" {
 		pkg = canonicalDist(pkg)
 		caps["package"], caps["pkg"] = pkg, pkg
 	}
+	e.logCaptures(caps)
 	e.derive(caps, hits)
 
 	fd := Finding{Finding: finding.Finding{
@@ -276,7 +335,23 @@ func (e *env) build(id finding.ID, hits []*Hit, why string, s *Scan) Finding {
 	if pkg != "" {
 		fd.Evidence = append(fd.Evidence, "package being installed: "+pkg)
 	}
-	fd.Evidence = append(fd.Evidence, e.factsEvidence(id, caps)...)
+	for _, nf := range e.log.relevant(string(id)) {
+		fd.LogFacts = append(fd.LogFacts, fmt.Sprintf("%s %s (line %d)", nf.name, nf.f.Value, nf.f.Line))
+	}
+	if len(fd.LogFacts) > 0 {
+		fd.Evidence = append(fd.Evidence, "from the log: "+strings.Join(fd.LogFacts, ", "))
+	}
+	if e.machine {
+		mf := e.factsEvidence(id, caps)
+		fd.Evidence = append(fd.Evidence, mf...)
+		fd.MachineFacts = append(fd.MachineFacts, mf...)
+	} else if e.notSame != "" {
+		note := "this machine's facts were not used: " + e.notSame
+		fd.Evidence = append(fd.Evidence, note)
+		fd.MachineFacts = append(fd.MachineFacts, note)
+	} else if e.scan.TorchVersion != "" && isBuildID(id) {
+		fd.Evidence = append(fd.Evidence, "the build saw torch "+e.scan.TorchVersion)
+	}
 	if d, ok := e.diag[id]; ok && len(d.Fixes) > 0 {
 		fd.Evidence = append(fd.Evidence, "this environment's diagnosis agrees: "+d.Title)
 		fd.Fixes = append(fd.Fixes, d.Fixes...)
@@ -284,7 +359,39 @@ func (e *env) build(id finding.ID, hits []*Hit, why string, s *Scan) Finding {
 	} else {
 		fd.Fixes = append(fd.Fixes, e.fixes(id, caps)...)
 	}
+	if len(fd.Fixes) == 0 {
+		fd.Fixes = e.missingCaseFixes(id, caps)
+	}
+	fd.Fixes = e.platformFixes(id, fd.Fixes)
+	fd.Fixes = manualWhereUnknown(fd.Fixes)
 	return fd
+}
+
+// logCaptures fills the captures a title or detail may name from what the
+// log states elsewhere (apex's message names torch's CUDA, not nvcc's; the
+// nvcc release is in `nvcc --version` printed above it).
+func (e *env) logCaptures(caps map[string]string) {
+	lf := e.log
+	if lf == nil {
+		return
+	}
+	if caps["nvcc"] == "" && lf.NVCC != nil {
+		caps["nvcc"] = lf.NVCC.Value
+	}
+	if caps["torch"] == "" && lf.TorchCUDA != nil {
+		caps["torch"] = lf.TorchCUDA.Value
+	}
+	if caps["torch_version"] == "" && lf.Torch != nil {
+		caps["torch_version"] = lf.Torch.Value
+	}
+	if caps["driver_cuda"] == "" && lf.DriverCUDA != nil {
+		caps["driver_cuda"] = lf.DriverCUDA.Value
+	}
+	if caps["sm"] == "" && lf.Capability != nil {
+		if c, err := strconv.ParseFloat(lf.Capability.Value, 64); err == nil && c > 0 {
+			caps["sm"] = strconv.Itoa(int(c*10 + 0.5))
+		}
+	}
 }
 
 // derive adds captures computed from others: the demangled symbol, the
@@ -301,6 +408,13 @@ func (e *env) derive(caps map[string]string, hits []*Hit) {
 		}
 	} else if _, ok := caps["symbol"]; ok {
 		caps["module"] = "an extension"
+	}
+	// A kernel package's own message names it ("CUDA error
+	// (/build/source/flash-attn/flash_fwd_launch_template.h:184)").
+	for _, h := range hits {
+		if d := lineDist(h.Text); caps["dist"] == "" && d != "" {
+			caps["dist"] = d
+		}
 	}
 	// Without a module path, the traceback's innermost frame in a kernel
 	// package names the distribution.
@@ -376,12 +490,30 @@ func tracksPackage(id finding.ID) bool {
 	return true
 }
 
-var placeholder = regexp.MustCompile(`\{[a-z_]+\}`)
+var (
+	placeholder = regexp.MustCompile(`\{[a-z_]+\}`)
+	optional    = regexp.MustCompile(`\[\[(.*?)\]\]`)
+)
 
-// fill replaces {name} with captures; unknown names read "?".
+// fill replaces {name} with captures. A [[segment]] is kept only when
+// every name in it is known ("nvcc is CUDA 11.8[[ but torch was built
+// with CUDA {torch}]]"); elsewhere an unknown name reads "?".
 func fill(tmpl string, caps map[string]string) string {
+	known := func(p string) (string, bool) {
+		v, ok := caps[p[1:len(p)-1]]
+		return v, ok && v != ""
+	}
+	tmpl = optional.ReplaceAllStringFunc(tmpl, func(seg string) string {
+		seg = seg[2 : len(seg)-2]
+		for _, p := range placeholder.FindAllString(seg, -1) {
+			if _, ok := known(p); !ok {
+				return ""
+			}
+		}
+		return seg
+	})
 	return placeholder.ReplaceAllStringFunc(tmpl, func(p string) string {
-		if v, ok := caps[p[1:len(p)-1]]; ok && v != "" {
+		if v, ok := known(p); ok {
 			return v
 		}
 		return "?"

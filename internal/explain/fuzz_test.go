@@ -20,6 +20,9 @@ func FuzzExplain(f *testing.F) {
 			f.Add(b)
 		}
 	}
+	for _, b := range corpusSeeds(f) {
+		f.Add(b)
+	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		s, err := Default().Scan(strings.NewReader(string(data)))
 		if err != nil {

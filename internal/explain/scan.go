@@ -40,13 +40,16 @@ const (
 
 // Matcher holds the signature table compiled once.
 type Matcher struct {
-	sigs []compiled
-	ctxs []compiled
+	sigs  []compiled
+	ctxs  []compiled
+	facts []compiled
 	// markers are the literals of every signature's Context condition,
 	// each remembered with the last line it was seen on (indexes into lits).
 	markers []int
 	// lits are every distinct literal of the table, tested once per line.
 	lits []literal
+	// absorbed maps a signature name to the signatures that absorb it.
+	absorbed map[string][]string
 }
 
 // literal is one prefilter string with the bigrams that must all be in a
@@ -61,6 +64,7 @@ type compiled struct {
 	lits     []int // indexes into Matcher.lits
 	re       *regexp.Regexp
 	next     *regexp.Regexp
+	wrap     *regexp.Regexp
 	markers  []int // indexes into Matcher.markers
 	within   int
 	negate   bool
@@ -72,7 +76,7 @@ type compiled struct {
 
 // Compile compiles a signature table. Every pattern is RE2 (Go's regexp).
 func Compile(d *kb.SignaturesData) (*Matcher, error) {
-	m := &Matcher{}
+	m := &Matcher{absorbed: map[string][]string{}}
 	litAt := map[string]int{}
 	lit := func(l string) int {
 		i, ok := litAt[l]
@@ -105,6 +109,17 @@ func Compile(d *kb.SignaturesData) (*Matcher, error) {
 				return c, fmt.Errorf("signature %s: next: %w", s.Name, err)
 			}
 		}
+		if s.Wrap != nil {
+			if c.wrap, err = regexp.Compile(s.Wrap.Pattern); err != nil {
+				return c, fmt.Errorf("signature %s: wrap: %w", s.Name, err)
+			}
+			if c.wrap.SubexpIndex("more") < 0 || s.Wrap.Capture == "" || s.Wrap.Lines < 1 {
+				return c, fmt.Errorf("signature %s: wrap needs a capture, a (?P<more>) group and lines", s.Name)
+			}
+		}
+		for _, a := range s.Absorbs {
+			m.absorbed[a] = append(m.absorbed[a], s.Name)
+		}
 		if s.Context != nil {
 			c.hasCtx, c.within, c.negate = true, s.Context.Within, s.Context.Negate
 			for _, l := range s.Context.Any {
@@ -133,6 +148,13 @@ func Compile(d *kb.SignaturesData) (*Matcher, error) {
 			return nil, err
 		}
 		m.ctxs = append(m.ctxs, c)
+	}
+	for i := range d.Facts {
+		c, err := build(&d.Facts[i])
+		if err != nil {
+			return nil, err
+		}
+		m.facts = append(m.facts, c)
 	}
 	return m, nil
 }
@@ -176,6 +198,11 @@ type Scan struct {
 	// TorchVersion is the torch a build printed it saw (setup.py's
 	// "torch.__version__  = ...").
 	TorchVersion string
+	// Facts are what the log states about its own environment.
+	Facts LogFacts
+	// Absorbed maps a signature name to the signatures that matched in
+	// this log and explain its hits (kb Signature.Absorbs).
+	Absorbed map[string]string
 }
 
 // frames is a ring of the last traceback frames, their bytes reused so
@@ -207,17 +234,18 @@ func (f *frames) recent(n int) []string {
 
 // Scan reads r to its end, line by line.
 func (m *Matcher) Scan(r io.Reader) (*Scan, error) {
+	return m.ScanFunc(r, nil)
+}
+
+// ScanFunc reads r to its end, line by line, and calls done (when not nil)
+// with each hit as soon as its evidence is complete: at once for a
+// one-line message, after the following lines for a message that
+// continues (Next, Wrap); and with a nil hit when the log states a new
+// fact about its environment after a hit. The scan is read-only to done.
+func (m *Matcher) ScanFunc(r io.Reader, done func(s *Scan, h *Hit)) (*Scan, error) {
 	br := bufio.NewReaderSize(r, MaxLine)
-	s := &Scan{Counts: map[string]int{}}
-	markerSeen := make([]int, len(m.lits))
-	present := make([]bool, len(m.lits))
-	var bf bloom
-	var (
-		pkg     string
-		fr      frames
-		pending []pendingNext
-		long    []byte // the start of an overlong line, kept while its rest is skipped
-	)
+	st := m.newState(done)
+	var long []byte // the start of an overlong line, kept while its rest is skipped
 	for {
 		line, err := br.ReadSlice('\n')
 		isLong := false
@@ -230,118 +258,239 @@ func (m *Matcher) Scan(r io.Reader) (*Scan, error) {
 			for err == bufio.ErrBufferFull {
 				var rest []byte
 				rest, err = br.ReadSlice('\n')
-				s.Bytes += int64(len(rest))
+				st.s.Bytes += int64(len(rest))
 			}
 		}
 		if len(line) == 0 && err != nil {
+			st.finish()
 			if err == io.EOF {
-				return s, nil
+				return st.s, nil
 			}
-			return s, err
+			return st.s, err
 		}
-		s.Bytes += int64(len(line))
-		s.Lines++
 		if isLong {
-			s.LongLines++
+			st.s.LongLines++
 		}
-		n := s.Lines
-		line = bytes.TrimRight(line, "\r\n")
-
-		// Continuations first: a two-line message's second line.
-		if len(pending) > 0 {
-			for _, p := range pending {
-				if sub := p.re.FindSubmatch(line); sub != nil {
-					h := &s.Hits[p.hit]
-					for i, name := range p.re.SubexpNames() {
-						if name != "" && len(sub[i]) > 0 {
-							h.Captures[name] = cleanCapture(sub[i])
-						}
-					}
-				}
-			}
-			pending = pending[:0]
-		}
-
-		// Each distinct literal is looked for once: first in the line's
-		// bigram filter (a few bit tests), then, rarely, for real.
-		bf.fill(line)
-		for k := range m.lits {
-			present[k] = bf.has(m.lits[k].grams) && bytes.Contains(line, m.lits[k].text)
-		}
-		for _, k := range m.markers {
-			if present[k] {
-				markerSeen[k] = n
-			}
-		}
-		for i := range m.ctxs {
-			c := &m.ctxs[i]
-			if !c.prefilter(present) {
-				continue
-			}
-			loc := c.re.FindSubmatchIndex(line)
-			if loc == nil {
-				continue
-			}
-			group := func(j int) []byte {
-				if j <= 0 || loc[2*j] < 0 {
-					return nil
-				}
-				return line[loc[2*j]:loc[2*j+1]]
-			}
-			if v := group(c.pkgIdx); len(v) > 0 {
-				pkg = cleanCapture(v)
-			}
-			if v := group(c.frameIdx); len(v) > 0 {
-				fr.add(v, n)
-			}
-			if v := group(c.torchIdx); len(v) > 0 {
-				s.TorchVersion = cleanCapture(v)
-			}
-		}
-		for i := range m.sigs {
-			c := &m.sigs[i]
-			if !c.prefilter(present) {
-				continue
-			}
-			sub := c.re.FindSubmatch(line)
-			if sub == nil {
-				continue
-			}
-			if c.hasCtx {
-				seen := false
-				for _, mi := range c.markers {
-					if markerSeen[mi] > 0 && n-markerSeen[mi] <= c.within {
-						seen = true
-						break
-					}
-				}
-				if seen == c.negate {
-					continue
-				}
-			}
-			name := c.sig.Name
-			s.Counts[name]++
-			if s.Counts[name] > maxHitsPerSignature {
-				continue
-			}
-			h := Hit{Signature: c.sig, Line: n, Text: cleanText(line), Captures: captures(c, sub), Package: pkg, Frames: fr.recent(n)}
-			s.Hits = append(s.Hits, h)
-			if c.next != nil {
-				pending = append(pending, pendingNext{hit: len(s.Hits) - 1, re: c.next})
-			}
-		}
+		st.feed(line)
 		if err != nil {
+			st.finish()
 			if err == io.EOF {
-				return s, nil
+				return st.s, nil
 			}
-			return s, err
+			return st.s, err
 		}
 	}
 }
 
+// state is a scan in progress: what one line needs from the lines before.
+type state struct {
+	m          *Matcher
+	s          *Scan
+	done       func(*Scan, *Hit)
+	norm       normalizer
+	markerSeen []int
+	present    []bool
+	bf         bloom
+	pkg        string
+	fr         frames
+	pending    []pendingNext
+	next       []pendingNext // reused for the pending list of the next line
+	open       map[int]int   // hit index -> continuations still open
+	factDone   []bool        // facts signatures already matched
+}
+
+func (m *Matcher) newState(done func(*Scan, *Hit)) *state {
+	return &state{
+		m:          m,
+		s:          &Scan{Counts: map[string]int{}, Absorbed: map[string]string{}},
+		done:       done,
+		markerSeen: make([]int, len(m.lits)),
+		present:    make([]bool, len(m.lits)),
+		open:       map[int]int{},
+		factDone:   make([]bool, len(m.facts)),
+	}
+}
+
+// feed matches one raw line (with its end of line).
+func (st *state) feed(raw []byte) {
+	s, m := st.s, st.m
+	s.Bytes += int64(len(raw))
+	s.Lines++
+	n := s.Lines
+	line := st.norm.line(raw)
+
+	// Continuations first: a message's following lines.
+	if len(st.pending) > 0 {
+		st.next = st.next[:0]
+		for _, p := range st.pending {
+			h := &s.Hits[p.hit]
+			if p.wrap {
+				if sub := p.re.FindSubmatch(bytes.TrimSpace(line)); sub != nil {
+					more := sub[p.re.SubexpIndex("more")]
+					if c := h.Captures[p.capture]; len(c)+len(more) <= 400 {
+						h.Captures[p.capture] = c + string(more)
+					}
+					if p.left > 1 {
+						p.left--
+						st.next = append(st.next, p)
+						continue
+					}
+				}
+			} else if sub := p.re.FindSubmatch(line); sub != nil {
+				for i, name := range p.re.SubexpNames() {
+					if name != "" && len(sub[i]) > 0 {
+						h.Captures[name] = cleanCapture(sub[i])
+					}
+				}
+			}
+			st.complete(p.hit)
+		}
+		st.pending, st.next = st.next, st.pending
+	}
+
+	// Each distinct literal is looked for once: first in the line's
+	// bigram filter (a few bit tests), then, rarely, for real.
+	st.bf.fill(line)
+	for k := range m.lits {
+		st.present[k] = st.bf.has(m.lits[k].grams) && bytes.Contains(line, m.lits[k].text)
+	}
+	for _, k := range m.markers {
+		if st.present[k] {
+			st.markerSeen[k] = n
+		}
+	}
+	for i := range m.ctxs {
+		c := &m.ctxs[i]
+		if !c.prefilter(st.present) {
+			continue
+		}
+		loc := c.re.FindSubmatchIndex(line)
+		if loc == nil {
+			continue
+		}
+		group := func(j int) []byte {
+			if j <= 0 || loc[2*j] < 0 {
+				return nil
+			}
+			return line[loc[2*j]:loc[2*j+1]]
+		}
+		if v := group(c.pkgIdx); len(v) > 0 {
+			st.pkg = cleanCapture(v)
+		}
+		if v := group(c.frameIdx); len(v) > 0 {
+			st.fr.add(v, n)
+		}
+		if v := group(c.torchIdx); len(v) > 0 {
+			s.TorchVersion = cleanCapture(v)
+		}
+	}
+	for i := range m.facts {
+		c := &m.facts[i]
+		// A fact is stated once: the first statement wins, and a long
+		// log repeats it on every frame (".../python3.12/site-packages/").
+		if st.factDone[i] || !c.prefilter(st.present) {
+			continue
+		}
+		sub := c.re.FindSubmatch(line)
+		if sub == nil {
+			continue
+		}
+		changed := false
+		for j, name := range c.captures {
+			if name != "" && len(sub[j]) > 0 && s.Facts.record(name, cleanCapture(sub[j]), n) {
+				changed = true
+			}
+		}
+		for k, v := range c.sig.Set {
+			if s.Facts.record(k, v, n) {
+				changed = true
+			}
+		}
+		// A new fact may change the findings already reported (the
+		// environment their fixes are for): the callback hears of it.
+		if changed && st.done != nil && len(s.Hits) > 0 {
+			st.done(s, nil)
+		}
+		st.factDone[i] = true
+	}
+	for i := range m.sigs {
+		c := &m.sigs[i]
+		if !c.prefilter(st.present) {
+			continue
+		}
+		sub := c.re.FindSubmatchIndex(line)
+		if sub == nil {
+			continue
+		}
+		if c.hasCtx {
+			seen := false
+			for _, mi := range c.markers {
+				if st.markerSeen[mi] > 0 && n-st.markerSeen[mi] <= c.within {
+					seen = true
+					break
+				}
+			}
+			if seen == c.negate {
+				continue
+			}
+		}
+		name := c.sig.Name
+		s.Counts[name]++
+		for _, a := range c.sig.Absorbs {
+			s.Absorbed[a] = name
+		}
+		if s.Counts[name] > maxHitsPerSignature {
+			continue
+		}
+		h := Hit{Signature: c.sig, Line: n, Text: cleanText(line), Captures: captures(c, line, sub), Package: st.pkg, Frames: st.fr.recent(n)}
+		extraCaptures(name, line, h.Captures)
+		s.Hits = append(s.Hits, h)
+		hit := len(s.Hits) - 1
+		st.open[hit] = 1 // settled below when nothing follows
+		if c.next != nil {
+			st.pending = append(st.pending, pendingNext{hit: hit, re: c.next})
+			st.open[hit]++
+		}
+		// A wrapped capture continues only when the line ends with it.
+		if c.wrap != nil {
+			if j := c.re.SubexpIndex(c.sig.Wrap.Capture); j > 0 && sub[2*j+1] == len(bytes.TrimRight(line, " ")) {
+				st.pending = append(st.pending, pendingNext{hit: hit, re: c.wrap, wrap: true, capture: c.sig.Wrap.Capture, left: c.sig.Wrap.Lines})
+				st.open[hit]++
+			}
+		}
+		st.complete(hit)
+	}
+}
+
+// complete notes that one continuation of a hit is settled; the hit goes
+// to the callback when none is left open.
+func (st *state) complete(hit int) {
+	if st.open[hit] > 0 {
+		st.open[hit]--
+	}
+	if st.open[hit] == 0 {
+		delete(st.open, hit)
+		if st.done != nil {
+			st.done(st.s, &st.s.Hits[hit])
+		}
+	}
+}
+
+// finish settles what still waits for a following line at the end.
+func (st *state) finish() {
+	for _, p := range st.pending {
+		st.complete(p.hit)
+	}
+	st.pending = st.pending[:0]
+}
+
+// pendingNext is a continuation a hit waits for on the following line(s).
 type pendingNext struct {
-	hit int
-	re  *regexp.Regexp
+	hit     int
+	re      *regexp.Regexp
+	wrap    bool
+	capture string
+	left    int
 }
 
 func (c *compiled) prefilter(present []bool) bool {
@@ -415,11 +564,11 @@ func rarity(b byte) int {
 	return 2
 }
 
-func captures(c *compiled, sub [][]byte) map[string]string {
+func captures(c *compiled, line []byte, loc []int) map[string]string {
 	out := map[string]string{}
 	for i, name := range c.captures {
-		if name != "" && i < len(sub) && len(sub[i]) > 0 {
-			out[name] = cleanCapture(sub[i])
+		if name != "" && 2*i+1 < len(loc) && loc[2*i] >= 0 && loc[2*i+1] > loc[2*i] {
+			out[name] = cleanCapture(line[loc[2*i]:loc[2*i+1]])
 		}
 	}
 	return out

@@ -24,6 +24,10 @@ type SignaturesData struct {
 	// Context are lines that are no failure themselves but say what a
 	// failure was about: the package being built, the traceback's frames.
 	Context []Signature `json:"context"`
+	// Facts are lines that state a fact of the environment the log comes
+	// from (torch's version, the GPU, gcc, the platform, the build system):
+	// each named capture, or each entry of Set, is a LogFacts field.
+	Facts   []Signature `json:"facts,omitempty"`
 	Modules struct {
 		Source string `json:"source"`
 		// Dists maps an extension module or import name to its distribution.
@@ -49,6 +53,16 @@ type Signature struct {
 	// span two lines).
 	Pattern string `json:"pattern"`
 	Next    string `json:"next,omitempty"`
+	// Wrap, when set, is tried on up to WrapLines following lines while
+	// they match; its capture "more" is appended to the capture Wrap names
+	// (a mangled symbol a terminal broke over several lines).
+	Wrap *SignatureWrap `json:"wrap,omitempty"`
+	// Absorbs names signatures whose hits this one explains: when this one
+	// matches anywhere in a log, their hits join its finding (uv's hint
+	// explains the bare "No module named 'torch'" before it).
+	Absorbs []string `json:"absorbs,omitempty"`
+	// Set are fixed values a facts signature records when it matches.
+	Set map[string]string `json:"set,omitempty"`
 	// Context, when set, requires (or with Negate forbids) one of its
 	// literals within the Within lines before the match.
 	Context *SignatureContext `json:"context,omitempty"`
@@ -56,6 +70,13 @@ type Signature struct {
 	Title  string          `json:"title,omitempty"`
 	Detail string          `json:"detail,omitempty"`
 	Origin SignatureSource `json:"source"`
+}
+
+// SignatureWrap continues a capture over the following lines.
+type SignatureWrap struct {
+	Capture string `json:"capture"`
+	Pattern string `json:"pattern"`
+	Lines   int    `json:"lines"`
 }
 
 // SignatureContext is a condition on the lines before a match.

@@ -1,0 +1,355 @@
+package explain
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/fastpath-dev/fastpath/internal/facts"
+	"github.com/fastpath-dev/fastpath/internal/kb"
+)
+
+// LogFact is one fact a log states about the environment it was written
+// in, and the line that states it.
+type LogFact struct {
+	Value string `json:"value"`
+	Line  int    `json:"line"`
+}
+
+// LogFacts are the facts a log states about its own environment: what the
+// user's machine was, which may not be the machine explain runs on. Fixes
+// are made from these first; this machine's facts are used only when they
+// belong to the same environment (see SameEnvironment).
+//
+// Fields are nil when the log does not say. Each is read by the "facts"
+// signatures of kb/data/signatures.json; the first statement in the log
+// wins, except Platform and BuildSystem, where the more specific wins (WSL
+// over Linux, scikit-build over CMake over setuptools).
+type LogFacts struct {
+	Torch     *LogFact `json:"torch,omitempty"`      // 2.11.0+cu130
+	TorchCUDA *LogFact `json:"torch_cuda,omitempty"` // 13.0, from the +cu130 tag or torch's own words
+	NVCC      *LogFact `json:"nvcc,omitempty"`       // 12.3: the CUDA compiler's release
+	GPU       *LogFact `json:"gpu,omitempty"`        // NVIDIA GeForce RTX 5090
+	// Capability is the GPU's compute capability (12.0).
+	Capability *LogFact `json:"capability,omitempty"`
+	Driver     *LogFact `json:"driver,omitempty"`      // 560.35.03
+	DriverCUDA *LogFact `json:"driver_cuda,omitempty"` // 12.6: the newest CUDA the driver runs
+	GCC        *LogFact `json:"gcc,omitempty"`
+	Python     *LogFact `json:"python,omitempty"` // 3.10
+	OS         *LogFact `json:"os,omitempty"`     // as collect_env words it
+	// Platform is linux, wsl, windows or macos.
+	Platform *LogFact `json:"platform,omitempty"`
+	// BuildSystem is setuptools, cmake, scikit-build or meson.
+	BuildSystem *LogFact `json:"build_system,omitempty"`
+	// MemTotal is the host's memory as the log prints it ("376G").
+	MemTotal *LogFact `json:"mem_total,omitempty"`
+	CPUs     *LogFact `json:"cpus,omitempty"`
+	// GPUMemTotal and GPUMemUsed are the GPU's memory as torch or
+	// nvidia-smi print it.
+	GPUMemTotal *LogFact `json:"gpu_mem_total,omitempty"`
+	GPUMemUsed  *LogFact `json:"gpu_mem_used,omitempty"`
+}
+
+// platformRank and buildRank: the more specific statement wins.
+var (
+	platformRank = map[string]int{"linux": 1, "macos": 2, "windows": 2, "wsl": 3}
+	buildRank    = map[string]int{"setuptools": 1, "cmake": 2, "meson": 2, "scikit-build": 3}
+)
+
+// record stores a fact read on line n; key is a capture name of the facts
+// signatures.
+func (lf *LogFacts) record(key, value string, n int) (changed bool) {
+	value = strings.TrimSpace(value)
+	if value == "" || len(value) > 120 {
+		return false
+	}
+	set := func(p **LogFact, v string) {
+		if *p == nil {
+			*p = &LogFact{Value: v, Line: n}
+			changed = true
+		}
+	}
+	switch key {
+	case "torch":
+		set(&lf.Torch, value)
+		if _, local, ok := strings.Cut(value, "+cu"); ok && len(local) >= 3 {
+			if mm := cudaOfTag(local); mm != "" {
+				set(&lf.TorchCUDA, mm)
+			}
+		}
+	case "torch_cuda":
+		set(&lf.TorchCUDA, value)
+	case "nvcc":
+		set(&lf.NVCC, value)
+	case "gpu":
+		set(&lf.GPU, strings.TrimSpace(value))
+	case "sm":
+		if sm, err := strconv.Atoi(value); err == nil && sm >= 10 && sm < 1000 {
+			set(&lf.Capability, fmt.Sprintf("%d.%d", sm/10, sm%10))
+		}
+	case "capability":
+		set(&lf.Capability, value)
+	case "driver":
+		set(&lf.Driver, value)
+	case "driver_cuda":
+		set(&lf.DriverCUDA, value)
+	case "driver_cuda_int":
+		if v, err := strconv.Atoi(value); err == nil && v >= 1000 {
+			set(&lf.DriverCUDA, fmt.Sprintf("%d.%d", v/1000, v%1000/10))
+		}
+	case "gcc":
+		set(&lf.GCC, value)
+	case "python":
+		set(&lf.Python, value)
+	case "os":
+		set(&lf.OS, value)
+	case "platform":
+		if lf.Platform == nil || platformRank[value] > platformRank[lf.Platform.Value] {
+			lf.Platform = &LogFact{Value: value, Line: n}
+			changed = true
+		}
+	case "build_system":
+		if lf.BuildSystem == nil || buildRank[value] > buildRank[lf.BuildSystem.Value] {
+			lf.BuildSystem = &LogFact{Value: value, Line: n}
+			changed = true
+		}
+	case "mem_total":
+		set(&lf.MemTotal, value)
+	case "cpus":
+		set(&lf.CPUs, value)
+	case "gpu_mem_total", "gpu_mem_total2":
+		if !strings.ContainsAny(value, "KMGTB") {
+			value += " MiB"
+		}
+		set(&lf.GPUMemTotal, value)
+	case "gpu_mem_used":
+		set(&lf.GPUMemUsed, value+" MiB")
+	}
+	return changed
+}
+
+// cudaOfTag reads a wheel's local tag: "130" -> "13.0", "121" -> "12.1",
+// "118" -> "11.8".
+func cudaOfTag(tag string) string {
+	end := 0
+	for end < len(tag) && tag[end] >= '0' && tag[end] <= '9' {
+		end++
+	}
+	d := tag[:end]
+	if len(d) < 3 || len(d) > 4 {
+		return ""
+	}
+	return d[:len(d)-1] + "." + d[len(d)-1:]
+}
+
+// Empty reports whether the log stated no fact at all.
+func (lf *LogFacts) Empty() bool {
+	return lf == nil || len(lf.list()) == 0
+}
+
+type namedFact struct {
+	name string
+	f    *LogFact
+}
+
+func (lf *LogFacts) list() []namedFact {
+	if lf == nil {
+		return nil
+	}
+	all := []namedFact{
+		{"torch", lf.Torch}, {"torch's CUDA", lf.TorchCUDA}, {"nvcc", lf.NVCC}, {"GPU", lf.GPU},
+		{"compute capability", lf.Capability}, {"driver", lf.Driver}, {"driver's CUDA", lf.DriverCUDA},
+		{"gcc", lf.GCC}, {"Python", lf.Python}, {"OS", lf.OS}, {"platform", lf.Platform},
+		{"build system", lf.BuildSystem}, {"host memory", lf.MemTotal}, {"CPUs", lf.CPUs},
+		{"GPU memory", lf.GPUMemTotal}, {"GPU memory used", lf.GPUMemUsed},
+	}
+	var out []namedFact
+	for _, nf := range all {
+		if nf.f != nil {
+			out = append(out, nf)
+		}
+	}
+	return out
+}
+
+// Describe lists the facts as "torch 2.11.0+cu130 (line 2)".
+func (lf *LogFacts) Describe() []string {
+	var out []string
+	for _, nf := range lf.list() {
+		out = append(out, fmt.Sprintf("%s %s (line %d)", nf.name, nf.f.Value, nf.f.Line))
+	}
+	return out
+}
+
+// SameEnvironment reports whether this machine's facts can be the
+// environment the log was written in, and why not when they cannot. A log
+// that states nothing is taken to come from this machine (explain is
+// usually run where the build failed); a log that states a torch, a CUDA,
+// a platform or a GPU this machine does not have comes from elsewhere.
+// Python's version is not compared: a log's paths name the Python of
+// pip's own or an isolated build environment as often as the user's.
+func (lf *LogFacts) SameEnvironment(f *facts.Facts) (bool, string) {
+	if f == nil {
+		return false, "no facts of this machine were read"
+	}
+	if lf == nil {
+		return true, ""
+	}
+	if p := lf.Platform; p != nil && (p.Value == "macos" || p.Value == "windows") {
+		return false, fmt.Sprintf("the log comes from %s (line %d), this machine runs Linux", platformName(p.Value), p.Line)
+	}
+	if t := lf.Torch; t != nil && f.Torch == nil {
+		return false, fmt.Sprintf("the log's torch is %s (line %d), this machine's environment has no torch", t.Value, t.Line)
+	}
+	if c := lf.TorchCUDA; c != nil && f.Torch == nil {
+		return false, fmt.Sprintf("the log's torch was built for CUDA %s (line %d), this machine's environment has no torch", c.Value, c.Line)
+	}
+	if t := lf.Torch; t != nil && f.Torch != nil && f.Torch.Version != "" && !sameTorch(t.Value, f.Torch.Version) {
+		return false, fmt.Sprintf("the log's torch is %s (line %d), this machine's is %s", t.Value, t.Line, f.Torch.Version)
+	}
+	if c := lf.TorchCUDA; c != nil && f.Torch != nil && f.Torch.CUDA != "" && !sameMajorMinor(c.Value, f.Torch.CUDA) {
+		return false, fmt.Sprintf("the log's torch was built for CUDA %s (line %d), this machine's for CUDA %s", c.Value, c.Line, f.Torch.CUDA)
+	}
+	if g := lf.GPU; g != nil && len(f.GPU.Devices) > 0 {
+		match := false
+		for _, d := range f.GPU.Devices {
+			if d.Name != "" && (strings.Contains(strings.ToLower(d.Name), strings.ToLower(strings.TrimPrefix(g.Value, "NVIDIA "))) || strings.Contains(strings.ToLower(g.Value), strings.ToLower(strings.TrimPrefix(d.Name, "NVIDIA ")))) {
+				match = true
+			}
+		}
+		if !match {
+			return false, fmt.Sprintf("the log's GPU is %s (line %d), this machine has %s", g.Value, g.Line, f.GPU.Devices[0].Name)
+		}
+	}
+	return true, ""
+}
+
+func platformName(p string) string {
+	switch p {
+	case "macos":
+		return "macOS"
+	case "windows":
+		return "Windows"
+	case "wsl":
+		return "WSL"
+	}
+	return "Linux"
+}
+
+// sameTorch compares two torch versions, local tags included when both
+// have one ("2.6.0+cu126" and "2.6.0" are the same release).
+func sameTorch(a, b string) bool {
+	ab, al, _ := strings.Cut(a, "+")
+	bb, bl, _ := strings.Cut(b, "+")
+	if ab != bb {
+		return false
+	}
+	return al == "" || bl == "" || al == bl
+}
+
+func sameMajorMinor(a, b string) bool {
+	am, _, _, ok1 := kb.MajorMinor(a)
+	bm, _, _, ok2 := kb.MajorMinor(b)
+	return ok1 && ok2 && am == bm
+}
+
+// asFacts turns what the log states into the facts the fix helpers read,
+// for a log from another environment (or with no facts of this machine):
+// torch's version and CUDA, the GPU's capability, the driver. What the log
+// does not state stays unknown, so that a fix that needs it says so.
+func (lf *LogFacts) asFacts() *facts.Facts {
+	f := &facts.Facts{}
+	if lf == nil {
+		return f
+	}
+	if lf.Torch != nil || lf.TorchCUDA != nil {
+		t := &facts.Torch{}
+		if lf.Torch != nil {
+			t.Version = lf.Torch.Value
+		}
+		if lf.TorchCUDA != nil {
+			t.CUDA = lf.TorchCUDA.Value
+		}
+		f.Torch = t
+	}
+	if lf.Capability != nil || lf.GPU != nil {
+		d := facts.Device{}
+		if lf.GPU != nil {
+			d.Name = lf.GPU.Value
+		}
+		if lf.Capability != nil {
+			d.Capability = lf.Capability.Value
+		}
+		f.GPU.Devices = []facts.Device{d}
+	}
+	if lf.MemTotal != nil {
+		f.OS.MemTotal = parseHumanBytes(lf.MemTotal.Value)
+	}
+	if lf.CPUs != nil {
+		if n, err := strconv.Atoi(lf.CPUs.Value); err == nil && n > 0 && n < 1<<16 {
+			f.OS.CPUs = n
+		}
+	}
+	if lf.Driver != nil || lf.DriverCUDA != nil {
+		d := &facts.Driver{From: "the log"}
+		if lf.Driver != nil {
+			d.Version = lf.Driver.Value
+		}
+		if lf.DriverCUDA != nil {
+			d.CUDA = lf.DriverCUDA.Value
+		}
+		f.GPU.Driver = d
+	}
+	return f
+}
+
+// relevant are the facts a finding's reading depends on.
+func (lf *LogFacts) relevant(id string) []namedFact {
+	want := map[string][]string{
+		"no-cuda-compiler":               {"torch", "torch's CUDA", "nvcc", "platform", "build system"},
+		"cuda-compiler-not-discoverable": {"torch", "torch's CUDA", "nvcc", "platform"},
+		"cuda-home-invalid":              {"torch", "torch's CUDA", "nvcc", "platform"},
+		"nvcc-torch-cuda-mismatch":       {"torch", "torch's CUDA", "nvcc", "platform", "build system"},
+		"nvcc-cannot-target-gpu":         {"nvcc", "GPU", "compute capability", "build system"},
+		"host-compiler-unsupported":      {"gcc", "nvcc", "platform", "build system"},
+		"missing-python-headers":         {"Python", "platform"},
+		"missing-ninja":                  {"torch", "platform", "build system"},
+		"build-isolation-hides-torch":    {"torch", "platform", "build system"},
+		"build-out-of-memory":            {"host memory", "CPUs", "build system", "platform"},
+		"torch-missing":                  {"Python", "platform"},
+		"torch-cpu-only":                 {"torch", "GPU", "platform"},
+		"torch-arch-unsupported":         {"torch", "torch's CUDA", "GPU", "compute capability", "driver"},
+		"extension-arch-unsupported":     {"torch", "GPU", "compute capability"},
+		"driver-too-old":                 {"driver", "driver's CUDA", "torch", "torch's CUDA"},
+		"gpu-busy":                       {"GPU", "GPU memory", "GPU memory used", "driver"},
+		"extension-abi-mismatch":         {"torch", "torch's CUDA", "Python"},
+		"extension-cuda-mismatch":        {"torch", "torch's CUDA", "nvcc"},
+		"fast-path-fallback":             {"torch", "GPU"},
+	}[id]
+	var out []namedFact
+	for _, nf := range lf.list() {
+		for _, w := range want {
+			if nf.name == w {
+				out = append(out, nf)
+			}
+		}
+	}
+	return out
+}
+
+// parseHumanBytes reads free -h's figures: "376G", "31Gi", "512M".
+func parseHumanBytes(s string) int64 {
+	s = strings.TrimSuffix(strings.TrimSpace(s), "i")
+	if s == "" {
+		return 0
+	}
+	mult := map[byte]float64{'K': 1 << 10, 'M': 1 << 20, 'G': 1 << 30, 'T': 1 << 40}[s[len(s)-1]]
+	if mult == 0 {
+		return 0
+	}
+	v, err := strconv.ParseFloat(s[:len(s)-1], 64)
+	if err != nil || v <= 0 || v*mult > 1<<60 {
+		return 0
+	}
+	return int64(v * mult)
+}

@@ -1,0 +1,151 @@
+package explain
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+
+	"github.com/fastpath-dev/fastpath/internal/finding"
+)
+
+// The fix helpers word commands for the Linux machine fastpath runs on.
+// A log from macOS, Windows or WSL needs other words: CUDA does not exist
+// on macOS; Windows installs CUDA with NVIDIA's installer and builds with
+// MSVC; WSL takes the toolkit from NVIDIA's wsl-ubuntu repository and the
+// driver from Windows. And a command that depends on a fact nobody knows
+// is no command at all: it becomes a manual step that says what is
+// missing.
+
+// cudaOnly are the findings about building or running CUDA code.
+var cudaOnly = map[finding.ID]bool{
+	finding.NoCUDACompiler: true, finding.CUDACompilerNotDiscoverable: true, finding.CUDAHomeInvalid: true,
+	finding.NVCCTorchCUDAMismatch: true, finding.NVCCCannotTargetGPU: true, finding.HostCompilerUnsupported: true,
+	finding.ExtensionArchUnsupported: true, finding.ExtensionABIMismatch: true, finding.ExtensionCUDAMismatch: true,
+	finding.TorchArchUnsupported: true, finding.DriverTooOld: true, finding.GPUBusy: true, finding.TorchCPUOnly: true,
+}
+
+// linuxOnly matches commands that only a Linux shell or package manager
+// runs: package managers, exports, inline environment assignments.
+var linuxOnly = regexp.MustCompile(`^(?:apt-get|apt|dnf|yum|zypper|export|unset|sudo)\b|^[A-Z_][A-Z0-9_]*=\S* |/usr/local/cuda|LD_LIBRARY_PATH`)
+
+// platformFixes rewords fixes for the platform the log comes from.
+func (e *env) platformFixes(id finding.ID, fixes []finding.Fix) []finding.Fix {
+	if e.log == nil || e.log.Platform == nil {
+		return fixes
+	}
+	p := e.log.Platform
+	switch p.Value {
+	case "macos":
+		if cudaOnly[id] || id == finding.BuildOutOfMemory || id == finding.MissingNinja || id == finding.BuildIsolationHidesTorch {
+			return []finding.Fix{{
+				Title:    fmt.Sprintf("This log comes from macOS (line %d): CUDA does not run on macOS (NVIDIA's last macOS toolkit was CUDA 10.2), so CUDA packages such as causal-conv1d, mamba-ssm and flash-attn cannot be built or used there. Build and run on a Linux (or Windows/WSL) machine with an NVIDIA GPU; on a Mac, use the model's plain PyTorch path (MPS) instead", p.Line),
+				Commands: []string{},
+			}}
+		}
+		return manualLinux(fixes, "macOS")
+	case "windows":
+		out := manualLinux(fixes, "Windows")
+		switch id {
+		case finding.NoCUDACompiler, finding.CUDACompilerNotDiscoverable, finding.CUDAHomeInvalid, finding.NVCCTorchCUDAMismatch, finding.NVCCCannotTargetGPU, finding.HostCompilerUnsupported:
+			cuda := "torch's CUDA release"
+			if e.log.TorchCUDA != nil {
+				cuda = "CUDA " + e.log.TorchCUDA.Value
+			}
+			out = append([]finding.Fix{{
+				Title:    fmt.Sprintf("On Windows (line %d): install %s with NVIDIA's Windows installer (it sets CUDA_PATH) and Visual Studio Build Tools with \"Desktop development with C++\" (MSVC); build from an \"x64 Native Tools Command Prompt\" so nvcc finds cl.exe", p.Line, cuda),
+				Commands: []string{},
+			}}, out...)
+		case finding.DriverTooOld:
+			out = append([]finding.Fix{{Title: "On Windows: update the NVIDIA driver with NVIDIA's Windows driver installer (or the NVIDIA app)", Commands: []string{}}}, out...)
+		}
+		return out
+	case "wsl":
+		var out []finding.Fix
+		for _, fx := range fixes {
+			if anyContains(fx.Commands, "apt-get") {
+				fx.Title += " (on WSL: from NVIDIA's wsl-ubuntu repository, https://developer.download.nvidia.com/compute/cuda/repos/wsl-ubuntu/x86_64/; never install a Linux driver package inside WSL)"
+			}
+			out = append(out, fx)
+		}
+		if id == finding.DriverTooOld {
+			out = append([]finding.Fix{{Title: "On WSL the driver is the Windows one: update the NVIDIA driver on Windows, not inside WSL", Commands: []string{}}}, out...)
+		}
+		return out
+	}
+	return fixes
+}
+
+func anyContains(cmds []string, sub string) bool {
+	for _, c := range cmds {
+		if strings.Contains(c, sub) {
+			return true
+		}
+	}
+	return false
+}
+
+// manualLinux turns fixes whose commands only a Linux shell runs into
+// manual steps for the platform.
+func manualLinux(fixes []finding.Fix, platform string) []finding.Fix {
+	var out []finding.Fix
+	for _, fx := range fixes {
+		linux := false
+		for _, c := range fx.Commands {
+			if linuxOnly.MatchString(c) {
+				linux = true
+			}
+		}
+		if linux {
+			fx = finding.Fix{Title: fx.Title + " (manual on " + platform + ": the commands fastpath knows for this are Linux ones: " + strings.Join(fx.Commands, "; ") + ")", Commands: []string{}}
+		}
+		out = append(out, fx)
+	}
+	return out
+}
+
+// unknownFact finds the placeholders the fix helpers put where a fact is
+// unknown: the package being built, the GPU's capability.
+var unknownFact = []struct {
+	re   *regexp.Regexp
+	what string
+}{
+	{regexp.MustCompile(`\bPACKAGE\b`), "which package was being built"},
+	{regexp.MustCompile(`"X\.Y"|\bX\.Y\b`), "the GPU's compute capability"},
+	{regexp.MustCompile(`(?:^|[\s=])\?(?:$|\s)`), "a version"},
+	{regexp.MustCompile(`CUDA_HOME=['"]?[^/$'"\s]`), "the environment's site-packages folder"},
+}
+
+// manualWhereUnknown makes a fix whose command depends on an unknown fact
+// a manual step that names the fact: a command is never run with a
+// placeholder in it.
+func manualWhereUnknown(fixes []finding.Fix) []finding.Fix {
+	out := make([]finding.Fix, 0, len(fixes))
+	for _, fx := range fixes {
+		var missing []string
+		for _, c := range fx.Commands {
+			for _, u := range unknownFact {
+				if u.re.MatchString(c) && !contains(missing, u.what) {
+					missing = append(missing, u.what)
+				}
+			}
+		}
+		if len(missing) > 0 {
+			tmpl := strings.NewReplacer("PACKAGE", "<package>", `"X.Y"`, "<capability>", "X.Y", "<capability>").Replace(strings.Join(fx.Commands, "; "))
+			fx = finding.Fix{
+				Title:    fmt.Sprintf("%s (manual: the log does not say %s; once known: %s)", fx.Title, strings.Join(missing, " or "), tmpl),
+				Commands: []string{},
+			}
+		}
+		out = append(out, fx)
+	}
+	return out
+}
+
+func contains(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}
