@@ -47,6 +47,7 @@ wherever its answers differ from the static reading a finding says so.` + exitSt
 	cmd.Flags().StringArrayVar(&o.Models, "model", nil, "also judge this model's layers: `CONFIG|DIR|ORG/NAME` (repeatable)")
 	cmd.Flags().StringVar(&o.Format, "format", "", "output `FORMAT`: text, json, markdown, prom (node_exporter textfile metrics) or nfd (node-feature-discovery labels)")
 	o.Live.register(cmd.Flags())
+	cmd.Flags().BoolVar(&o.Source.Timings, "timings", false, "also show each collector's time and the files and bytes it read (JSON: facts.timings; see docs/speed.md)")
 	cmd.MarkFlagsMutuallyExclusive("json", "markdown", "format")
 	return cmd
 }
@@ -98,6 +99,10 @@ func renderDoctor(f *facts.Facts, models []*model.Report, asJSON, asMarkdown boo
 		if err == nil && f.Live != nil {
 			fmt.Fprintln(ios.Out)
 			live.RenderProbe(ios.Out, f.Live)
+		}
+		if err == nil && f.Timings != nil {
+			fmt.Fprintln(ios.Out)
+			err = report.Timings(ios.Out, f.Timings)
 		}
 	}
 	if err != nil {
