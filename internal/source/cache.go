@@ -6,7 +6,9 @@ import (
 	"errors"
 	"io"
 	"io/fs"
+	"path"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -41,11 +43,10 @@ type result[T any] struct {
 	err error
 }
 
-// smallFile is a small regular file's content, read once under its own
-// lock so concurrent first readers wait for one read instead of each
-// reading.
+// smallFile is a small regular file's content, read once: concurrent
+// first readers wait on done for that one read instead of each reading.
 type smallFile struct {
-	once sync.Once
+	done sync.WaitGroup
 	data []byte
 	fi   fs.FileInfo
 	err  error
@@ -55,11 +56,16 @@ const (
 	// SmallFileBytes is the largest file kept whole in the cache: text
 	// files collectors read entirely (METADATA headers, RECORD, version.py,
 	// os-release, ld.so.conf) are nearly all below it; binaries (shared
-	// objects, fatbins) are read in place, a header at a time.
+	// objects, fatbins, by name) are read in place, a header at a time,
+	// whatever their size.
 	SmallFileBytes = 64 << 10
-	// maxCachedBytes bounds the whole content cache; past it files are
-	// read from the source each time.
-	maxCachedBytes = 64 << 20
+	// maxCachedBytes and maxCachedFiles bound the content cache; past
+	// them a file is read from the source each time it is opened. Each
+	// entry costs a few hundred bytes besides its content, and in a
+	// 5,000-distribution environment the 25,000 dist-info files are each
+	// read once: caching all of them cost 50 MB of peak RSS for nothing.
+	maxCachedBytes = 16 << 20
+	maxCachedFiles = 4096
 )
 
 // NewCache returns an empty per-run cache in front of src.
@@ -166,69 +172,106 @@ func (v *View) Exec(ctx context.Context, name string, args ...string) ([]byte, e
 	return out, err
 }
 
-// Open stats first: a small regular file is served from the cache (read
-// from the source on its first open only); anything else is opened in
-// place and its reads are counted.
+// Open serves a small regular file from the cache, reading it from the
+// source on its first open only; anything else is opened in place and its
+// reads are counted. The size and type come from the opened file's own
+// stat (one fstat), never from a separate lookup that a swap could outrun.
 func (v *View) Open(name string) (File, error) {
 	v.opens.Add(1)
-	v.c.mu.Lock()
-	v.c.opened[name] = true
-	v.c.mu.Unlock()
-	if fi, err := v.Stat(name); err == nil && fi.Mode().IsRegular() && fi.Size() <= SmallFileBytes {
-		if sf := v.c.smallFile(name, fi.Size()); sf != nil {
-			first := false
-			sf.once.Do(func() { first = true; sf.data, sf.fi, sf.err = v.readSmall(name) })
-			if !first {
-				v.cached.Add(1)
-			}
-			if sf.err != nil {
-				return nil, sf.err
-			}
-			return &memFile{Reader: bytes.NewReader(sf.data), fi: sf.fi}, nil
-		}
+	c := v.c
+	c.mu.Lock()
+	c.opened[name] = true
+	sf := c.small[name]
+	c.mu.Unlock()
+	if sf != nil {
+		v.cached.Add(1)
+		return sf.open()
 	}
-	f, err := v.c.src.Open(name)
+	f, err := c.src.Open(name)
 	if err != nil {
 		return nil, err
 	}
-	return &countedFile{File: f, v: v}, nil
+	fi, err := f.Stat()
+	if err != nil || !fi.Mode().IsRegular() || fi.Size() > SmallFileBytes || binaryName(name) {
+		return &countedFile{File: f, v: v}, nil
+	}
+	sf, first := c.slot(name, fi.Size())
+	if sf == nil { // the cache is full
+		return &countedFile{File: f, v: v}, nil
+	}
+	if !first {
+		// Another view opened it at the same moment and reads it.
+		f.Close()
+		v.cached.Add(1)
+		return sf.open()
+	}
+	sf.data, sf.err = readSmall(f, fi.Size())
+	sf.fi = fi
+	f.Close()
+	v.addBytes(len(sf.data))
+	sf.done.Done()
+	return sf.open()
 }
 
-// smallFile returns the cache slot of name, or nil when the cache is full.
-func (c *Cache) smallFile(name string, size int64) *smallFile {
+// binaryName reports names of shared objects, archives and CUDA binaries:
+// their readers take headers in place (a small C extension is still a
+// binary), and keeping thousands of them whole would cost memory for
+// nothing, since each is read by one collector only.
+func binaryName(name string) bool {
+	base := path.Base(name)
+	for _, ext := range []string{".so", ".a", ".o", ".cubin", ".fatbin", ".pyd"} {
+		if strings.HasSuffix(base, ext) {
+			return true
+		}
+	}
+	return strings.Contains(base, ".so.")
+}
+
+// slot returns the cache slot of name and whether the caller is the one to
+// fill it; nil when the cache is full.
+func (c *Cache) slot(name string, size int64) (*smallFile, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if sf, ok := c.small[name]; ok {
-		return sf
+		return sf, false
 	}
-	if c.smallBytes+size > maxCachedBytes {
-		return nil
+	if c.smallBytes+size > maxCachedBytes || len(c.small) >= maxCachedFiles {
+		return nil, false
 	}
 	c.smallBytes += size
 	sf := &smallFile{}
+	sf.done.Add(1)
 	c.small[name] = sf
-	return sf
+	return sf, true
 }
 
-// readSmall reads a whole small file; a file that grew past the cap since
-// its stat is cut at the cap plus one byte, so readers capping at
-// SmallFileBytes still see that it is too large.
-func (v *View) readSmall(name string) ([]byte, fs.FileInfo, error) {
-	f, err := v.c.src.Open(name)
-	if err != nil {
-		return nil, nil, err
+func (sf *smallFile) open() (File, error) {
+	sf.done.Wait()
+	if sf.err != nil {
+		return nil, sf.err
 	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, nil, err
+	return &memFile{Reader: bytes.NewReader(sf.data), fi: sf.fi}, nil
+}
+
+// readSmall reads a whole small file of the size its stat gave; a file that
+// grew since is cut one byte past the cap, so that readers capping at
+// SmallFileBytes still see it is too large.
+func readSmall(f File, size int64) ([]byte, error) {
+	b := make([]byte, 0, size+1)
+	for int64(len(b)) <= SmallFileBytes {
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)]
+		}
+		n, err := f.Read(b[len(b):min(cap(b), SmallFileBytes+1)])
+		b = b[:len(b)+n]
+		if err == io.EOF {
+			return b, nil
+		}
+		if err != nil {
+			return nil, err
+		}
 	}
-	b, err := io.ReadAll(io.LimitReader(f, SmallFileBytes+1))
-	v.addBytes(len(b))
-	if err != nil {
-		return nil, nil, err
-	}
-	return b, fi, nil
+	return b, nil
 }
 
 // memFile is a cached small file, read from memory.
