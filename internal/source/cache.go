@@ -1,7 +1,6 @@
 package source
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"io"
@@ -43,13 +42,17 @@ type result[T any] struct {
 	err error
 }
 
-// smallFile is a small regular file's content, read once: concurrent
-// first readers wait on done for that one read instead of each reading.
+// smallFile is what has been read of a small regular file so far: its
+// first bytes, in order. Readers that stop early (METADATA up to its blank
+// line) leave the rest unread; a later reader that wants more extends the
+// prefix from the source, so no byte is read from the source twice.
 type smallFile struct {
-	done sync.WaitGroup
-	data []byte
+	name string
 	fi   fs.FileInfo
-	err  error
+
+	mu   sync.Mutex
+	data []byte // the prefix read so far
+	full bool   // data is the whole file (EOF seen)
 }
 
 const (
@@ -172,10 +175,11 @@ func (v *View) Exec(ctx context.Context, name string, args ...string) ([]byte, e
 	return out, err
 }
 
-// Open serves a small regular file from the cache, reading it from the
-// source on its first open only; anything else is opened in place and its
-// reads are counted. The size and type come from the opened file's own
-// stat (one fstat), never from a separate lookup that a swap could outrun.
+// Open serves a small regular text file through the cache: bytes read
+// once from the source are kept, and later opens (by any view) read them
+// from memory. Anything else (a binary, a large file, a folder) is opened
+// in place and its reads are counted. The size and type come from the
+// opened file's own stat (one fstat), never from a separate lookup.
 func (v *View) Open(name string) (File, error) {
 	v.opens.Add(1)
 	c := v.c
@@ -185,7 +189,7 @@ func (v *View) Open(name string) (File, error) {
 	c.mu.Unlock()
 	if sf != nil {
 		v.cached.Add(1)
-		return sf.open()
+		return &prefixFile{sf: sf, v: v}, nil
 	}
 	f, err := c.src.Open(name)
 	if err != nil {
@@ -195,28 +199,17 @@ func (v *View) Open(name string) (File, error) {
 	if err != nil || !fi.Mode().IsRegular() || fi.Size() > SmallFileBytes || binaryName(name) {
 		return &countedFile{File: f, v: v}, nil
 	}
-	sf, first := c.slot(name, fi.Size())
+	sf = c.slot(name, fi)
 	if sf == nil { // the cache is full
 		return &countedFile{File: f, v: v}, nil
 	}
-	if !first {
-		// Another view opened it at the same moment and reads it.
-		f.Close()
-		v.cached.Add(1)
-		return sf.open()
-	}
-	sf.data, sf.err = readSmall(f, fi.Size())
-	sf.fi = fi
-	f.Close()
-	v.addBytes(len(sf.data))
-	sf.done.Done()
-	return sf.open()
+	return &prefixFile{sf: sf, v: v, src: f}, nil
 }
 
 // binaryName reports names of shared objects, archives and CUDA binaries:
 // their readers take headers in place (a small C extension is still a
-// binary), and keeping thousands of them whole would cost memory for
-// nothing, since each is read by one collector only.
+// binary), and keeping thousands of them would cost memory for nothing,
+// since each is read by one collector only.
 func binaryName(name string) bool {
 	base := path.Base(name)
 	for _, ext := range []string{".so", ".a", ".o", ".cubin", ".fatbin", ".pyd"} {
@@ -227,61 +220,102 @@ func binaryName(name string) bool {
 	return strings.Contains(base, ".so.")
 }
 
-// slot returns the cache slot of name and whether the caller is the one to
-// fill it; nil when the cache is full.
-func (c *Cache) slot(name string, size int64) (*smallFile, bool) {
+// slot returns the cache entry of name (an existing one when another view
+// opened it first), or nil when the cache is full.
+func (c *Cache) slot(name string, fi fs.FileInfo) *smallFile {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if sf, ok := c.small[name]; ok {
-		return sf, false
+		return sf
 	}
-	if c.smallBytes+size > maxCachedBytes || len(c.small) >= maxCachedFiles {
-		return nil, false
+	if c.smallBytes+fi.Size() > maxCachedBytes || len(c.small) >= maxCachedFiles {
+		return nil
 	}
-	c.smallBytes += size
-	sf := &smallFile{}
-	sf.done.Add(1)
+	c.smallBytes += fi.Size()
+	sf := &smallFile{name: name, fi: fi}
 	c.small[name] = sf
-	return sf, true
+	return sf
 }
 
-func (sf *smallFile) open() (File, error) {
-	sf.done.Wait()
-	if sf.err != nil {
-		return nil, sf.err
+// prefixFile reads a small file through its cache entry: from memory where
+// the prefix covers the read, else from the source (its own handle, opened
+// when first needed), extending the prefix.
+type prefixFile struct {
+	sf  *smallFile
+	v   *View
+	src File // nil until a read needs the source
+	pos int64
+}
+
+// fillChunk is the least a prefix grows by: one read serves a METADATA
+// header block, which is what most readers want.
+const fillChunk = 8 << 10
+
+func (p *prefixFile) ReadAt(b []byte, off int64) (int, error) {
+	if off < 0 {
+		return 0, errors.New("negative offset")
 	}
-	return &memFile{Reader: bytes.NewReader(sf.data), fi: sf.fi}, nil
-}
-
-// readSmall reads a whole small file of the size its stat gave; a file that
-// grew since is cut one byte past the cap, so that readers capping at
-// SmallFileBytes still see it is too large.
-func readSmall(f File, size int64) ([]byte, error) {
-	b := make([]byte, 0, size+1)
-	for int64(len(b)) <= SmallFileBytes {
-		if len(b) == cap(b) {
-			b = append(b, 0)[:len(b)]
+	sf := p.sf
+	sf.mu.Lock()
+	defer sf.mu.Unlock()
+	want := off + int64(len(b))
+	for int64(len(sf.data)) < want && !sf.full {
+		if p.src == nil {
+			f, err := p.v.c.src.Open(sf.name)
+			if err != nil {
+				return 0, err
+			}
+			p.src = f
 		}
-		n, err := f.Read(b[len(b):min(cap(b), SmallFileBytes+1)])
-		b = b[:len(b)+n]
-		if err == io.EOF {
-			return b, nil
+		// Grow to what is wanted, at least fillChunk, never past the cap
+		// (plus one byte, so a file that grew past it still reads as too
+		// large to readers capping at SmallFileBytes).
+		limit := int64(SmallFileBytes + 1)
+		n := min(max(want, int64(len(sf.data))+fillChunk), limit) - int64(len(sf.data))
+		if n <= 0 {
+			sf.full = true
+			break
 		}
-		if err != nil {
-			return nil, err
+		buf := make([]byte, n)
+		got, err := p.src.ReadAt(buf, int64(len(sf.data)))
+		p.v.addBytes(got)
+		sf.data = append(sf.data, buf[:got]...)
+		if err == io.EOF || (err == nil && got < len(buf)) {
+			sf.full = true
+		} else if err != nil {
+			return 0, err
 		}
 	}
-	return b, nil
+	if off >= int64(len(sf.data)) {
+		return 0, io.EOF
+	}
+	n := copy(b, sf.data[off:])
+	if n < len(b) {
+		return n, io.EOF
+	}
+	return n, nil
 }
 
-// memFile is a cached small file, read from memory.
-type memFile struct {
-	*bytes.Reader
-	fi fs.FileInfo
+func (p *prefixFile) Read(b []byte) (int, error) {
+	if len(b) == 0 {
+		return 0, nil
+	}
+	n, err := p.ReadAt(b, p.pos)
+	p.pos += int64(n)
+	if err == io.EOF && n > 0 {
+		err = nil // the next Read reports it, as an *os.File does
+	}
+	return n, err
 }
 
-func (m *memFile) Stat() (fs.FileInfo, error) { return m.fi, nil }
-func (m *memFile) Close() error               { return nil }
+func (p *prefixFile) Stat() (fs.FileInfo, error) { return p.sf.fi, nil }
+
+func (p *prefixFile) Close() error {
+	if p.src != nil {
+		return p.src.Close()
+	}
+	return nil
+}
 
 // countedFile is a file read in place, its reads counted.
 type countedFile struct {

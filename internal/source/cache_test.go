@@ -144,3 +144,42 @@ func TestCacheLookups(t *testing.T) {
 		t.Errorf("stat of a cached file: %v %d", fi, len(b))
 	}
 }
+
+// A reader that stops at METADATA's blank line reads the header block, not
+// the long description; a later whole-file reader extends the same prefix,
+// so no byte comes from the source twice.
+func TestCacheReadsOnlyWhatIsAsked(t *testing.T) {
+	dir := t.TempDir()
+	head := "Metadata-Version: 2.1\nName: big\nVersion: 1.0\n\n"
+	body := bytes.Repeat([]byte("long description\n"), 2000) // 34 KB
+	if err := os.WriteFile(filepath.Join(dir, "METADATA"), append([]byte(head), body...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	src, err := Root(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := NewCache(src)
+	v := c.View()
+	f, err := v.Open("/METADATA")
+	if err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, 512)
+	n, _ := f.Read(buf)
+	f.Close()
+	if !bytes.HasPrefix(buf[:n], []byte(head)) {
+		t.Fatalf("read %q", buf[:n])
+	}
+	if got := v.Stats().Bytes; got > fillChunk {
+		t.Errorf("a 512-byte read fetched %d bytes from the source", got)
+	}
+	w := c.View()
+	b, err := ReadFile(w, "/METADATA", 1<<20)
+	if err != nil || len(b) != len(head)+len(body) {
+		t.Fatalf("whole file: %d bytes, %v", len(b), err)
+	}
+	if _, total := c.Totals(); total != int64(len(b)) {
+		t.Errorf("the source gave %d bytes for a %d-byte file", total, len(b))
+	}
+}
