@@ -48,10 +48,9 @@ type Options struct {
 //
 // Collectors run side by side where they do not depend on each other: the
 // OS, the environment variables, the GPUs and the Python environment first;
-// then, inside the selected environment, torch (and after it nvcc, which
-// needs torch's CUDA), the extensions and the toolchain. That is at most
-// five at a time; the file-level pools inside pyenv and extensions bound
-// the rest. Every collector writes its own fields and warnings are sorted,
+// then, inside the selected environment, torch, nvcc, the extensions and
+// the toolchain. That is at most seven at a time; the file-level pools
+// inside pyenv and extensions bound the rest. Every collector writes its own fields and warnings are sorted,
 // so the facts do not depend on the order they finish in.
 //
 // All of them read through one per-run cache (source.Cache): a path is
@@ -105,28 +104,32 @@ func Collect(ctx context.Context, src source.Source, o Options) *facts.Facts {
 		f.Python, ws = pyenv.Collect(ctx, src, o.Python)
 		warn(ws)
 	})
-	// The second wave looks inside the selected environment.
+	// The second wave looks inside the selected environment. Where torch
+	// lives is one stat away (torch.Locate); nvcc (which only looks in
+	// torch/bin) and the extension scan (which needs only torch/lib for
+	// the ABI check) take that instead of waiting for the torch facts,
+	// whose binary reads take the longest.
+	var located *facts.Torch
+	if site, ok := torch.Locate(cache.View(), f.Python.Selected); ok {
+		loc := path.Join(site, "torch")
+		located = &facts.Torch{Location: loc, Lib: path.Join(loc, "lib")}
+	}
 	wg.Go(func() {
 		timed("torch", func(src source.Source) {
 			var ws []string
 			f.Torch, ws = torch.Collect(src, f.Python.Selected)
 			warn(ws)
 		})
+	})
+	wg.Go(func() {
 		timed("nvcc", func(src source.Source) {
 			var ws []string
-			f.CUDA, ws = nvcc.Collect(ctx, src, f.Python, f.Torch, o.ExecTimeout)
+			f.CUDA, ws = nvcc.Collect(ctx, src, f.Python, located, o.ExecTimeout)
 			warn(ws)
 		})
 	})
-	// The extension scan needs only torch's folder (for the ABI check), not
-	// the torch facts whose binary reads take the longest.
 	wg.Go(func() {
 		timed("extensions", func(src source.Source) {
-			var located *facts.Torch
-			if site, ok := torch.Locate(src, f.Python.Selected); ok {
-				loc := path.Join(site, "torch")
-				located = &facts.Torch{Location: loc, Lib: path.Join(loc, "lib")}
-			}
 			var ws []string
 			f.Extensions, ws = extensions.Collect(ctx, src, f.Python.Selected, located)
 			warn(ws)
