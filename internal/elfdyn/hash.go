@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"slices"
+	"sync"
 )
 
 // Symbol lookups through the object's own hash table (.gnu.hash, else the
@@ -27,6 +28,9 @@ const MaxHashBytes = 64 << 20
 
 // maxLookupRead caps one coalesced read of symbol entries or names.
 const maxLookupRead = 1 << 20
+
+// lookupReaders is how many coalesced reads one lookup has in flight.
+const lookupReaders = 16
 
 // coalesceGap is how far apart two wanted byte ranges may be and still be
 // fetched with one read: one read of a page is cheaper than two syscalls.
@@ -334,9 +338,18 @@ func (h *HashTable) Defined(names []string) ([]bool, error) {
 
 // readCoalesced reads n byte ranges, given sorted by offset, merging ranges
 // closer than coalesceGap into one read of at most maxLookupRead bytes, and
-// hands each range's bytes to use.
+// hands each range's bytes to use, in order. The merged reads go out
+// lookupReaders at a time: on a cold page cache each is a random disk read
+// (a symbol entry, a name, somewhere in 60 MB of libtorch_cpu.so's tables),
+// and a disk serves many at once faster than one after another.
 func readCoalesced(f *File, n int, at func(int) (off, size uint64), use func(int, []byte)) error {
-	var buf []byte
+	type run struct {
+		first, last int // ranges [first, last)
+		start, end  uint64
+		buf         []byte
+		err         error
+	}
+	var runs []*run
 	for i := 0; i < n; {
 		start, _ := at(i)
 		end := start
@@ -351,15 +364,34 @@ func readCoalesced(f *File, n int, at func(int) (off, size uint64), use func(int
 		if end > uint64(f.size) || start > end {
 			return formatErr("symbol lookup reads past the end of the file")
 		}
-		buf = slices.Grow(buf[:0], int(end-start))[:end-start]
-		if _, err := f.r.ReadAt(buf, int64(start)); err != nil {
-			return formatErr("reading symbols: %v", err)
-		}
-		for k := i; k < j; k++ {
-			off, size := at(k)
-			use(k, buf[off-start:off-start+size])
-		}
+		runs = append(runs, &run{first: i, last: j, start: start, end: end})
 		i = j
+	}
+	next := make(chan *run)
+	var wg sync.WaitGroup
+	for range min(lookupReaders, len(runs)) {
+		wg.Go(func() {
+			for r := range next {
+				r.buf = make([]byte, r.end-r.start)
+				if _, err := f.r.ReadAt(r.buf, int64(r.start)); err != nil {
+					r.err = formatErr("reading symbols: %v", err)
+				}
+			}
+		})
+	}
+	for _, r := range runs {
+		next <- r
+	}
+	close(next)
+	wg.Wait()
+	for _, r := range runs {
+		if r.err != nil {
+			return r.err
+		}
+		for k := r.first; k < r.last; k++ {
+			off, size := at(k)
+			use(k, r.buf[off-r.start:off-r.start+size])
+		}
 	}
 	return nil
 }
