@@ -29,8 +29,12 @@ const MaxHashBytes = 64 << 20
 // maxLookupRead caps one coalesced read of symbol entries or names.
 const maxLookupRead = 1 << 20
 
-// lookupReaders is how many coalesced reads one lookup has in flight.
-const lookupReaders = 16
+// lookupReaders is how many coalesced reads one lookup has in flight, and
+// maxInFlight how many bytes they may hold together.
+const (
+	lookupReaders = 16
+	maxInFlight   = 2 << 20
+)
 
 // coalesceGap is how far apart two wanted byte ranges may be and still be
 // fetched with one read: one read of a page is cheaper than two syscalls.
@@ -367,31 +371,43 @@ func readCoalesced(f *File, n int, at func(int) (off, size uint64), use func(int
 		runs = append(runs, &run{first: i, last: j, start: start, end: end})
 		i = j
 	}
-	next := make(chan *run)
-	var wg sync.WaitGroup
-	for range min(lookupReaders, len(runs)) {
-		wg.Go(func() {
-			for r := range next {
-				r.buf = make([]byte, r.end-r.start)
-				if _, err := f.r.ReadAt(r.buf, int64(r.start)); err != nil {
-					r.err = formatErr("reading symbols: %v", err)
+	// In batches of at most maxInFlight bytes: a lookup of 40,000 names
+	// touches most of libtorch_cpu.so's tables, and holding every buffer at
+	// once would cost that much memory.
+	for len(runs) > 0 {
+		batch, bytes := 1, runs[0].end-runs[0].start
+		for batch < len(runs) && bytes+(runs[batch].end-runs[batch].start) <= maxInFlight {
+			bytes += runs[batch].end - runs[batch].start
+			batch++
+		}
+		next := make(chan *run)
+		var wg sync.WaitGroup
+		for range min(lookupReaders, batch) {
+			wg.Go(func() {
+				for r := range next {
+					r.buf = make([]byte, r.end-r.start)
+					if _, err := f.r.ReadAt(r.buf, int64(r.start)); err != nil {
+						r.err = formatErr("reading symbols: %v", err)
+					}
 				}
+			})
+		}
+		for _, r := range runs[:batch] {
+			next <- r
+		}
+		close(next)
+		wg.Wait()
+		for _, r := range runs[:batch] {
+			if r.err != nil {
+				return r.err
 			}
-		})
-	}
-	for _, r := range runs {
-		next <- r
-	}
-	close(next)
-	wg.Wait()
-	for _, r := range runs {
-		if r.err != nil {
-			return r.err
+			for k := r.first; k < r.last; k++ {
+				off, size := at(k)
+				use(k, r.buf[off-r.start:off-r.start+size])
+			}
+			r.buf = nil
 		}
-		for k := r.first; k < r.last; k++ {
-			off, size := at(k)
-			use(k, r.buf[off-r.start:off-r.start+size])
-		}
+		runs = runs[batch:]
 	}
 	return nil
 }

@@ -270,16 +270,22 @@ func (p *prefixFile) ReadAt(b []byte, off int64) (int, error) {
 		// Grow to what is wanted, at least fillChunk, never past the cap
 		// (plus one byte, so a file that grew past it still reads as too
 		// large to readers capping at SmallFileBytes).
-		limit := int64(SmallFileBytes + 1)
+		// Nor past the size the stat gave (plus that byte): a 200-byte
+		// METADATA gets a 201-byte buffer, not an 8 KB one.
+		limit := min(int64(SmallFileBytes), sf.fi.Size()) + 1
 		n := min(max(want, int64(len(sf.data))+fillChunk), limit) - int64(len(sf.data))
 		if n <= 0 {
 			sf.full = true
 			break
 		}
-		buf := make([]byte, n)
+		if sf.data == nil {
+			sf.data = make([]byte, 0, n)
+		}
+		sf.data = slices.Grow(sf.data, int(n))
+		buf := sf.data[len(sf.data) : len(sf.data)+int(n)]
 		got, err := p.src.ReadAt(buf, int64(len(sf.data)))
 		p.v.addBytes(got)
-		sf.data = append(sf.data, buf[:got]...)
+		sf.data = sf.data[:len(sf.data)+got]
 		if err == io.EOF || (err == nil && got < len(buf)) {
 			sf.full = true
 		} else if err != nil {
