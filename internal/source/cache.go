@@ -267,13 +267,19 @@ func (p *prefixFile) ReadAt(b []byte, off int64) (int, error) {
 			}
 			p.src = f
 		}
-		// Grow to what is wanted, at least fillChunk, never past the cap
+		// Grow to what is wanted, at least a chunk, never past the cap
 		// (plus one byte, so a file that grew past it still reads as too
-		// large to readers capping at SmallFileBytes).
-		// Nor past the size the stat gave (plus that byte): a 200-byte
-		// METADATA gets a 201-byte buffer, not an 8 KB one.
-		limit := min(int64(SmallFileBytes), sf.fi.Size()) + 1
-		n := min(max(want, int64(len(sf.data))+fillChunk), limit) - int64(len(sf.data))
+		// large to readers capping at SmallFileBytes). The stat's size
+		// only shrinks the chunk (a 200-byte METADATA gets a 201-byte
+		// buffer, not an 8 KB one); it never ends the file: /proc and
+		// /sys files report 0 or 4096 whatever they hold, and only a
+		// read that comes back short says where a file ends.
+		chunk := int64(fillChunk)
+		if size := sf.fi.Size(); size > 0 && size < chunk {
+			chunk = size + 1
+		}
+		limit := int64(SmallFileBytes + 1)
+		n := min(max(want, int64(len(sf.data))+chunk), limit) - int64(len(sf.data))
 		if n <= 0 {
 			sf.full = true
 			break

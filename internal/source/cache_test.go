@@ -183,3 +183,61 @@ func TestCacheReadsOnlyWhatIsAsked(t *testing.T) {
 		t.Errorf("the source gave %d bytes for a %d-byte file", total, len(b))
 	}
 }
+
+// /proc and /sys files report a size of 0 (or 4096) whatever they hold:
+// the cache must read them to their end, as os.ReadFile does.
+func TestCacheProcFiles(t *testing.T) {
+	host, err := Host(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := NewCache(host).View()
+	for _, p := range []string{"/proc/version", "/proc/meminfo", "/proc/sys/kernel/osrelease", "/proc/self/status", "/proc/driver/nvidia/version"} {
+		want, err := os.ReadFile(p)
+		if err != nil {
+			continue // not on this machine
+		}
+		got, err := ReadFile(v, p, 1<<20)
+		if err != nil {
+			t.Fatalf("%s: %v", p, err)
+		}
+		// /proc/self/status changes between reads; its first line does not.
+		if p == "/proc/self/status" {
+			got, _, _ = bytes.Cut(got, []byte("\n"))
+			want, _, _ = bytes.Cut(want, []byte("\n"))
+		}
+		if p != "/proc/meminfo" && !bytes.Equal(got, want) || len(got) < 2 {
+			t.Errorf("%s: read %q, os.ReadFile %q", p, got, want)
+		}
+		if p == "/proc/meminfo" && !bytes.HasPrefix(got, []byte("MemTotal:")) {
+			t.Errorf("%s: read %q", p, got)
+		}
+	}
+	// A file whose stat says 0 bytes but holds more, on any source.
+	zs := &zeroSizeSource{Source: host, content: bytes.Repeat([]byte("proc line\n"), 1000)}
+	b, err := ReadFile(NewCache(zs).View(), "/proc/fake", 1<<20)
+	if err != nil || !bytes.Equal(b, zs.content) {
+		t.Errorf("zero-size file: %d bytes, %v; want %d", len(b), err, len(zs.content))
+	}
+}
+
+// zeroSizeSource serves one file whose stat reports size 0.
+type zeroSizeSource struct {
+	Source
+	content []byte
+}
+
+func (z *zeroSizeSource) Open(name string) (File, error) {
+	return &zeroSizeFile{Reader: bytes.NewReader(z.content)}, nil
+}
+
+type zeroSizeFile struct{ *bytes.Reader }
+
+func (zeroSizeFile) Close() error               { return nil }
+func (zeroSizeFile) Stat() (fs.FileInfo, error) { return zeroInfo{}, nil }
+
+type zeroInfo struct{ fs.FileInfo }
+
+func (zeroInfo) Size() int64       { return 0 }
+func (zeroInfo) Mode() fs.FileMode { return 0o444 }
+func (zeroInfo) Name() string      { return "fake" }
