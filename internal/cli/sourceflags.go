@@ -27,6 +27,8 @@ type SourceFlags struct {
 	// multi-platform image.
 	Image    string
 	Platform string
+	// Timings is --timings: record each collector's time and reads.
+	Timings bool
 }
 
 func (s *SourceFlags) register(fs *pflag.FlagSet, withFacts bool) {
@@ -87,7 +89,7 @@ func (s *SourceFlags) Load(ctx context.Context) (*facts.Facts, error) {
 	if err != nil {
 		return nil, err
 	}
-	o := collect.Options{Python: s.Python, GPUs: s.GPUs, ToolVersion: Version}
+	o := collect.Options{Python: s.Python, GPUs: s.GPUs, ToolVersion: Version, Timings: s.Timings}
 	if os.Getenv("FASTPATH_TRACE") != "" {
 		o.Trace = os.Stderr
 	}

@@ -38,15 +38,29 @@ type Options struct {
 	// Trace, when set, receives one line per collector with its wall time
 	// (FASTPATH_TRACE=1): where a slow machine spends doctor's time.
 	Trace io.Writer
+	// Timings, when set, puts each collector's wall time and reads in
+	// Facts.Timings (`--timings`).
+	Timings bool
 }
 
 // Collect gathers the Facts of src. It never fails: what cannot be read
 // becomes a warning in the facts.
+//
+// Collectors run side by side where they do not depend on each other: the
+// OS, the environment variables, the GPUs and the Python environment first;
+// then, inside the selected environment, torch, nvcc, the extensions and
+// the toolchain. That is at most seven at a time; the file-level pools
+// inside pyenv and extensions bound the rest. Every collector writes its own fields and warnings are sorted,
+// so the facts do not depend on the order they finish in.
+//
+// All of them read through one per-run cache (source.Cache): a path is
+// resolved, stat'ed or listed once, a small file read once.
 func Collect(ctx context.Context, src source.Source, o Options) *facts.Facts {
 	if o.ExecTimeout == 0 {
 		o.ExecTimeout = 10 * time.Second
 	}
 	f := &facts.Facts{Schema: facts.Schema, Tool: o.ToolVersion, Source: src.Info()}
+	cache := source.NewCache(src)
 	var mu sync.Mutex
 	warn := func(ws []string) {
 		mu.Lock()
@@ -54,61 +68,79 @@ func Collect(ctx context.Context, src source.Source, o Options) *facts.Facts {
 		mu.Unlock()
 	}
 	start := time.Now()
-	timed := func(name string, fn func()) {
+	var timings []facts.CollectorTiming
+	// timed runs one collector with its own counting view of the cache.
+	timed := func(name string, fn func(src source.Source)) {
+		v := cache.View()
 		t0 := time.Now()
-		fn()
+		fn(v)
+		d := time.Since(t0)
+		mu.Lock()
+		timings = append(timings, facts.CollectorTiming{Name: name, StartMS: ms(t0.Sub(start)), MS: ms(d), ReadStats: v.Stats()})
 		if o.Trace != nil {
-			mu.Lock()
-			fmt.Fprintf(o.Trace, "fastpath: %-10s %6.1f ms (done at %6.1f ms)\n", name, ms(time.Since(t0)), ms(time.Since(start)))
-			mu.Unlock()
+			fmt.Fprintf(o.Trace, "fastpath: %-10s %6.1f ms (done at %6.1f ms)\n", name, ms(d), ms(time.Since(start)))
 		}
+		mu.Unlock()
 	}
 	var wg sync.WaitGroup
 	// The first wave needs nothing but the source.
 	wg.Go(func() {
-		timed("os", func() {
+		timed("os", func(src source.Source) {
 			var ws []string
 			f.OS, ws = osinfo.Collect(ctx, src)
 			warn(ws)
 		})
 	})
-	wg.Go(func() { f.Env = envvars.Collect(src.Env()) })
+	wg.Go(func() { timed("env", func(src source.Source) { f.Env = envvars.Collect(src.Env()) }) })
 	wg.Go(func() {
-		timed("gpu", func() {
+		timed("gpu", func(src source.Source) {
 			var ws []string
 			f.GPU, ws = gpu.Collect(ctx, src, o.GPUs, o.ExecTimeout)
 			warn(ws)
 		})
 	})
-	timed("python", func() {
+	timed("python", func(src source.Source) {
 		var ws []string
 		f.Python, ws = pyenv.Collect(ctx, src, o.Python)
 		warn(ws)
 	})
-	// The second wave looks inside the selected environment.
+	// The second wave looks inside the selected environment. Where torch
+	// lives is one stat away (torch.Locate); nvcc (which only looks in
+	// torch/bin) and the extension scan (which needs only torch/lib for
+	// the ABI check) take that instead of waiting for the torch facts,
+	// whose binary reads take the longest.
+	var located *facts.Torch
+	if site, ok := torch.Locate(cache.View(), f.Python.Selected); ok {
+		loc := path.Join(site, "torch")
+		located = &facts.Torch{Location: loc, Lib: path.Join(loc, "lib")}
+	}
 	wg.Go(func() {
-		var ws []string
-		timed("torch", func() { f.Torch, ws = torch.Collect(src, f.Python.Selected) })
-		warn(ws)
-		timed("nvcc", func() { f.CUDA, ws = nvcc.Collect(ctx, src, f.Python, f.Torch, o.ExecTimeout) })
-		warn(ws)
-	})
-	// The extension scan needs only torch's folder (for the ABI check), not
-	// the torch facts whose binary reads take the longest.
-	wg.Go(func() {
-		var located *facts.Torch
-		if site, ok := torch.Locate(src, f.Python.Selected); ok {
-			loc := path.Join(site, "torch")
-			located = &facts.Torch{Location: loc, Lib: path.Join(loc, "lib")}
-		}
-		var ws []string
-		timed("extensions", func() { f.Extensions, ws = extensions.Collect(ctx, src, f.Python.Selected, located) })
-		warn(ws)
+		timed("torch", func(src source.Source) {
+			var ws []string
+			f.Torch, ws = torch.Collect(src, f.Python.Selected)
+			warn(ws)
+		})
 	})
 	wg.Go(func() {
-		var ws []string
-		timed("toolchain", func() { f.Toolchain, ws = toolchain.Collect(ctx, src, f.Python.Selected, o.ExecTimeout) })
-		warn(ws)
+		timed("nvcc", func(src source.Source) {
+			var ws []string
+			f.CUDA, ws = nvcc.Collect(ctx, src, f.Python, located, o.ExecTimeout)
+			warn(ws)
+		})
+	})
+	wg.Go(func() {
+		timed("extensions", func(src source.Source) {
+			var ws []string
+			f.Extensions, ws = extensions.Collect(ctx, src, f.Python.Selected, located)
+			warn(ws)
+		})
+	})
+	wg.Go(func() {
+		timed("toolchain", func(src source.Source) {
+			var ws []string
+			f.Toolchain, ws = toolchain.Collect(ctx, src, f.Python.Selected, o.ExecTimeout)
+			warn(ws)
+		})
 	})
 	wg.Wait()
 	sort.Strings(f.Warnings)
@@ -120,6 +152,12 @@ func Collect(ctx context.Context, src source.Source, o Options) *facts.Facts {
 	}
 	if f.Warnings == nil {
 		f.Warnings = []string{}
+	}
+	if o.Timings {
+		// In the order the collectors started: the shape of the run.
+		sort.SliceStable(timings, func(i, j int) bool { return timings[i].StartMS < timings[j].StartMS })
+		files, bytes := cache.Totals()
+		f.Timings = &facts.Timings{TotalMS: ms(time.Since(start)), Collectors: timings, Files: files, Bytes: bytes}
 	}
 	return f
 }

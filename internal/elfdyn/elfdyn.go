@@ -62,6 +62,7 @@ type Section struct {
 	Type   elf.SectionType
 	Offset uint64
 	Size   uint64 // bytes in the file (0 for SHT_NOBITS)
+	Link   uint32 // sh_link: the section a symbol or hash table belongs to
 }
 
 // File is an opened shared object. The dynamic section's strings are read by
@@ -83,6 +84,7 @@ type File struct {
 	dynsym   Section
 	dynstr   Section
 	hasTable bool
+	dynsymAt int // index of .dynsym in Sections (hash tables link to it)
 }
 
 // Open reads the ELF header, the section headers and the dynamic section of
@@ -113,7 +115,7 @@ func Open(r io.ReaderAt, size int64) (f *File, err error) {
 	f = &File{Machine: ef.Machine, Class: ef.Class, Type: ef.Type, r: r, size: size, order: ef.ByteOrder}
 	var dynamic *elf.Section
 	for _, s := range ef.Sections {
-		sec := Section{Name: s.Name, Type: s.Type, Offset: s.Offset}
+		sec := Section{Name: s.Name, Type: s.Type, Offset: s.Offset, Link: s.Link}
 		if s.Type != elf.SHT_NOBITS {
 			sec.Size = s.FileSize
 			if s.Type != elf.SHT_NULL && (s.Offset > uint64(size) || s.FileSize > uint64(size)-s.Offset) {
@@ -131,6 +133,7 @@ func Open(r io.ReaderAt, size int64) (f *File, err error) {
 			}
 			str := ef.Sections[s.Link]
 			f.dynsym = sec
+			f.dynsymAt = len(f.Sections) - 1
 			f.dynstr = Section{Name: str.Name, Type: str.Type, Offset: str.Offset, Size: str.FileSize}
 			if str.Offset > uint64(size) || str.FileSize > uint64(size)-str.Offset {
 				return nil, formatErr("string table %q runs past the end of the file", str.Name)

@@ -32,6 +32,30 @@ type Facts struct {
 	// Live is what the selected interpreter itself answered when the probe
 	// ran it (`doctor --live`); nil when it was not run.
 	Live *LiveFacts `json:"live,omitempty"`
+	// Timings is where collection's time went, collector by collector,
+	// with the files and bytes each read (`--timings`); nil otherwise, so
+	// that facts of one machine compare equal run after run.
+	Timings *Timings `json:"timings,omitempty"`
+}
+
+// Timings is the cost of one collection.
+type Timings struct {
+	// TotalMS is the wall time of the whole collection; collectors run
+	// side by side, so their times add up to more.
+	TotalMS    float64           `json:"total_ms"`
+	Collectors []CollectorTiming `json:"collectors"`
+	// Files and Bytes are the distinct reads of the run: what the source
+	// (a disk, NFS, an image layer) was actually asked for.
+	Files int64 `json:"files"`
+	Bytes int64 `json:"bytes"`
+}
+
+// CollectorTiming is one collector's wall time and what it read.
+type CollectorTiming struct {
+	Name    string  `json:"name"`
+	StartMS float64 `json:"start_ms"` // from the start of collection
+	MS      float64 `json:"ms"`
+	source.ReadStats
 }
 
 // OS describes the operating system of the source.

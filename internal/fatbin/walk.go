@@ -41,6 +41,7 @@ func (f *File) walk(r io.ReaderAt, base, size int64, section string) error {
 	if base < 0 || size < 0 || end < base {
 		return formatErr(base, "section range out of bounds")
 	}
+	prefetch(r, base, size) // large sections only: see prefetch.go
 	var ch [containerHeaderSize]byte
 	var eh [entryHeaderMin]byte
 	pos := base

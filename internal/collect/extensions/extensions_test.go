@@ -105,9 +105,20 @@ func byDist(exts []facts.Extension, dist string) []facts.Extension {
 
 // Synthetic torch libraries: libtorch_cpu.so needs libc10.so; what each
 // defines decides what resolves.
-func fakeTorch(tr *fixture.Tree, cpu, c10 []string) {
-	tr.File(torchLib+"/libc10.so", string(fixture.SharedObject{SOName: "libc10.so", Needed: []string{"libc.so.6"}, Defined: c10}.Bytes()))
-	tr.File(torchLib+"/libtorch_cpu.so", string(fixture.SharedObject{SOName: "libtorch_cpu.so", Needed: []string{"libc10.so", "libgomp.so.1"}, Defined: cpu}.Bytes()))
+func fakeTorch(tr *fixture.Tree, cpu, c10 []string) { fakeTorchLibs(tr, cpu, c10, false) }
+
+// fakeTorchLibs: with hashed, libc10.so and libtorch_cpu.so carry a
+// .gnu.hash as real ones do, and lookups go through it.
+func fakeTorchLibs(tr *fixture.Tree, cpu, c10 []string, hashed bool) {
+	lay := func(so fixture.SharedObject) string {
+		if hashed {
+			so.Defined = slices.Clone(so.Defined)
+			return string(fixture.GNUHashed(so, uint32(len(so.Defined)/4+1)))
+		}
+		return string(so.Bytes())
+	}
+	tr.File(torchLib+"/libc10.so", lay(fixture.SharedObject{SOName: "libc10.so", Needed: []string{"libc.so.6"}, Defined: c10}))
+	tr.File(torchLib+"/libtorch_cpu.so", lay(fixture.SharedObject{SOName: "libtorch_cpu.so", Needed: []string{"libc10.so", "libgomp.so.1"}, Defined: cpu}))
 	tr.File(torchLib+"/libtorch.so", string(fixture.SharedObject{SOName: "libtorch.so", Needed: []string{"libtorch_cpu.so", "libtorch_cuda.so"}}.Bytes()))
 	// A CPU torch: libtorch.so's libtorch_cuda.so is absent.
 	tr.Remove(torchLib + "/libtorch_cuda.so")
@@ -145,8 +156,14 @@ func TestTorchSymbol(t *testing.T) {
 }
 
 func TestABICheck(t *testing.T) {
+	for _, hashed := range []bool{false, true} {
+		t.Run(fmt.Sprintf("hashed=%t", hashed), func(t *testing.T) { testABICheck(t, hashed) })
+	}
+}
+
+func testABICheck(t *testing.T, hashed bool) {
 	_, root := machine(t, func(tr *fixture.Tree) {
-		fakeTorch(tr, []string{symEmpty, symTypeMeta}, []string{symErrorCtor, symVtable})
+		fakeTorchLibs(tr, []string{symEmpty, symTypeMeta}, []string{symErrorCtor, symVtable}, hashed)
 		tr.ExtensionDist(site, fixture.Dist{Name: "fake-kernels", Version: "0.3.0+cu12torch2.6cxx11abiTRUE", Tag: "cp312-cp312-linux_x86_64"},
 			map[string][]byte{
 				// Needs print(), which this torch lacks; libc10 comes through libtorch_cpu's own DT_NEEDED.
@@ -389,7 +406,13 @@ func TestFiresThroughThePipeline(t *testing.T) {
 // BenchmarkABICheck150k: one extension with 300 torch references against a
 // synthetic libtorch_cpu.so of 150,000 defined symbols (libtorch_cpu.so of
 // torch 2.11 has that order), through Collect on a fixture tree.
-func BenchmarkABICheck150k(b *testing.B) {
+func BenchmarkABICheck150k(b *testing.B) { benchABICheck(b, false) }
+
+// BenchmarkABICheck150kHashed: the same through .gnu.hash lookups, as real
+// torch libraries have them.
+func BenchmarkABICheck150kHashed(b *testing.B) { benchABICheck(b, true) }
+
+func benchABICheck(b *testing.B, hashed bool) {
 	root := b.TempDir()
 	tr := fixture.New(root)
 	tr.PythonInstall("/usr", "3.12.3", true)
@@ -404,7 +427,7 @@ func BenchmarkABICheck150k(b *testing.B) {
 		undefined = append(undefined, defined[i*499])
 	}
 	undefined = append(undefined, symTensorPrint)
-	fakeTorch(tr, defined, []string{symErrorCtor})
+	fakeTorchLibs(tr, defined, []string{symErrorCtor}, hashed)
 	tr.ExtensionDist(site, fixture.Dist{Name: "bench-kernels", Version: "1.0"}, map[string][]byte{
 		"bench_kernels/_C.so": fixture.SharedObject{Needed: []string{"libc10.so", "libtorch_cpu.so"}, Undefined: undefined}.Bytes(),
 	})

@@ -8,6 +8,7 @@ import (
 	"path"
 	"regexp"
 
+	"github.com/fastpath-dev/fastpath/internal/elfdyn"
 	"github.com/fastpath-dev/fastpath/internal/facts"
 	"github.com/fastpath-dev/fastpath/internal/source"
 )
@@ -31,6 +32,13 @@ var cmakeABIFlag = regexp.MustCompile(`-D_GLIBCXX_USE_CXX11_ABI=([01])\b`)
 // std::string& parameter is RKSs (S followed by a lowercase letter is one of
 // the fixed std abbreviations; substitutions use digits and capitals).
 var (
+	// c10::detail::torchCheckFail(const char*, const char*, uint32_t,
+	// const std::string&), exported by libc10.so, as g++ mangles it under
+	// each ABI: one lookup each in the library's hash table settles the
+	// question for every torch that has it; others fall back to the names.
+	c10CXX11Probe    = "_ZN3c106detail14torchCheckFailEPKcS2_jRKNSt7__cxx1112basic_stringIcSt11char_traitsIcESaIcEEE"
+	c10PreCXX11Probe = "_ZN3c106detail14torchCheckFailEPKcS2_jRKSs"
+
 	cxx11Marker    = []byte("St7__cxx11")
 	preCXX11Marker = []byte("RKSs")
 )
@@ -63,7 +71,36 @@ func collectCXX11ABI(src source.Source, t *facts.Torch) []string {
 	if !source.Exists(src, p) {
 		return nil
 	}
-	dynstr, err := readDynstr(src, p)
+	f, err := src.Open(p)
+	if err != nil {
+		return []string{fmt.Sprintf("torch: %s: %v", p, err)}
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return []string{fmt.Sprintf("torch: %s: %v", p, err)}
+	}
+	ef, err := elfdyn.Open(f, st.Size())
+	if err != nil {
+		return []string{fmt.Sprintf("torch: %s: not a readable ELF file: %v", p, err)}
+	}
+	// First ask libc10.so's hash table for one function under both
+	// spellings: a few KB read instead of the whole string table.
+	if h, err := ef.HashTable(); err == nil {
+		if found, err := h.Defined([]string{c10CXX11Probe, c10PreCXX11Probe}); err == nil {
+			switch {
+			case found[0]:
+				v := true
+				t.CXX11ABI, t.CXX11ABIFrom = &v, p+": std::__cxx11 in its dynamic symbol names"
+				return nil
+			case found[1]:
+				v := false
+				t.CXX11ABI, t.CXX11ABIFrom = &v, p+": old-ABI std::string (Ss) in its dynamic symbol names, no std::__cxx11"
+				return nil
+			}
+		}
+	}
+	dynstr, err := readDynstr(ef, f)
 	if err != nil {
 		return []string{fmt.Sprintf("torch: %s: %v", p, err)}
 	}
@@ -95,26 +132,17 @@ func hasPreCXX11String(dynstr []byte) bool {
 	return false
 }
 
-// readDynstr returns the .dynstr section of the ELF file p, up to dynstrCap.
-func readDynstr(src source.Source, p string) ([]byte, error) {
-	f, err := src.Open(p)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	ef, err := elf.NewFile(f)
-	if err != nil {
-		return nil, fmt.Errorf("not a readable ELF file: %v", err)
-	}
-	s := ef.Section(".dynstr")
-	if s == nil || s.Type == elf.SHT_NOBITS {
+// readDynstr returns the .dynstr section of ef (read from r), up to dynstrCap.
+func readDynstr(ef *elfdyn.File, r io.ReaderAt) ([]byte, error) {
+	sec, ok := ef.Section(".dynstr")
+	if !ok || sec.Type == elf.SHT_NOBITS {
 		return nil, fmt.Errorf("no .dynstr section")
 	}
-	if s.Size > dynstrCap {
-		return nil, fmt.Errorf(".dynstr is %d bytes, more than the %d read", s.Size, dynstrCap)
+	if sec.Size > dynstrCap {
+		return nil, fmt.Errorf(".dynstr is %d bytes, more than the %d read", sec.Size, dynstrCap)
 	}
-	b := make([]byte, s.Size)
-	if _, err := io.ReadFull(s.Open(), b); err != nil {
+	b := make([]byte, sec.Size)
+	if _, err := r.ReadAt(b, int64(sec.Offset)); err != nil {
 		return nil, fmt.Errorf("reading .dynstr: %v", err)
 	}
 	return b, nil
