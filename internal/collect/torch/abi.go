@@ -8,6 +8,7 @@ import (
 	"path"
 	"regexp"
 
+	"github.com/fastpath-dev/fastpath/internal/elfdyn"
 	"github.com/fastpath-dev/fastpath/internal/facts"
 	"github.com/fastpath-dev/fastpath/internal/source"
 )
@@ -102,6 +103,13 @@ func readDynstr(src source.Source, p string) ([]byte, error) {
 		return nil, err
 	}
 	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if err := elfdyn.CheckHeader(f, fi.Size()); err != nil { // F3: before debug/elf trusts the counts
+		return nil, fmt.Errorf("not a readable ELF file: %v", err)
+	}
 	ef, err := elf.NewFile(f)
 	if err != nil {
 		return nil, fmt.Errorf("not a readable ELF file: %v", err)
