@@ -11,6 +11,9 @@ import (
 // IsTerminal (a tcgetattr ioctl, no cgo). A character-device test is not
 // enough: /dev/null and /dev/zero are character devices (F11).
 func isTerminal(w io.Writer) bool {
+	if u, ok := w.(interface{ Unwrap() io.Writer }); ok {
+		w = u.Unwrap() // the sanitising writer of Main
+	}
 	f, ok := w.(*os.File)
 	return ok && term.IsTerminal(int(f.Fd()))
 }
