@@ -36,3 +36,15 @@ func ELFShnumBomb() []byte {
 	le.PutUint64(b[40:], 4000)
 	return b
 }
+
+// ELFFittingHeaders returns the 64-byte header of a size-byte ELF64 file
+// whose 65,535 section headers lie at its very end: every count and offset
+// is within the file and the caps, so debug/elf is handed it. Used with a
+// sparse file, it checks that memory stays bounded when the check passes.
+func ELFFittingHeaders(size int64) []byte {
+	b := ELFSectionBomb(0)[:64]
+	le := binary.LittleEndian
+	le.PutUint16(b[60:], 0xffff)
+	le.PutUint64(b[40:], uint64(size-0xffff*64))
+	return b
+}
