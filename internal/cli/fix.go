@@ -121,9 +121,7 @@ func RunFix(ctx context.Context, o *FixOptions, ios *IO) error {
 		if !isTTY(ios.In) {
 			return errors.New("refusing to change anything without --yes: stdin is not a terminal to confirm on")
 		}
-		fmt.Fprint(ios.Out, "Run them? [y/N] ")
-		line, _ := bufio.NewReader(io.LimitReader(ios.In, maxAnswer)).ReadString('\n')
-		if a := strings.ToLower(strings.TrimSpace(line)); a != "y" && a != "yes" {
+		if !confirm(ios.In, ios.Out) {
 			fmt.Fprintln(ios.Out, "Nothing was changed.")
 			return nil
 		}
@@ -233,6 +231,15 @@ func indent(s, prefix string) string {
 		return prefix + "(no output)"
 	}
 	return prefix + strings.ReplaceAll(s, "\n", "\n"+prefix)
+}
+
+// confirm asks on out and reads one answer from in: yes for "y" or "yes".
+// It reads at most maxAnswer bytes, whatever in is.
+func confirm(in io.Reader, out io.Writer) bool {
+	fmt.Fprint(out, "Run them? [y/N] ")
+	line, _ := bufio.NewReader(io.LimitReader(in, maxAnswer)).ReadString('\n')
+	a := strings.ToLower(strings.TrimSpace(line))
+	return a == "y" || a == "yes"
 }
 
 // isTerminalReader reports whether r is a terminal: a tcgetattr that
