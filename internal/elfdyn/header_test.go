@@ -57,3 +57,26 @@ func TestF3CheckHeaderAcceptsRealELF(t *testing.T) {
 		t.Error("CheckHeader accepted a shell script")
 	}
 }
+
+// FuzzF3CheckHeader: whatever the bytes, CheckHeader returns (never panics),
+// and what it accepts debug/elf can parse without a runaway section count.
+func FuzzF3CheckHeader(f *testing.F) {
+	f.Add(hostile.ELFSectionBomb(10_000_000))
+	f.Add(hostile.ELFShnumBomb())
+	f.Add(hostile.ELFFittingHeaders(1 << 20))
+	if exe, err := os.Executable(); err == nil {
+		if fh, err := os.Open(exe); err == nil {
+			b := make([]byte, 4096)
+			n, _ := fh.Read(b)
+			fh.Close()
+			f.Add(b[:n])
+		}
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if err := CheckHeader(bytes.NewReader(b), int64(len(b))); err == nil {
+			if _, err := Open(bytes.NewReader(b), int64(len(b))); err != nil {
+				return // a bad file is fine; a panic or a balloon is not
+			}
+		}
+	})
+}
