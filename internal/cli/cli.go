@@ -9,6 +9,8 @@ import (
 	"io"
 
 	"github.com/spf13/cobra"
+
+	"github.com/fastpath-dev/fastpath/internal/safetext"
 )
 
 // Version is fastpath's version, set at build time with
@@ -49,14 +51,20 @@ type IO struct {
 
 // Main runs fastpath with args and returns the exit status.
 func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	ios := &IO{In: stdin, Out: stdout, Err: stderr, IsTTY: isTerminal(stdout), NoColor: noColor()}
+	// F9: everything printed passes one sanitiser, so escape sequences
+	// from untrusted input never reach a terminal raw (internal/safetext).
+	out := safetext.NewWriter(stdout, isTerminal(stdout))
+	errOut := safetext.NewWriter(stderr, isTerminal(stderr))
+	defer out.Flush()
+	defer errOut.Flush()
+	ios := &IO{In: stdin, Out: out, Err: errOut, IsTTY: isTerminal(stdout), NoColor: noColor()}
 	root := NewRootCommand(ios)
 	root.SetArgs(args)
 	root.SetIn(stdin)
-	root.SetOut(stdout)
-	root.SetErr(stderr)
+	root.SetOut(out)
+	root.SetErr(errOut)
 	err := root.ExecuteContext(context.Background())
-	return exitCode(err, stderr)
+	return exitCode(err, errOut)
 }
 
 func exitCode(err error, stderr io.Writer) int {

@@ -3,16 +3,23 @@ package cli
 import (
 	"bufio"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"sort"
 	"strings"
+	"syscall"
 
 	"github.com/spf13/cobra"
+	"golang.org/x/term"
 
 	"github.com/fastpath-dev/fastpath/internal/diagnose"
+	"github.com/fastpath-dev/fastpath/internal/facts"
 	"github.com/fastpath-dev/fastpath/internal/finding"
 	"github.com/fastpath-dev/fastpath/internal/plan"
 	"github.com/fastpath-dev/fastpath/internal/source"
@@ -25,7 +32,14 @@ type FixOptions struct {
 	Yes   bool
 	// stdinIsTerminal is isTerminalReader by default; tests replace it.
 	stdinIsTerminal func(io.Reader) bool
+	// collectAgain re-collects the live facts just before anything runs
+	// (Plan.Source.Load by default); tests replace it.
+	collectAgain func(context.Context) (*facts.Facts, error)
 }
+
+// maxAnswer caps how much of stdin the confirmation prompt reads: an answer
+// is "y" or "yes"; a stdin of /dev/zero must not be read to exhaustion (F11).
+const maxAnswer = 256
 
 func newFixCommand(ios *IO) *cobra.Command {
 	o := &FixOptions{}
@@ -38,8 +52,10 @@ streaming their output, after asking for confirmation (--yes skips it; without
 a terminal on stdin --yes is required). It stops at the first command that
 fails and shows the step and its output. Then it runs doctor again, carrying
 the variables the steps exported, and prints which findings went away, remain
-or appeared. Nothing is changed without --apply, and never with --root or
---facts.
+or appeared. Nothing is changed without --apply, and never with --root,
+--image or --facts: --apply runs only on the live host whose facts made the
+plan, and just before running it collects the facts again and refuses if they
+changed. Ctrl-C or SIGTERM stops the running command's whole process group.
 
 Exit status: 0 done (no error-severity finding after --apply), 1 error
 findings remain, 2 usage error, refusal, or a step that failed.`,
@@ -56,12 +72,18 @@ findings remain, 2 usage error, refusal, or a step that failed.`,
 
 // RunFix runs `fastpath fix`.
 func RunFix(ctx context.Context, o *FixOptions, ios *IO) error {
-	if o.Apply && (o.Plan.Source.Root != "" || o.Plan.Source.Facts != "") {
-		return usageErrorf("fix --apply changes the live machine only: not with --root or --facts (run `fastpath plan` to see the steps)")
+	// F1: a plan made from an image, a root or saved facts describes some
+	// other machine; its commands (an image's venv path, its apt packages)
+	// must never run here.
+	if o.Apply && (o.Plan.Source.Root != "" || o.Plan.Source.Image != "" || o.Plan.Source.Platform != "" || o.Plan.Source.Facts != "") {
+		return usageErrorf("fix --apply changes the live machine only: not with --root, --image or --facts (run `fastpath plan` to see the steps)")
 	}
-	_, before, pl, err := o.Plan.make(ctx)
+	planFacts, before, pl, err := o.Plan.make(ctx)
 	if err != nil {
 		return err
+	}
+	if o.Apply && (planFacts.Source.Kind != source.KindHost || !planFacts.Source.Live) {
+		return usageErrorf("fix --apply changes the live machine only: the plan was made from %s", planFacts.Source.Kind)
 	}
 	if !o.Apply {
 		if err := plan.WriteText(ios.Out, pl); err != nil {
@@ -99,19 +121,40 @@ func RunFix(ctx context.Context, o *FixOptions, ios *IO) error {
 		if !isTTY(ios.In) {
 			return errors.New("refusing to change anything without --yes: stdin is not a terminal to confirm on")
 		}
-		fmt.Fprint(ios.Out, "Run them? [y/N] ")
-		line, _ := bufio.NewReader(ios.In).ReadString('\n')
-		if a := strings.ToLower(strings.TrimSpace(line)); a != "y" && a != "yes" {
+		if !confirm(ios.In, ios.Out) {
 			fmt.Fprintln(ios.Out, "Nothing was changed.")
 			return nil
 		}
+	}
+	// F1: the machine may have changed while the plan was shown (or while
+	// the prompt waited): run only if the facts that chose the steps still
+	// hold.
+	again := o.collectAgain
+	if again == nil {
+		again = o.Plan.Source.Load
+	}
+	now, err := again(ctx)
+	if err != nil {
+		return fmt.Errorf("collecting the facts again before running: %w", err)
+	}
+	if a, b := factsFingerprint(planFacts), factsFingerprint(now); a != b {
+		return fmt.Errorf("refusing to run: this machine's facts changed since the plan was made (fingerprint %.12s, now %.12s); run `fastpath fix` again", a, b)
 	}
 	overrides, err := source.ParseEnv(o.Plan.Source.Env)
 	if err != nil {
 		return &UsageError{Err: err}
 	}
+	// Ctrl-C or SIGTERM cancels ctx; the runner then kills the running
+	// command's process group, and fix stops there.
+	runCtx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
 	r := &plan.Runner{Env: source.ProcessEnv(overrides).List(), Out: ios.Out}
-	res := r.Run(ctx, best)
+	res := r.Run(runCtx, best)
+	if runCtx.Err() != nil && ctx.Err() == nil {
+		stop()
+		fmt.Fprintf(ios.Out, "\nINTERRUPTED: the running command's process group was stopped; %d of %d steps completed.\n", len(res.Ran), len(best))
+		return errors.New("interrupted by a signal")
+	}
 	if res.Failed != nil {
 		fmt.Fprintf(ios.Out, "\nFAILED: step %q (%s) for %s\n  command: %s\n  error: %v\n  its output (end):\n%s\n",
 			res.Failed.Title, res.Failed.ID, res.Failed.Finding, res.Command, res.Err, indent(res.Output, "    "))
@@ -190,12 +233,40 @@ func indent(s, prefix string) string {
 	return prefix + strings.ReplaceAll(s, "\n", "\n"+prefix)
 }
 
-// isTerminalReader reports whether r is a terminal (a character device).
+// confirm asks on out and reads one answer from in: yes for "y" or "yes".
+// It reads at most maxAnswer bytes, whatever in is.
+func confirm(in io.Reader, out io.Writer) bool {
+	fmt.Fprint(out, "Run them? [y/N] ")
+	line, _ := bufio.NewReader(io.LimitReader(in, maxAnswer)).ReadString('\n')
+	a := strings.ToLower(strings.TrimSpace(line))
+	return a == "y" || a == "yes"
+}
+
+// isTerminalReader reports whether r is a terminal: a tcgetattr that
+// succeeds (golang.org/x/term, no cgo), so /dev/null and /dev/zero, which
+// are character devices but not terminals, are not (F11).
 func isTerminalReader(r io.Reader) bool {
 	f, ok := r.(*os.File)
-	if !ok {
-		return false
+	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+// factsFingerprint is a SHA-256 of the facts a plan is made from, leaving
+// out what changes on its own from one second to the next (free memory,
+// GPU memory in use and the processes holding it, collection warnings).
+func factsFingerprint(f *facts.Facts) string {
+	c := *f
+	c.OS.MemAvail = 0
+	c.Warnings = nil
+	c.Live = nil
+	c.GPU.Processes = nil
+	c.GPU.Devices = append([]facts.Device(nil), f.GPU.Devices...)
+	for i := range c.GPU.Devices {
+		c.GPU.Devices[i].MemoryUsedMiB = 0
 	}
-	fi, err := f.Stat()
-	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+	b, err := json.Marshal(&c)
+	if err != nil {
+		return "unmarshalable: " + err.Error()
+	}
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
 }

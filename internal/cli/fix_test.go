@@ -251,7 +251,7 @@ func TestFixRefuses(t *testing.T) {
 	src := SourceFlags{Root: root, GPUs: fixture.SeedGPUs, Env: fixture.SeedEnv}
 	var out bytes.Buffer
 	err := RunFix(context.Background(), &FixOptions{Apply: true, Yes: true, Plan: PlanOptions{Source: src, Offline: true}}, &IO{Out: &out})
-	if _, ok := err.(*UsageError); !ok || !strings.Contains(err.Error(), "not with --root or --facts") {
+	if _, ok := err.(*UsageError); !ok || !strings.Contains(err.Error(), "not with --root, --image or --facts") {
 		t.Errorf("--root: %v", err)
 	}
 	out.Reset()

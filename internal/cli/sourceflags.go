@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 
 	"github.com/spf13/pflag"
@@ -102,10 +103,26 @@ func (s *SourceFlags) Load(ctx context.Context) (*facts.Facts, error) {
 	return f, nil
 }
 
+// Caps on a --facts file (SECURITY.md): it may come from another machine.
+// Real facts files are tens to hundreds of KB; a few MB of JSON already
+// decodes to a hundred MB of strings.
+const (
+	maxFactsBytes    = 8 << 20 // the file is read up to this, and refused past it
+	maxFactsWarnings = 1000    // warnings past this are counted, not kept
+)
+
 func readFacts(path string, gpus []string) (*facts.Facts, error) {
-	b, err := os.ReadFile(path)
+	fh, err := os.Open(path) // a FIFO is allowed: --facts <(ssh host fastpath facts)
 	if err != nil {
 		return nil, err
+	}
+	defer fh.Close()
+	b, err := io.ReadAll(io.LimitReader(fh, maxFactsBytes+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(b) > maxFactsBytes {
+		return nil, fmt.Errorf("--facts %s: larger than %d MiB, more than any facts file", path, maxFactsBytes>>20)
 	}
 	var f facts.Facts
 	if err := json.Unmarshal(b, &f); err != nil {
@@ -113,6 +130,9 @@ func readFacts(path string, gpus []string) (*facts.Facts, error) {
 	}
 	if f.Schema != facts.Schema {
 		return nil, fmt.Errorf("--facts %s: schema %q, want %q", path, f.Schema, facts.Schema)
+	}
+	if n := len(f.Warnings); n > maxFactsWarnings {
+		f.Warnings = append(f.Warnings[:maxFactsWarnings:maxFactsWarnings], fmt.Sprintf("(%d more warnings in %s not shown)", n-maxFactsWarnings, path))
 	}
 	if len(gpus) > 0 {
 		devs, err := gpu.OverrideDevices(gpus)

@@ -3,17 +3,19 @@ package cli
 import (
 	"io"
 	"os"
+
+	"golang.org/x/term"
 )
 
-// isTerminal reports whether w is a character device (a terminal), without
-// cgo or x/term: a Stat of the file is enough for colour decisions.
+// isTerminal reports whether w is a terminal: golang.org/x/term's
+// IsTerminal (a tcgetattr ioctl, no cgo). A character-device test is not
+// enough: /dev/null and /dev/zero are character devices (F11).
 func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	if !ok {
-		return false
+	if u, ok := w.(interface{ Unwrap() io.Writer }); ok {
+		w = u.Unwrap() // the sanitising writer of Main
 	}
-	fi, err := f.Stat()
-	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
 }
 
 // noColor honours https://no-color.org: any non-empty NO_COLOR disables colour.

@@ -108,6 +108,9 @@ func Open(r io.ReaderAt, size int64) (f *File, err error) {
 			f, err = nil, formatErr("malformed ELF: %v", p)
 		}
 	}()
+	if err := CheckHeader(r, size); err != nil { // F3: before debug/elf trusts the counts
+		return nil, err
+	}
 	ef, err := elf.NewFile(io.NewSectionReader(r, 0, size))
 	if err != nil {
 		return nil, formatErr("bad ELF: %v", err)

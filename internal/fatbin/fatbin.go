@@ -18,6 +18,7 @@ import (
 	"os"
 
 	"github.com/fastpath-dev/fastpath/internal/cudaarch"
+	"github.com/fastpath-dev/fastpath/internal/elfdyn"
 )
 
 // Magic starts every fatbin container (little-endian u32).
@@ -201,6 +202,19 @@ func NewFile(r io.ReaderAt) (*File, error) {
 	}
 	if !bytes.Equal(magic[:], []byte(elf.ELFMAG)) {
 		return nil, ErrNotCUDA
+	}
+	// F3: debug/elf trusts e_shnum; check the header tables fit the file first.
+	elfSize, err := readerSize(r)
+	if err != nil {
+		return nil, err
+	}
+	if err := elfdyn.CheckHeader(r, elfSize); err != nil {
+		msg := err.Error()
+		var fe *elfdyn.FormatError
+		if errors.As(err, &fe) {
+			msg = fe.Msg
+		}
+		return nil, &FormatError{Off: 0, Msg: msg}
 	}
 	ef, err := elf.NewFile(r)
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"sort"
 	"strings"
@@ -77,7 +78,9 @@ func ParseConfig(b []byte) (*Config, error) {
 	if err := dec.Decode(&top); err != nil {
 		return nil, fmt.Errorf("not JSON: %v", err)
 	}
-	if _, err := dec.Token(); err == nil {
+	// Anything but white space after the object is refused, valid JSON or
+	// not (Token returns an error, not io.EOF, for "}garbage").
+	if _, err := dec.Token(); err != io.EOF {
 		return nil, errors.New("not JSON: data after the top-level object")
 	}
 	obj, ok := top.(map[string]any)

@@ -30,18 +30,24 @@ var repoID = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,95}/[A-Za-z0-9][A-
 // Locate finds the config.json an argument names: a config file, a model
 // folder holding config.json, or ORG/NAME in the local Hugging Face cache of
 // the source ($HF_HUB_CACHE, $HF_HOME/hub, ~/.cache/huggingface/hub); never
-// the network. Absolute paths are read inside src (so --root works); a path
-// that is not there, and every relative path, is read from this machine's
-// filesystem (a config file the user holds).
+// the network. Absolute paths are read inside src (so --root works) and,
+// under a root or image, only there; on the host a path that is not there,
+// and every relative path, is read from this machine's filesystem (a config
+// file the user holds).
 func Locate(src source.Source, arg string) (*Located, error) {
 	if arg == "" {
 		return nil, errors.New("empty model argument")
 	}
 	if strings.HasPrefix(arg, "/") && src != nil {
-		if l, err := locateIn(src, arg); err == nil {
+		l, err := locateIn(src, arg)
+		if err == nil {
 			return l, nil
-		} else if !errors.Is(err, fs.ErrNotExist) {
-			return nil, err
+		}
+		// Under --root or --image an absolute path names a file of that
+		// tree only: falling back to this machine's file of the same name
+		// would show the host's content as the image's (F10).
+		if src.Info().Kind != source.KindHost || !errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("%s (in %s): %w", arg, src.Info().Kind, err)
 		}
 	}
 	local := localFS(arg)

@@ -9,6 +9,8 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"syscall"
+	"time"
 )
 
 // Runner carries out steps' commands with a POSIX shell, one command at a
@@ -45,6 +47,28 @@ var (
 	unsetLine  = regexp.MustCompile(`^unset ([A-Za-z_][A-Za-z0-9_]*)$`)
 )
 
+// placeholder matches a word no real command holds, only a template's hole
+// (`pip install PACKAGE`, `<version>`): the last guard before a shell sees it.
+var placeholder = regexp.MustCompile(`(^|\s)(PACKAGE|VERSION|PATH_TO_[A-Z_]+)(\s|$)|<[a-z][a-z0-9_-]*>`)
+
+// ownGroup runs cmd in a process group of its own, and makes cancelling
+// ctx (Ctrl-C, SIGTERM, a timeout) stop that whole group: pip's and a
+// build's children with it, not just the shell.
+func ownGroup(cmd *exec.Cmd) {
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error {
+		pgid := cmd.Process.Pid
+		syscall.Kill(-pgid, syscall.SIGTERM)
+		time.AfterFunc(killGrace, func() { syscall.Kill(-pgid, syscall.SIGKILL) })
+		return nil
+	}
+	cmd.WaitDelay = killGrace + time.Second
+}
+
+// killGrace is how long a cancelled command's group has to exit after
+// SIGTERM before it is sent SIGKILL.
+const killGrace = 3 * time.Second
+
 // tailSize is how much of a failed command's output is kept to show again.
 const tailSize = 16 << 10
 
@@ -65,11 +89,14 @@ func (r *Runner) Run(ctx context.Context, steps []Step) Result {
 			tail := &tailBuffer{max: tailSize}
 			w := io.MultiWriter(r.Out, tail)
 			var err error
-			if m := exportLine.FindStringSubmatch(c); m != nil {
+			if p := placeholder.FindString(c); p != "" {
+				err = fmt.Errorf("refusing to run a command with the unfilled placeholder %q", strings.TrimSpace(p))
+			} else if m := exportLine.FindStringSubmatch(c); m != nil {
 				// The shell expands the value ($CUDA_HOME, $(...), quotes)
 				// exactly as it would in the user's shell.
 				var out bytes.Buffer
 				cmd := exec.CommandContext(ctx, shell, "-c", c+` && printf '%s' "$`+m[1]+`"`)
+				ownGroup(cmd)
 				cmd.Env, cmd.Stdout, cmd.Stderr = env, &out, w
 				if err = cmd.Run(); err == nil {
 					env = setEnv(env, m[1], out.String())
@@ -81,6 +108,7 @@ func (r *Runner) Run(ctx context.Context, steps []Step) Result {
 				env = unsetEnv(env, m[1])
 			} else {
 				cmd := exec.CommandContext(ctx, shell, "-c", c)
+				ownGroup(cmd)
 				cmd.Env, cmd.Stdout, cmd.Stderr = env, w, w
 				err = cmd.Run()
 			}

@@ -9,6 +9,7 @@ import (
 	"github.com/fastpath-dev/fastpath/internal/facts"
 	"github.com/fastpath-dev/fastpath/internal/finding"
 	"github.com/fastpath-dev/fastpath/internal/model"
+	"github.com/fastpath-dev/fastpath/internal/safetext"
 )
 
 // Prometheus writes the diagnosis in Prometheus' text exposition format,
@@ -186,12 +187,14 @@ func promLabels(kv [][2]string) string {
 	parts := make([]string, len(kv))
 	r := strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`)
 	for i, p := range kv {
-		parts[i] = p[0] + `="` + r.Replace(strings.ToValidUTF8(p[1], "\uFFFD")) + `"`
+		// safetext.Clean: a label value from a root must not carry a
+		// terminal escape (F9); its \u001b form is then escaped as text.
+		parts[i] = p[0] + `="` + r.Replace(safetext.Clean(strings.ToValidUTF8(p[1], "\uFFFD"))) + `"`
 	}
 	return "{" + strings.Join(parts, ",") + "}"
 }
 
 // promHelp escapes a HELP text (backslash and newline only).
 func promHelp(s string) string {
-	return strings.NewReplacer(`\`, `\\`, "\n", `\n`).Replace(s)
+	return strings.NewReplacer(`\`, `\\`, "\n", `\n`).Replace(safetext.Clean(s))
 }

@@ -84,6 +84,32 @@ var ErrTooLarge = errors.New("file larger than the reading cap")
 // maxLinkHops bounds symlink chains, as the kernel's ELOOP does (40).
 const maxLinkHops = 40
 
+// Caps on the paths a Resolver accepts (SECURITY.md, docs/security.md). Paths
+// come from untrusted places (an image's PATH, a .pth line, a link target), and
+// resolving costs one lookup per component, so both are bounded before any
+// work is done: a longer path fails with ENAMETOOLONG.
+const (
+	// MaxPathLen is the longest path resolved, in bytes: Linux's PATH_MAX.
+	MaxPathLen = 4096
+	// MaxPathComponents is the most components a path may have. Real
+	// paths have a few dozen; 256 keeps the worst resolve to 256 lookups
+	// (plus 40 links of at most MaxPathLen each).
+	MaxPathComponents = 256
+	// maxCacheEntries bounds the resolved-prefix cache; when full it is
+	// dropped and refilled, so memory stays below about
+	// maxCacheEntries*maxCachedPrefixLen*2 bytes (32 MiB) whatever is read.
+	maxCacheEntries = 16384
+	// maxCachedPrefixLen: longer prefixes are resolved but not cached.
+	maxCachedPrefixLen = 1024
+	// MaxPathListEntries bounds the entries LookPath tries in a PATH-style
+	// list (an image's PATH is untrusted; real ones have under 30).
+	MaxPathListEntries = 256
+	// MaxDirEntries is the most entries ReadDir returns for a directory of
+	// a root; past it ReadDir returns the first MaxDirEntries (sorted) and
+	// an error wrapping ErrTooLarge. Real site-packages hold a few thousand.
+	MaxDirEntries = 100000
+)
+
 // dirSource serves both the host (root "/") and --root directories: the same
 // resolution code runs for both, so tests on fixture trees exercise exactly
 // what runs on real machines.
@@ -140,13 +166,43 @@ func newDir(root string, env Env, live bool) (*dirSource, error) {
 	}
 	s := &dirSource{root: root, env: env, live: live, osr: r}
 	s.links = NewResolver(func(p string) (fs.FileMode, error) {
-		fi, err := os.Lstat(s.hostPath(p))
+		fi, err := s.lstat(p)
 		if err != nil {
 			return 0, err
 		}
 		return fi.Mode(), nil
-	}, func(p string) (string, error) { return os.Readlink(s.hostPath(p)) })
+	}, s.readlink)
 	return s, nil
+}
+
+// The four primitives every dirSource operation goes through. Under a root
+// they go through one os.Root handle (openat with O_NOFOLLOW per component;
+// a link that leaves the root is an error), so a folder swapped for a link
+// to the host between resolving and reading can never reach a host path
+// (F7). On the host there is nothing to leave and the plain calls are used.
+
+func (s *dirSource) lstat(p string) (fs.FileInfo, error) {
+	if s.root == "/" {
+		return os.Lstat(p)
+	}
+	return s.osr.Lstat(rel(p))
+}
+
+func (s *dirSource) readlink(p string) (string, error) {
+	if s.root == "/" {
+		return os.Readlink(p)
+	}
+	return s.osr.Readlink(rel(p))
+}
+
+// openNoBlock opens p for reading with O_NONBLOCK, so that a FIFO that
+// slipped past the type check (swapped in after it) cannot block the open.
+func (s *dirSource) openNoBlock(p string) (*os.File, error) {
+	flag := os.O_RDONLY | syscall.O_NONBLOCK | syscall.O_CLOEXEC
+	if s.root == "/" {
+		return os.OpenFile(p, flag|syscall.O_NOFOLLOW, 0)
+	}
+	return s.osr.OpenFile(rel(p), flag, 0)
 }
 
 func (s *dirSource) Info() Info {
@@ -157,14 +213,6 @@ func (s *dirSource) Info() Info {
 }
 
 func (s *dirSource) Env() Env { return s.env }
-
-// hostPath maps a clean in-source absolute path to the host's file system.
-func (s *dirSource) hostPath(p string) string {
-	if s.root == "/" {
-		return p
-	}
-	return s.root + p
-}
 
 // rel maps a clean in-source absolute path to a path relative to the root,
 // for os.Root.
@@ -218,19 +266,38 @@ func NewResolver(lstat func(p string) (fs.FileMode, error), readLink func(p stri
 // Resolve walks name one component at a time; with followLast false the
 // final component is left as it is (for Lstat and ReadLink). A directory
 // prefix, once resolved, is cached: its resolution cannot depend on what
-// follows it.
+// follows it. Paths over MaxPathLen bytes or MaxPathComponents components
+// fail with ENAMETOOLONG before any lookup (F2).
 func (r *Resolver) Resolve(name string, followLast bool) (string, error) {
 	if !strings.HasPrefix(name, "/") {
 		return "", &fs.PathError{Op: "resolve", Path: name, Err: errors.New("path is not absolute")}
+	}
+	if len(name) > MaxPathLen {
+		return "", &fs.PathError{Op: "resolve", Path: name[:64] + "...", Err: syscall.ENAMETOOLONG}
 	}
 	comps := components(name)
 	if len(comps) == 0 {
 		return "/", nil
 	}
+	if len(comps) > MaxPathComponents {
+		return "", &fs.PathError{Op: "resolve", Path: name[:64] + "...", Err: syscall.ENAMETOOLONG}
+	}
+	// prefix(i) is "/"+comps[:i] joined; every prefix is a slice of clean,
+	// so looking prefixes up allocates nothing.
+	clean := "/" + strings.Join(comps, "/")
+	ends := make([]int, len(comps)+1)
+	for i, off := 0, 0; i < len(comps); i++ {
+		off += 1 + len(comps[i])
+		ends[i+1] = off
+	}
+	prefix := func(i int) string { return clean[:ends[i]] }
 	resolved, start := "/", 0
 	r.mu.Lock()
 	for i := len(comps) - 1; i > 0; i-- {
-		if c, ok := r.cache["/"+strings.Join(comps[:i], "/")]; ok {
+		if ends[i] > maxCachedPrefixLen {
+			continue
+		}
+		if c, ok := r.cache[prefix(i)]; ok {
 			resolved, start = c, i
 			break
 		}
@@ -250,9 +317,12 @@ func (r *Resolver) Resolve(name string, followLast bool) (string, error) {
 			return path.Join(resolved, strings.Join(comps[i:], "/")), &fs.PathError{Op: "resolve", Path: name, Err: err}
 		}
 		resolved = next
-		if !last {
+		if !last && ends[i+1] <= maxCachedPrefixLen {
 			r.mu.Lock()
-			r.cache["/"+strings.Join(comps[:i+1], "/")] = resolved
+			if len(r.cache) >= maxCacheEntries {
+				clear(r.cache)
+			}
+			r.cache[strings.Clone(prefix(i+1))] = resolved
 			r.mu.Unlock()
 		}
 	}
@@ -285,6 +355,9 @@ func (r *Resolver) step(dir, c string, hops *int) (string, error) {
 	if err != nil {
 		return "", unwrapPathErr(err)
 	}
+	if len(target) > MaxPathLen {
+		return "", syscall.ENAMETOOLONG
+	}
 	base := dir
 	if strings.HasPrefix(target, "/") {
 		base = "/"
@@ -305,24 +378,41 @@ func unwrapPathErr(err error) error {
 	return err
 }
 
+// Open opens a regular file (or a directory) for reading. Anything else (a
+// FIFO, a socket, a device) is refused before it is opened, so a FIFO planted
+// in a root cannot hang a read and a device node is never touched (F5); the
+// type is checked again on the open file, in case it was swapped in between.
 func (s *dirSource) Open(name string) (File, error) {
 	p, err := s.resolve(name, true)
 	if err != nil {
 		return nil, err
 	}
-	// Under a root, os.Root refuses to leave it even if the tree changed
-	// since resolve (it walks each component with openat and O_NOFOLLOW);
-	// on the host there is nothing to leave, and a plain open is one syscall.
-	var f *os.File
-	if s.root == "/" {
-		f, err = os.Open(p)
-	} else {
-		f, err = s.osr.Open(rel(p))
-	}
+	fi, err := s.lstat(p)
 	if err != nil {
 		return nil, &fs.PathError{Op: "open", Path: name, Err: unwrapPathErr(err)}
 	}
+	if err := openable(fi.Mode()); err != nil {
+		return nil, &fs.PathError{Op: "open", Path: name, Err: err}
+	}
+	f, err := s.openNoBlock(p)
+	if err != nil {
+		return nil, &fs.PathError{Op: "open", Path: name, Err: unwrapPathErr(err)}
+	}
+	if fi, err = f.Stat(); err != nil || openable(fi.Mode()) != nil {
+		f.Close()
+		return nil, &fs.PathError{Op: "open", Path: name, Err: ErrNotRegular}
+	}
 	return f, nil
+}
+
+// ErrNotRegular is returned by Open for FIFOs, sockets and devices.
+var ErrNotRegular = errors.New("not a regular file or directory")
+
+func openable(m fs.FileMode) error {
+	if m.IsRegular() || m.IsDir() {
+		return nil
+	}
+	return ErrNotRegular
 }
 
 func (s *dirSource) Stat(name string) (fs.FileInfo, error) {
@@ -330,7 +420,7 @@ func (s *dirSource) Stat(name string) (fs.FileInfo, error) {
 	if err != nil {
 		return nil, err
 	}
-	fi, err := os.Lstat(s.hostPath(p))
+	fi, err := s.lstat(p)
 	if err != nil {
 		return nil, &fs.PathError{Op: "stat", Path: name, Err: unwrapPathErr(err)}
 	}
@@ -342,7 +432,7 @@ func (s *dirSource) Lstat(name string) (fs.FileInfo, error) {
 	if err != nil {
 		return nil, err
 	}
-	fi, err := os.Lstat(s.hostPath(p))
+	fi, err := s.lstat(p)
 	if err != nil {
 		return nil, &fs.PathError{Op: "lstat", Path: name, Err: unwrapPathErr(err)}
 	}
@@ -354,19 +444,40 @@ func (s *dirSource) ReadLink(name string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	t, err := os.Readlink(s.hostPath(p))
+	t, err := s.readlink(p)
 	if err != nil {
 		return "", &fs.PathError{Op: "readlink", Path: name, Err: unwrapPathErr(err)}
 	}
 	return t, nil
 }
 
+// ReadDir lists a directory, sorted by name, through the same confined
+// handle as Open; at most MaxDirEntries entries are returned.
 func (s *dirSource) ReadDir(name string) ([]fs.DirEntry, error) {
 	p, err := s.resolve(name, true)
 	if err != nil {
 		return nil, err
 	}
-	ents, err := os.ReadDir(s.hostPath(p))
+	fi, err := s.lstat(p)
+	if err != nil {
+		return nil, &fs.PathError{Op: "readdir", Path: name, Err: unwrapPathErr(err)}
+	}
+	if !fi.IsDir() {
+		return nil, &fs.PathError{Op: "readdir", Path: name, Err: syscall.ENOTDIR}
+	}
+	f, err := s.openNoBlock(p)
+	if err != nil {
+		return nil, &fs.PathError{Op: "readdir", Path: name, Err: unwrapPathErr(err)}
+	}
+	defer f.Close()
+	ents, err := f.ReadDir(MaxDirEntries + 1)
+	if err == io.EOF {
+		err = nil
+	}
+	if len(ents) > MaxDirEntries {
+		ents, err = ents[:MaxDirEntries], ErrTooLarge
+	}
+	sort.Slice(ents, func(i, j int) bool { return ents[i].Name() < ents[j].Name() })
 	if err != nil {
 		return ents, &fs.PathError{Op: "readdir", Path: name, Err: unwrapPathErr(err)}
 	}
@@ -433,9 +544,15 @@ func IsExecutable(src Source, name string) bool {
 // would: the first absolute entry holding an executable regular file. The
 // path returned is the unresolved one (dir/name).
 func LookPath(src Source, pathList, name string) (string, bool) {
-	for _, dir := range strings.Split(pathList, ":") {
+	for i, dir := range strings.SplitN(pathList, ":", MaxPathListEntries+1) {
+		if i >= MaxPathListEntries {
+			break
+		}
 		if !strings.HasPrefix(dir, "/") {
 			continue // relative PATH entries depend on a working directory we do not have
+		}
+		if len(dir) > MaxPathLen {
+			continue // cannot name a file (ENAMETOOLONG); not worth joining
 		}
 		p := path.Join(dir, name)
 		if IsExecutable(src, p) {

@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/fastpath-dev/fastpath/internal/elfdyn"
 	"github.com/fastpath-dev/fastpath/internal/facts"
 	"github.com/fastpath-dev/fastpath/internal/source"
 )
@@ -252,6 +253,9 @@ func GlibcVersion(r io.ReaderAt, size int64) (v string, err error) {
 			v, err = "", fmt.Errorf("malformed ELF file: %v", p)
 		}
 	}()
+	if err := elfdyn.CheckHeader(r, size); err != nil { // F3: before debug/elf trusts the counts
+		return "", err
+	}
 	f, err := elf.NewFile(io.NewSectionReader(r, 0, size))
 	if err != nil {
 		return "", err

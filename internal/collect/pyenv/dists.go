@@ -247,9 +247,13 @@ func (c *collector) readHeaders(p string) (string, error) {
 	chunk := make([]byte, bufferFor(f, 16<<10))
 	for int64(len(buf)) < maxMetadata {
 		n, err := f.Read(chunk)
+		// Scan only what is new (and the byte before it, for a blank line
+		// split across reads): rescanning from the start made a 2 GiB
+		// METADATA without a blank line cost seconds.
+		from := max(0, len(buf)-1)
 		buf = append(buf, chunk[:n]...)
-		if i := headerEnd(buf); i >= 0 {
-			buf = buf[:i]
+		if i := headerEnd(buf[from:]); i >= 0 {
+			buf = buf[:from+i]
 			break
 		}
 		if err == io.EOF {

@@ -144,6 +144,12 @@ func (c *collector) processPth(dir string, known map[string]bool, out *[]string)
 				continue
 			}
 			line = strings.TrimRight(line, " \t\f\v\r")
+			if len(line) > source.MaxPathLen {
+				// Cannot name a folder (ENAMETOOLONG); a 30,000-component
+				// line cost 3.5 GB before paths were capped (F2).
+				c.warn("%s: a line of %d bytes is longer than a path can be (%d); skipped", p, len(line), source.MaxPathLen)
+				continue
+			}
 			if strings.ContainsRune(line, 0) {
 				break // Python stops at the error such a line raises
 			}
