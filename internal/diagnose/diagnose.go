@@ -24,6 +24,7 @@ type check func(c *context) []finding.Finding
 var checks = []check{
 	checkPython,
 	checkTorch,
+	checkTorchLibraries,
 	checkTorchArch,
 	checkDriver,
 	checkCompilerPresence,

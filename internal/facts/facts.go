@@ -157,6 +157,19 @@ type Torch struct {
 	PTX   []string `json:"ptx,omitempty"`
 	// ArchLibs are the libraries read for Archs (torch/lib/libtorch_cuda.so ...).
 	ArchLibs []string `json:"arch_libs,omitempty"`
+	// MissingLibraries are shared libraries that `import torch` loads (the DT_NEEDED
+	// closure of torch/_C and libtorch_global_deps.so) and that resolve nowhere the
+	// dynamic linker or torch's _preload_cuda_deps would look. LibrariesChecked counts
+	// the libraries whose DT_NEEDED were read.
+	MissingLibraries []MissingLibrary `json:"missing_libraries,omitempty"`
+	LibrariesChecked int              `json:"libraries_checked,omitempty"`
+}
+
+// MissingLibrary is one DT_NEEDED name found nowhere.
+type MissingLibrary struct {
+	Name     string   `json:"name"`      // libcublasLt.so.13
+	NeededBy []string `json:"needed_by"` // the libraries that need it (paths)
+	Searched []string `json:"searched"`  // the folders looked in, in order
 }
 
 // CUDA describes every nvcc found and what torch's extension builder picks.
