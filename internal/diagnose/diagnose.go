@@ -36,7 +36,7 @@ var checks = []check{
 	checkNinja,
 	checkPip,
 	checkGPUBusy,
-	checkExtensionArch, checkExtensionABI, checkExtensionCUDA,
+	checkExtensionArch, checkExtensionABI, checkExtensionCUDA, checkExtensionLive,
 	checkModels,
 	checkLive,
 }

@@ -483,3 +483,55 @@ func checkExtensionCUDA(c *context) []finding.Finding {
 	}
 	return out
 }
+
+// checkExtensionLive compares the static extension verdicts with the probe's imports
+// of the modules they name (`doctor --live`, live.AddStaticSuspects): a module said
+// to fail to import (a missing CUDA runtime, missing torch symbols) that imports, or
+// one said to lack code for the GPU whose tiny kernel runs, is static-live-disagree.
+func checkExtensionLive(c *context) []finding.Finding {
+	lf := c.f.Live
+	if lf == nil || lf.Error != "" || lf.Probe == 0 {
+		return nil
+	}
+	static := map[string]string{} // dist -> "import" or "code"
+	for _, fd := range append(checkExtensionABI(c), append(checkExtensionCUDA(c), checkExtensionArch(c)...)...) {
+		if fd.Severity != finding.Error {
+			continue
+		}
+		for _, e := range c.loaded() {
+			if !slices.ContainsFunc(fd.Evidence, func(ev string) bool { return strings.HasPrefix(ev, e.Path+":") || strings.HasPrefix(ev, e.Path+" ") }) {
+				continue
+			}
+			if fd.ID == finding.ExtensionArchUnsupported {
+				if static[e.Dist] == "" {
+					static[e.Dist] = "code"
+				}
+			} else {
+				static[e.Dist] = "import"
+			}
+		}
+	}
+	var out []finding.Finding
+	add := func(title, detail string, evidence ...string) {
+		out = append(out, finding.Finding{ID: finding.StaticLiveDisagree, Severity: finding.Warning, Title: title,
+			Detail:   detail + " One of the two readings is wrong: trust the live one, and report the static one as a fastpath bug.",
+			Evidence: evidence})
+	}
+	for _, p := range lf.Packages {
+		verdict, ok := static[p.Name]
+		if !ok {
+			continue
+		}
+		switch {
+		case verdict == "import" && p.OK:
+			add(fmt.Sprintf("%s: fastpath said `import %s` fails, but it imports", p.Name, p.Import),
+				fmt.Sprintf("A static error says a library %s loads is missing or lacks torch symbols, yet `import %s` succeeds in %s.", p.Name, p.Import, c.python()),
+				"live: import "+p.Import+" from "+p.File)
+		case verdict == "code" && p.OK && p.SmokeOK:
+			add(fmt.Sprintf("%s: fastpath said it has no code for the GPU, but its kernel runs", p.Name),
+				fmt.Sprintf("A static error says %s has no code for this GPU, yet its tiny kernel ran in %s.", p.Name, c.python()),
+				"live: "+p.Smoke)
+		}
+	}
+	return out
+}

@@ -394,6 +394,11 @@ type LivePackage struct {
 	// ErrorType and Error are the exception, verbatim.
 	ErrorType string `json:"error_type,omitempty"`
 	Error     string `json:"error,omitempty"`
+	// Smoke is the tiny kernel run after the import (kb loading.json), when the
+	// knowledge base knows one; SmokeOK its outcome, SmokeError the exception.
+	Smoke      string `json:"smoke,omitempty"`
+	SmokeOK    bool   `json:"smoke_ok,omitempty"`
+	SmokeError string `json:"smoke_error,omitempty"`
 }
 
 // LiveModel is transformers' resolution for one model_type.
