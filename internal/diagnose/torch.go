@@ -159,13 +159,34 @@ func checkTorchLibraries(c *context) []finding.Finding {
 	if c.torch == nil || len(c.torch.MissingLibraries) == 0 {
 		return nil
 	}
-	var names, evidence, pkgs []string
+	var names, evidence, pkgs, extras []string
+	toolkitVersion := ""
+	var lastSearched []string
 	for _, m := range c.torch.MissingLibraries {
 		names = append(names, m.Name)
-		evidence = append(evidence, fmt.Sprintf("%s, needed by %s: not found in %s", m.Name, strings.Join(m.NeededBy, ", "), strings.Join(m.Searched, ", ")))
-		if p := c.torchLibraryProvider(m.Name); p != "" && !slices.Contains(pkgs, p) {
+		where := "not found in " + strings.Join(m.Searched, ", ")
+		if slices.Equal(m.Searched, lastSearched) {
+			where = "not found in the same folders"
+		}
+		lastSearched = m.Searched
+		evidence = append(evidence, fmt.Sprintf("%s, needed by %s: %s", m.Name, strings.Join(m.NeededBy, ", "), where))
+		p := c.torchLibraryProvider(m.Name)
+		// cuda-toolkit[x]==V specs merge into one cuda-toolkit[x,y]==V.
+		if rest, ok := strings.CutPrefix(p, "cuda-toolkit["); ok {
+			extra, version, _ := strings.Cut(rest, "]")
+			toolkitVersion = version
+			if !slices.Contains(extras, extra) {
+				extras = append(extras, extra)
+			}
+			continue
+		}
+		if p != "" && !slices.Contains(pkgs, p) {
 			pkgs = append(pkgs, p)
 		}
+	}
+	if len(extras) > 0 {
+		slices.Sort(extras)
+		pkgs = append([]string{"cuda-toolkit[" + strings.Join(extras, ",") + "]" + toolkitVersion}, pkgs...)
 	}
 	evidence = append(evidence, torchEvidence(c.torch), "lookup rule: "+kb.Loading().CUDALibraries.Source)
 	fd := finding.Finding{
