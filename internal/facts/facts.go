@@ -131,6 +131,11 @@ type Pip struct {
 	Prefix string `json:"prefix,omitempty"`
 	// SameAsPython is whether that is the selected Python's environment.
 	SameAsPython bool `json:"same_as_python"`
+	// PathPythonPrefix is the environment of `python3` on PATH (which --python may
+	// differ from); SameAsPathPython whether pip installs into it. pip-python-mismatch
+	// is about these two, the pair a user types.
+	PathPythonPrefix string `json:"path_python_prefix,omitempty"`
+	SameAsPathPython bool   `json:"same_as_path_python,omitempty"`
 }
 
 // Torch describes the torch installed in the selected environment.
