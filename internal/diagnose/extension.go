@@ -141,6 +141,19 @@ func (c *context) pickCUDALibrary(r *kb.PackageLoad, e facts.Extension) string {
 	return higher
 }
 
+// gatedOff returns the rule under which e's package never uses e on a GPU of
+// capability cc (sgl-kernel's flash_ops outside majors 8 and 9), or nil.
+func gatedOff(e facts.Extension, cc cudaarch.Capability) *kb.PackageLoad {
+	r := kb.Loading().PackageLoadRule(e.Dist)
+	if r == nil || r.Rule != "module-gated-by-major" {
+		return nil
+	}
+	if _, ok := r.Match(path.Base(e.Path)); !ok || slices.Contains(r.Majors, cc.Major) {
+		return nil
+	}
+	return r
+}
+
 // archOnly says whether a container's targets are all arch- or family-specific SASS
 // (sm_90a, sm_100a, sm_100f) with no PTX: code built for those GPUs alone (kb
 // loading.json arch_specific_modules), which the package dispatches to only there.
@@ -243,6 +256,9 @@ func checkExtensionArch(c *context) []finding.Finding {
 			out = append(out, fd)
 		}
 		groups := extGroups(exts, func(e facts.Extension) bool {
+			if gatedOff(e, cc) != nil {
+				return false // the package never launches this module's kernels on this GPU
+			}
 			runs, none, other := extContainers(e, cc)
 			// A module with nothing at all for this GPU fails, arch-specific or not,
 			// unless its package is known to dispatch by GPU (the info above).

@@ -38,6 +38,9 @@ type PackageLoad struct {
 	Rule        string `json:"rule"`
 	Library     string `json:"library"`
 	OverrideEnv string `json:"override_env,omitempty"`
+	// Majors: for "module-gated-by-major", the GPU majors on which the package uses
+	// the module Library matches; elsewhere it never launches its kernels.
+	Majors []int `json:"majors,omitempty"`
 	Import      string `json:"import,omitempty"` // the module the live probe imports
 	Smoke       string `json:"smoke,omitempty"`  // a tiny kernel the live probe may run
 	Source      string `json:"source"`
@@ -52,6 +55,9 @@ func (p *PackageLoad) Match(base string) (cuda string, ok bool) {
 	m := p.re.FindStringSubmatch(base)
 	if m == nil {
 		return "", false
+	}
+	if len(m) < 2 {
+		return "", true
 	}
 	return m[1], true
 }
