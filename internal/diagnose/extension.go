@@ -144,14 +144,17 @@ func (c *context) pickCUDALibrary(r *kb.PackageLoad, e facts.Extension) string {
 // gatedOff returns the rule under which e's package never uses e on a GPU of
 // capability cc (sgl-kernel's flash_ops outside majors 8 and 9), or nil.
 func gatedOff(e facts.Extension, cc cudaarch.Capability) *kb.PackageLoad {
-	r := kb.Loading().PackageLoadRule(e.Dist)
-	if r == nil || r.Rule != "module-gated-by-major" {
-		return nil
+	// Gated modules are named by their folder and file: sm90/common_ops.abi3.so.
+	name := path.Base(path.Dir(e.Path)) + "/" + path.Base(e.Path)
+	for _, r := range kb.Loading().PackageLoadRules(e.Dist) {
+		if r.Rule != "module-gated-by-major" {
+			continue
+		}
+		if _, ok := r.Match(name); ok && !slices.Contains(r.Majors, cc.Major) {
+			return r
+		}
 	}
-	if _, ok := r.Match(path.Base(e.Path)); !ok || slices.Contains(r.Majors, cc.Major) {
-		return nil
-	}
-	return r
+	return nil
 }
 
 // archOnly says whether a container's targets are all arch- or family-specific SASS

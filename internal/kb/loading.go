@@ -125,3 +125,15 @@ func (d *LoadingData) DispatchesByArch(dist string) bool {
 	}
 	return false
 }
+
+// PackageLoadRules returns every rule for a distribution (any spelling).
+func (d *LoadingData) PackageLoadRules(dist string) []*PackageLoad {
+	n := strings.ToLower(strings.NewReplacer("_", "-", ".", "-").Replace(dist))
+	var out []*PackageLoad
+	for i := range d.Packages.Rows {
+		if d.Packages.Rows[i].Name == n {
+			out = append(out, &d.Packages.Rows[i])
+		}
+	}
+	return out
+}
