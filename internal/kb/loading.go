@@ -40,11 +40,11 @@ type PackageLoad struct {
 	OverrideEnv string `json:"override_env,omitempty"`
 	// Majors: for "module-gated-by-major", the GPU majors on which the package uses
 	// the module Library matches; elsewhere it never launches its kernels.
-	Majors []int `json:"majors,omitempty"`
-	Import      string `json:"import,omitempty"` // the module the live probe imports
-	Smoke       string `json:"smoke,omitempty"`  // a tiny kernel the live probe may run
-	Source      string `json:"source"`
-	re          *regexp.Regexp
+	Majors []int  `json:"majors,omitempty"`
+	Import string `json:"import,omitempty"` // the module the live probe imports
+	Smoke  string `json:"smoke,omitempty"`  // a tiny kernel the live probe may run
+	Source string `json:"source"`
+	re     *regexp.Regexp
 }
 
 // Match returns the CUDA version a library's base name stands for ("128"), or ok false.
