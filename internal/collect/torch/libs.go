@@ -8,6 +8,7 @@ import (
 	"github.com/fastpath-dev/fastpath/internal/collect/extensions"
 	"github.com/fastpath-dev/fastpath/internal/elfdyn"
 	"github.com/fastpath-dev/fastpath/internal/facts"
+	"github.com/fastpath-dev/fastpath/internal/kb"
 	"github.com/fastpath-dev/fastpath/internal/source"
 )
 
@@ -135,19 +136,10 @@ func isCUDAMajorFolder(name string) bool {
 	return true
 }
 
-// judged: torch's own libraries and the CUDA libraries of NVIDIA's wheels; not the
-// C library, not libcuda.so.1 (the driver's).
+// judged: torch's own libraries and the CUDA libraries of NVIDIA's wheels (kb
+// loading.json cuda_libraries); not the C library, not libcuda.so.1 (the driver's).
 func judged(needed string) bool {
-	if extensions.IsTorchLibrary(needed) {
-		return true
-	}
-	for _, p := range []string{"libcublas", "libcudnn", "libnvrtc", "libcudart", "libcupti", "libcufft", "libcurand",
-		"libnvJitLink", "libcusparse", "libcusolver", "libnccl", "libnvshmem", "libcufile", "libnvToolsExt"} {
-		if strings.HasPrefix(needed, p+".") || strings.HasPrefix(needed, p+"_") || (p == "libcusparse" && strings.HasPrefix(needed, "libcusparseLt.")) {
-			return true
-		}
-	}
-	return false
+	return extensions.IsTorchLibrary(needed) || kb.Loading().CUDALibraryFor(needed) != nil
 }
 
 // globStem finds libX.so.<major>.* for libX.so.<major> in dirs.
