@@ -142,11 +142,16 @@ func judged(needed string) bool {
 	return extensions.IsTorchLibrary(needed) || kb.Loading().CUDALibraryFor(needed) != nil
 }
 
-// globStem finds libX.so.<major>.* for libX.so.<major> in dirs.
+// globStem finds libX.so.<major>.<more> for libX.so.<major> in dirs, as torch's
+// _preload_cuda_deps glob "libX.so.*[0-9]" does: only versions (digits and dots)
+// count, so a renamed libX.so.13.bak is not a library.
 func globStem(src source.Source, soname string, dirs []string) string {
 	for _, d := range dirs {
-		if m := source.Glob(src, path.Join(d, soname+".*")); len(m) > 0 {
-			return m[0]
+		for _, m := range source.Glob(src, path.Join(d, soname+".*")) {
+			rest := strings.TrimPrefix(path.Base(m), soname+".")
+			if rest != "" && strings.Trim(rest, "0123456789.") == "" && rest[len(rest)-1] != '.' {
+				return m
+			}
 		}
 	}
 	return ""
