@@ -56,12 +56,13 @@ func TestNetworkRealWheelsCuobjdump(t *testing.T) {
 		t.Fatal(err)
 	}
 	var files []string
+	s := &cubinSampler{all: os.Getenv("FASTPATH_ALL_CUBINS") == "1", seen: map[string]bool{}}
 	for _, req := range realWheels {
 		name, version, _ := strings.Cut(req, "==")
 		whl := glob1(t, dir, strings.ReplaceAll(name, "-", "_")+"-"+version+"-*.whl")
-		files = append(files, unzipNative(t, whl, filepath.Join(tmp, name+"-"+version))...)
+		files = append(files, unzipNative(t, whl, filepath.Join(tmp, name+"-"+version), s)...)
 	}
-	files = sampleCubins(t, files)
+	t.Logf("bare cubins: %d, compared %d (every e_flags class, and one in %d; FASTPATH_ALL_CUBINS=1 for all)", s.n, s.kept, cubinSampleEvery)
 
 	type result struct {
 		path, verdict, diff string
@@ -185,9 +186,9 @@ func extract(f *zip.File, to string, mode os.FileMode) error {
 	return w.Close()
 }
 
-// unzipNative extracts the wheel's shared objects, cubins and fatbins (the files
-// that can hold CUDA code) below to, and returns their paths.
-func unzipNative(t *testing.T, whl, to string) []string {
+// unzipNative extracts the wheel's shared objects, fatbins and the sampled cubins
+// (the files that can hold CUDA code) below to, and returns their paths.
+func unzipNative(t *testing.T, whl, to string, s *cubinSampler) []string {
 	t.Helper()
 	zr, err := zip.OpenReader(whl)
 	if err != nil {
@@ -200,6 +201,9 @@ func unzipNative(t *testing.T, whl, to string) []string {
 		if !(strings.Contains(base, ".so") || strings.HasSuffix(base, ".cubin") || strings.HasSuffix(base, ".fatbin")) || strings.Contains(f.Name, "..") {
 			continue
 		}
+		if strings.HasSuffix(base, ".cubin") && !s.keep(t, f) {
+			continue
+		}
 		p := filepath.Join(to, filepath.FromSlash(f.Name))
 		if err := extract(f, p, 0o644); err != nil {
 			t.Fatal(err)
@@ -210,33 +214,27 @@ func unzipNative(t *testing.T, whl, to string) []string {
 	return out
 }
 
-// sampleCubins keeps every non-cubin, and of the bare cubins one per distinct ELF
-// header class (e_flags and ABI version: what tells sm_100 from sm_100a) plus one in
-// cubinSampleEvery, unless FASTPATH_ALL_CUBINS=1.
-func sampleCubins(t *testing.T, files []string) []string {
-	if os.Getenv("FASTPATH_ALL_CUBINS") == "1" {
-		return files
+// cubinSampler keeps, of the bare cubins, one per distinct ELF header class (ABI
+// version and e_flags: what tells sm_100 from sm_100a) plus one in cubinSampleEvery,
+// or all of them.
+type cubinSampler struct {
+	all     bool
+	seen    map[string]bool
+	n, kept int
+}
+
+func (s *cubinSampler) keep(t *testing.T, f *zip.File) bool {
+	s.n++
+	var h [64]byte
+	if rc, err := f.Open(); err == nil {
+		io.ReadFull(rc, h[:])
+		rc.Close()
 	}
-	var out []string
-	seen := map[string]bool{}
-	n := 0
-	for _, f := range files {
-		if !strings.HasSuffix(f, ".cubin") {
-			out = append(out, f)
-			continue
-		}
-		n++
-		var h [64]byte
-		if r, err := os.Open(f); err == nil {
-			io.ReadFull(r, h[:])
-			r.Close()
-		}
-		class := fmt.Sprintf("%d/%#x", h[8], binary.LittleEndian.Uint32(h[48:]))
-		if !seen[class] || n%cubinSampleEvery == 0 {
-			seen[class] = true
-			out = append(out, f)
-		}
+	class := fmt.Sprintf("%d/%#x", h[8], binary.LittleEndian.Uint32(h[48:]))
+	if s.all || !s.seen[class] || s.n%cubinSampleEvery == 0 {
+		s.seen[class] = true
+		s.kept++
+		return true
 	}
-	t.Logf("bare cubins: %d, compared %d (every e_flags class, and one in %d)", n, len(out)-(len(files)-n), cubinSampleEvery)
-	return out
+	return false
 }
