@@ -32,8 +32,10 @@ case $ver in
 esac
 # A shared object built with -rdc keeps the relocatable code (__nv_relfatbin) beside
 # the device-linked executable fatbin (.nv_fatbin); cuobjdump lists only the latter
-# unless -all (recorded as NAME.all-list-elf.txt / NAME.all-list-ptx.txt).
-so rdc_shared -rdc=true -cudart shared -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=compute_90
+# unless -all (recorded as NAME.all-list-elf.txt / NAME.all-list-ptx.txt). The
+# committed copy was linked with -cudart shared (28 KB instead of 1 MB; the pip
+# wheels have no libcudart.so link name, so it was made by hand there).
+so rdc_shared -rdc=true -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=compute_90
 "$nvcc" -c -rdc=true -Xcompiler -fPIC -o "$out/rdc.o" "$src" -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=compute_90
 "$nvcc" -cubin -arch=sm_90 -o "$out/axpy.sm_90.cubin" "$src"
 "$nvcc" -fatbin -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=compute_90 -o "$out/axpy.fatbin" "$src"
