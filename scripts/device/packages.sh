@@ -45,9 +45,12 @@ for cc in 7.5 8.0 9.0 10.0 12.0; do
   grep -E '^\s*(ERROR|error|WARN|warning|INFO|info)' "$W/r/doctor-gpu-$cc.txt" | head -20
 done
 
-step "3. a torch nvidia-* library moved away: doctor must name it (torch-libraries-missing)"
-LIB=$(ls "$SITE"/nvidia/*/lib/libcublasLt.so.* 2>/dev/null | head -1)
-[ -z "$LIB" ] && LIB=$(ls "$SITE"/nvidia/cublas/lib/libcublasLt.so.* 2>/dev/null | head -1)
+step "3. a torch nvidia-* library (libcudnn.so.9) moved away: doctor must name it (torch-libraries-missing)"
+# cuDNN first: the system CUDA toolkit (/usr/local/cuda) has its own cuBLAS, which the
+# loader may find through ld.so.conf; it has no cuDNN.
+LIB=$(ls "$SITE"/nvidia/cudnn/lib/libcudnn.so.9 2>/dev/null | head -1)
+[ -z "$LIB" ] && LIB=$(ls "$SITE"/nvidia/*/lib/libcublasLt.so.* 2>/dev/null | head -1)
+ldconfig -p | grep -E "libcudnn.so|libcublasLt.so" | head -5
 echo "moving $LIB"
 if [ -n "$LIB" ]; then
   HIDE="$LIB.fastpath-moved"
