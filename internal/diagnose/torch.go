@@ -159,7 +159,7 @@ func checkTorchLibraries(c *context) []finding.Finding {
 	if c.torch == nil || len(c.torch.MissingLibraries) == 0 {
 		return nil
 	}
-	var names, evidence, pkgs, extras []string
+	var names, evidence, pkgs, extras, reqLines []string
 	toolkitVersion := ""
 	var lastSearched []string
 	for _, m := range c.torch.MissingLibraries {
@@ -170,7 +170,10 @@ func checkTorchLibraries(c *context) []finding.Finding {
 		}
 		lastSearched = m.Searched
 		evidence = append(evidence, fmt.Sprintf("%s, needed by %s: %s", m.Name, strings.Join(m.NeededBy, ", "), where))
-		p := c.torchLibraryProvider(m.Name)
+		p, raw := c.torchLibraryProvider(m.Name)
+		if raw != "" && !slices.Contains(reqLines, raw) {
+			reqLines = append(reqLines, raw)
+		}
 		// cuda-toolkit[x]==V specs merge into one cuda-toolkit[x,y]==V.
 		if rest, ok := strings.CutPrefix(p, "cuda-toolkit["); ok {
 			extra, version, _ := strings.Cut(rest, "]")
@@ -188,7 +191,11 @@ func checkTorchLibraries(c *context) []finding.Finding {
 		slices.Sort(extras)
 		pkgs = append([]string{"cuda-toolkit[" + strings.Join(extras, ",") + "]" + toolkitVersion}, pkgs...)
 	}
-	evidence = append(evidence, torchEvidence(c.torch), "lookup rule: "+kb.Loading().CUDALibraries.Source)
+	evidence = append(evidence, torchEvidence(c.torch))
+	for _, r := range reqLines {
+		evidence = append(evidence, fmt.Sprintf("torch %s's own METADATA: Requires-Dist: %s", c.torch.Version, r))
+	}
+	evidence = append(evidence, "which wheel ships which library: "+kb.Loading().CUDALibraries.Source)
 	fd := finding.Finding{
 		ID:       finding.TorchLibrariesMissing,
 		Severity: finding.Error,
@@ -200,7 +207,7 @@ func checkTorchLibraries(c *context) []finding.Finding {
 	}
 	if len(pkgs) > 0 {
 		fd.Fixes = []finding.Fix{{
-			Title:    "Install the NVIDIA wheels torch requires for them (the versions torch's METADATA pins)",
+			Title:    fmt.Sprintf("Install the NVIDIA wheels torch %s requires for them (as its own METADATA pins them)", c.torch.Version),
 			Commands: []string{c.pipInstall(pkgs...)},
 		}}
 	} else {
@@ -212,10 +219,12 @@ func checkTorchLibraries(c *context) []finding.Finding {
 // torchLibraryProvider is the requirement in torch's METADATA that ships soname:
 // "nvidia-cublas-cu12==12.8.4.1", "nvidia-nccl-cu13==2.30.7", or the cuda-toolkit
 // meta-package with the library's extra, "cuda-toolkit[cublas]==13.2.2".
-func (c *context) torchLibraryProvider(soname string) string {
+//
+// raw is the Requires-Dist line it comes from, verbatim.
+func (c *context) torchLibraryProvider(soname string) (spec, raw string) {
 	lib := kb.Loading().CUDALibraryFor(soname)
 	if lib == nil || c.py == nil {
-		return ""
+		return "", ""
 	}
 	var requires []string
 	for _, d := range c.py.Distributions {
@@ -238,7 +247,7 @@ func (c *context) torchLibraryProvider(soname string) string {
 				stem = stem[:i]
 			}
 			if stem == lib.Wheel {
-				return strings.ReplaceAll(spec, " ", "")
+				return strings.ReplaceAll(spec, " ", ""), r
 			}
 			continue
 		}
@@ -249,12 +258,12 @@ func (c *context) torchLibraryProvider(soname string) string {
 			}
 			for _, x := range strings.Split(extras, ",") {
 				if strings.TrimSpace(x) == lib.ToolkitExtra {
-					return "cuda-toolkit[" + lib.ToolkitExtra + "]" + strings.ReplaceAll(spec[strings.Index(spec, "]")+1:], " ", "")
+					return "cuda-toolkit[" + lib.ToolkitExtra + "]" + strings.ReplaceAll(spec[strings.Index(spec, "]")+1:], " ", ""), r
 				}
 			}
 		}
 	}
-	return ""
+	return "", ""
 }
 
 func isDigits(s string) bool {
