@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/fastpath-dev/fastpath/internal/diagnose"
 	"github.com/fastpath-dev/fastpath/internal/facts"
 	"github.com/fastpath-dev/fastpath/internal/live"
 	"github.com/fastpath-dev/fastpath/internal/model"
@@ -72,7 +73,9 @@ func (l *LiveFlags) probe(ctx context.Context, s *SourceFlags, f *facts.Facts, m
 	for _, m := range models {
 		types = append(types, m.ModelType)
 	}
-	lf, err := r.Probe(ctx, live.KBProbeArgs(types))
+	args := live.KBProbeArgs(types)
+	args.AddStaticSuspects(f, diagnose.Run(f)) // issue 12: every static import/no-code error is checked live
+	lf, err := r.Probe(ctx, args)
 	if err != nil {
 		f.Live = &facts.LiveFacts{Error: err.Error()}
 		f.Warnings = append(f.Warnings, "live probe: "+err.Error())

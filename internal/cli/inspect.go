@@ -19,6 +19,7 @@ type InspectOptions struct {
 	GPUs      []string // --gpu CC (repeatable)
 	JSON      bool
 	Cuobjdump bool
+	All       bool // --all: with --cuobjdump, list relocatable fatbins too (cuobjdump -all)
 }
 
 func newInspectCommand(ios *IO) *cobra.Command {
@@ -38,6 +39,10 @@ device".
 
 --cuobjdump prints, per file, exactly what 'cuobjdump --list-elf FILE' and then
 'cuobjdump --list-ptx FILE' print (listings on stdout, cuobjdump's messages on stderr).
+Like cuobjdump, it lists the executable fatbin (.nv_fatbin, the code the CUDA runtime
+loads) and, only where there is none, the relocatable one (__nv_relfatbin); --all lists
+both, as 'cuobjdump -all'. Counts, targets and verdicts describe the loaded code; the
+JSON's "relocatable" field describes the rest.
 
 Exit status:
   0  every file read; no verdict predicts "no kernel image"
@@ -54,6 +59,7 @@ Exit status:
 	f.StringArrayVar(&o.GPUs, "gpu", nil, "judge each file for a GPU of compute capability `CC` (12.0, sm_120 or 120; repeatable)")
 	f.BoolVar(&o.JSON, "json", false, `print {"files": [...]} as JSON`)
 	f.BoolVar(&o.Cuobjdump, "cuobjdump", false, "print what cuobjdump --list-elf then --list-ptx print for each file")
+	f.BoolVar(&o.All, "all", false, "with --cuobjdump: list relocatable (__nv_relfatbin) code too, as cuobjdump -all does")
 	return cmd
 }
 
@@ -88,7 +94,7 @@ func RunInspect(o *InspectOptions, paths []string, ios *IO) error {
 		noKernel = noKernel || f.NoKernelImage()
 		if o.Cuobjdump {
 			if werr == nil {
-				werr = inspect.Cuobjdump(ios.Out, ios.Err, f, cwd)
+				werr = inspect.Cuobjdump(ios.Out, ios.Err, f, cwd, o.All)
 			}
 			return
 		}

@@ -24,6 +24,7 @@ type check func(c *context) []finding.Finding
 var checks = []check{
 	checkPython,
 	checkTorch,
+	checkTorchLibraries,
 	checkTorchArch,
 	checkDriver,
 	checkCompilerPresence,
@@ -35,7 +36,7 @@ var checks = []check{
 	checkNinja,
 	checkPip,
 	checkGPUBusy,
-	checkExtensionArch, checkExtensionABI, checkExtensionCUDA,
+	checkExtensionArch, checkExtensionABI, checkExtensionCUDA, checkExtensionLive,
 	checkModels,
 	checkLive,
 }

@@ -50,7 +50,18 @@ func checkNinja(c *context) []finding.Finding {
 // checkPip: `pip` on PATH installs into another Python than python3.
 func checkPip(c *context) []finding.Finding {
 	pip := c.f.Python.Pip
-	if c.py == nil || pip == nil || pip.SameAsPython {
+	if c.py == nil || pip == nil {
+		return nil
+	}
+	// Judged against python3 on PATH (what a user types), not --python's choice;
+	// facts without it (older files) fall back to the selected Python.
+	python3Prefix := c.py.Prefix
+	if pip.PathPythonPrefix != "" {
+		if pip.SameAsPathPython {
+			return nil
+		}
+		python3Prefix = pip.PathPythonPrefix
+	} else if pip.SameAsPython {
 		return nil
 	}
 	target := pip.Prefix
@@ -60,9 +71,9 @@ func checkPip(c *context) []finding.Finding {
 	return []finding.Finding{{
 		ID:       finding.PipPythonMismatch,
 		Severity: finding.Warning,
-		Title:    fmt.Sprintf("`pip` on PATH installs into %s, not into %s", target, c.py.Prefix),
+		Title:    fmt.Sprintf("`pip` on PATH installs into %s, not into %s", target, python3Prefix),
 		Detail:   "`pip install X` then succeeds but `python3 -c 'import X'` fails, and `pip list` shows another environment than the one that runs.",
-		Evidence: []string{fmt.Sprintf("pip: %s runs %s", pip.Path, orUnknown(pip.Interpreter)), fmt.Sprintf("python3: %s (prefix %s)", c.python(), c.py.Prefix)},
+		Evidence: []string{fmt.Sprintf("pip: %s runs %s", pip.Path, orUnknown(pip.Interpreter)), fmt.Sprintf("python3 on PATH: prefix %s", python3Prefix)},
 		Fixes:    []finding.Fix{{Title: "Always install with the interpreter's own pip", Commands: []string{c.pipInstall("PACKAGE")}}},
 	}}
 }

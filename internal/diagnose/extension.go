@@ -60,6 +60,149 @@ func extRunsOn(e facts.Extension, cc cudaarch.Capability) cudaarch.Compat {
 
 func hasCUDACode(e facts.Extension) bool { return len(e.SASS)+len(e.PTX) > 0 }
 
+// loaded is the extensions the packages' own loading code will load, by the rules
+// of kb data/loading.json: a package that ships one library per CUDA version
+// (bitsandbytes) loads only the one torch's CUDA (or its override variable) picks;
+// the others are never opened and are not judged.
+func (c *context) loaded() []facts.Extension {
+	rules := kb.Loading()
+	var out []facts.Extension
+	picked := map[string]string{}
+	for _, e := range c.f.Extensions {
+		r := rules.PackageLoadRule(e.Dist)
+		if r == nil || r.Rule != "one-library-per-cuda" {
+			out = append(out, e)
+			continue
+		}
+		if _, ok := r.Match(path.Base(e.Path)); !ok {
+			out = append(out, e)
+			continue
+		}
+		k := e.Dist + "\x00" + path.Dir(e.Path)
+		sel, ok := picked[k]
+		if !ok {
+			sel = c.pickCUDALibrary(r, e)
+			picked[k] = sel
+		}
+		if path.Base(e.Path) == sel {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// pickCUDALibrary is the library name a one-library-per-cuda package loads, as its
+// loader picks it (bitsandbytes cextension.py): the override variable's version
+// outright; else torch's CUDA exactly, else the highest lower, else the lowest
+// higher of the same major. "" when torch's CUDA is unknown (nothing is judged).
+func (c *context) pickCUDALibrary(r *kb.PackageLoad, e facts.Extension) string {
+	var names []string
+	for _, o := range c.f.Extensions {
+		if o.Dist == e.Dist && path.Dir(o.Path) == path.Dir(e.Path) {
+			if _, ok := r.Match(path.Base(o.Path)); ok {
+				names = append(names, path.Base(o.Path))
+			}
+		}
+	}
+	want := ""
+	if r.OverrideEnv != "" {
+		want = envValue(c, r.OverrideEnv)
+	}
+	if want == "" {
+		if c.torchCUDA == "" {
+			return ""
+		}
+		want = strings.ReplaceAll(c.torchCUDA, ".", "")
+	}
+	exact, lower, higher := "", "", ""
+	lowerV, higherV := -1, 1<<30
+	wantV, _ := strconv.Atoi(want)
+	for _, n := range names {
+		v, _ := r.Match(n)
+		if strings.Contains(n, "_nocublaslt") {
+			continue // bitsandbytes 0.41 picks these only on GPUs without int8 matmul
+		}
+		iv, _ := strconv.Atoi(v)
+		switch {
+		case v == want:
+			exact = n
+		case iv/10 == wantV/10 && iv < wantV && iv > lowerV:
+			lower, lowerV = n, iv
+		case iv/10 == wantV/10 && iv > wantV && iv < higherV:
+			higher, higherV = n, iv
+		}
+	}
+	if exact != "" || envValue(c, r.OverrideEnv) != "" {
+		return exact
+	}
+	if lower != "" {
+		return lower
+	}
+	return higher
+}
+
+// gatedOff returns the rule under which e's package never uses e on a GPU of
+// capability cc (sgl-kernel's flash_ops outside majors 8 and 9), or nil.
+func gatedOff(e facts.Extension, cc cudaarch.Capability) *kb.PackageLoad {
+	// Gated modules are named by their folder and file: sm90/common_ops.abi3.so.
+	name := path.Base(path.Dir(e.Path)) + "/" + path.Base(e.Path)
+	for _, r := range kb.Loading().PackageLoadRules(e.Dist) {
+		if r.Rule != "module-gated-by-major" {
+			continue
+		}
+		if _, ok := r.Match(name); ok && !slices.Contains(r.Majors, cc.Major) {
+			return r
+		}
+	}
+	return nil
+}
+
+// archOnly says whether a container's targets are all arch- or family-specific SASS
+// (sm_90a, sm_100a, sm_100f) with no PTX: code built for those GPUs alone (kb
+// loading.json arch_specific_modules), which the package dispatches to only there.
+func archOnly(set []string) bool {
+	if len(set) == 0 {
+		return false
+	}
+	for _, s := range set {
+		t, err := cudaarch.ParseTarget(s)
+		if err != nil || t.Kind != cudaarch.SASS || t.Variant == cudaarch.VariantPlain {
+			return false
+		}
+	}
+	return true
+}
+
+// extContainers counts, for a GPU, e's containers that run, that have no code, and
+// that are arch-specific code for other GPUs. Facts without TargetSets are one set.
+// Arch-specific containers beside containers that run are the package's kernels for
+// other GPUs (vllm, sgl-kernel: a module per wheel, kernels per GPU) and never fail
+// by themselves: the package launches them only on their GPU.
+func extContainers(e facts.Extension, cc cudaarch.Capability) (runs, none, otherArch int) {
+	sets := e.TargetSets
+	if len(sets) == 0 {
+		sets = [][]string{append(slices.Clone(e.SASS), e.PTX...)}
+	}
+	for _, set := range sets {
+		var ts []cudaarch.Target
+		for _, s := range set {
+			if t, err := cudaarch.ParseTarget(s); err == nil {
+				ts = append(ts, t)
+			}
+		}
+		_, got := cudaarch.Best(ts, cc)
+		switch {
+		case got != cudaarch.None:
+			runs++
+		case archOnly(set):
+			otherArch++
+		default:
+			none++
+		}
+	}
+	return runs, none, otherArch
+}
+
 // rebuildCommand reinstalls dist from source against the installed torch:
 // no build isolation (the build must see this torch, not a fresh one from
 // PyPI), no wheel from the index or pip's cache (which would be the same
@@ -94,9 +237,35 @@ func checkExtensionArch(c *context) []finding.Finding {
 		names = append(names, fmt.Sprintf("%s (compute capability %s)", name, cc))
 	}
 	var out []finding.Finding
+	exts := c.loaded()
 	for i, cc := range caps {
-		groups := extGroups(c.f.Extensions, func(e facts.Extension) bool {
-			return hasCUDACode(e) && extRunsOn(e, cc) == cudaarch.None
+		// Modules built only for arch-specific targets of other GPUs: info.
+		for _, g := range extGroups(exts, func(e facts.Extension) bool {
+			runs, none, other := extContainers(e, cc)
+			return hasCUDACode(e) && runs == 0 && none == 0 && other > 0 && kb.Loading().DispatchesByArch(e.Dist)
+		}) {
+			e0 := g[0]
+			fd := finding.Finding{
+				ID:       finding.ExtensionArchUnsupported,
+				Severity: finding.Info,
+				Title:    fmt.Sprintf("%s %s: %s built only for other GPUs (arch-specific code)", e0.Dist, e0.Version, plural(len(g), "module", "modules")),
+				Detail: fmt.Sprintf("Every fatbin of these modules holds only arch-specific SASS (sm_XXa) for other GPUs than %s: "+
+					"the package dispatches to them only on the GPU they were built for, so this is expected and not an error.", names[i]),
+			}
+			for _, e := range g {
+				fd.Evidence = append(fd.Evidence, fmt.Sprintf("%s: SASS %s; PTX %s", e.Path, listOrNone(e.SASS), listOrNone(e.PTX)))
+			}
+			fd.Evidence = append(fd.Evidence, "rule: "+kb.Loading().ArchSpecificModules.Source)
+			out = append(out, fd)
+		}
+		groups := extGroups(exts, func(e facts.Extension) bool {
+			if gatedOff(e, cc) != nil {
+				return false // the package never launches this module's kernels on this GPU
+			}
+			runs, none, other := extContainers(e, cc)
+			// A module with nothing at all for this GPU fails, arch-specific or not,
+			// unless its package is known to dispatch by GPU (the info above).
+			return hasCUDACode(e) && (none > 0 || runs == 0 && other > 0 && !kb.Loading().DispatchesByArch(e.Dist))
 		})
 		for _, g := range groups {
 			e0 := g[0]
@@ -110,8 +279,12 @@ func checkExtensionArch(c *context) []finding.Finding {
 					plural(len(g), "module of "+e0.Dist, "modules of "+e0.Dist), cc.SM(), cc.SM()),
 			}
 			for _, e := range g {
-				fd.Evidence = append(fd.Evidence, fmt.Sprintf("%s: SASS %s; PTX %s (%s)", e.Path, listOrNone(e.SASS), listOrNone(e.PTX), plural(e.Containers, "fatbin container", "fatbin containers")))
-				if len(e.TargetSets) > 1 {
+				line := fmt.Sprintf("%s: SASS %s; PTX %s (%s)", e.Path, listOrNone(e.SASS), listOrNone(e.PTX), plural(e.Containers, "fatbin container", "fatbin containers"))
+				if runs, none, other := extContainers(e, cc); other > 0 {
+					line += fmt.Sprintf("; for this GPU %d run, %d have no code, %d are arch-specific code for other GPUs", runs, none, other)
+				}
+				fd.Evidence = append(fd.Evidence, line)
+				if len(e.TargetSets) > 1 && len(e.TargetSets) <= 8 {
 					for _, set := range e.TargetSets {
 						fd.Evidence = append(fd.Evidence, "  a container holds: "+strings.Join(set, " "))
 					}
@@ -152,16 +325,29 @@ func checkExtensionABI(c *context) []finding.Finding {
 		return nil
 	}
 	var out []finding.Finding
-	for _, g := range extGroups(c.f.Extensions, func(e facts.Extension) bool { return e.LinksTorch && e.MissingCount > 0 }) {
+	for _, g := range extGroups(c.loaded(), func(e facts.Extension) bool { return e.LinksTorch && e.MissingCount > 0 }) {
 		e0 := g[0]
-		total := 0
+		// Distinct symbols over the modules: the same missing function needed by four
+		// modules is one symbol, not four. Only the first few names per module are in
+		// the facts, so when some were cut the count is a lower bound.
+		distinct := map[string]bool{}
+		complete := true
+		most := 0
 		for _, e := range g {
-			total += e.MissingCount
+			for _, s := range e.MissingSymbols {
+				distinct[s] = true
+			}
+			complete = complete && e.MissingCount == len(e.MissingSymbols)
+			most = max(most, e.MissingCount)
+		}
+		count := plural(len(distinct), "symbol", "symbols")
+		if !complete {
+			count = "at least " + plural(max(len(distinct), most), "symbol", "symbols")
 		}
 		fd := finding.Finding{
 			ID:       finding.ExtensionABIMismatch,
 			Severity: finding.Error,
-			Title:    fmt.Sprintf("%s %s was built for another torch: %s missing from torch %s", e0.Dist, e0.Version, plural(total, "symbol", "symbols"), c.torch.Version),
+			Title:    fmt.Sprintf("%s %s was built for another torch: %s missing from torch %s", e0.Dist, e0.Version, count, c.torch.Version),
 			Detail: fmt.Sprintf("Its native code calls torch functions that the installed torch's libraries do not define, so `import` fails with "+
 				"\"ImportError: ...: undefined symbol: ...\" (the mangled name of %s). torch has no stable C++ ABI: an extension must be built against the torch it runs with.",
 				firstMissing(g)),
@@ -225,7 +411,9 @@ func torchNeeded(e facts.Extension) []string {
 	return out
 }
 
-var cudartMajorRe = regexp.MustCompile(`^libcudart\.so\.(\d+)$`)
+// cudartMajorRe reads the major of a CUDA runtime soname: libcudart.so.12, and
+// CUDA 11's libcudart.so.11.0.
+var cudartMajorRe = regexp.MustCompile(`^libcudart\.so\.(\d+)(\.0)?$`)
 
 // runtimeWheel is the NVIDIA wheel that ships libcudart.so.<major> and the
 // folder (below site-packages) it puts it in.
@@ -247,7 +435,7 @@ func checkExtensionCUDA(c *context) []finding.Finding {
 	}
 	groups := map[key][]facts.Extension{}
 	var order []key
-	for _, e := range c.f.Extensions {
+	for _, e := range c.loaded() {
 		m := cudartMajorRe.FindStringSubmatch(e.CUDARuntime)
 		if m == nil {
 			continue
@@ -311,6 +499,58 @@ func checkExtensionCUDA(c *context) []finding.Finding {
 			})
 		}
 		out = append(out, fd)
+	}
+	return out
+}
+
+// checkExtensionLive compares the static extension verdicts with the probe's imports
+// of the modules they name (`doctor --live`, live.AddStaticSuspects): a module said
+// to fail to import (a missing CUDA runtime, missing torch symbols) that imports, or
+// one said to lack code for the GPU whose tiny kernel runs, is static-live-disagree.
+func checkExtensionLive(c *context) []finding.Finding {
+	lf := c.f.Live
+	if lf == nil || lf.Error != "" || lf.Probe == 0 {
+		return nil
+	}
+	static := map[string]string{} // dist -> "import" or "code"
+	for _, fd := range append(checkExtensionABI(c), append(checkExtensionCUDA(c), checkExtensionArch(c)...)...) {
+		if fd.Severity != finding.Error {
+			continue
+		}
+		for _, e := range c.loaded() {
+			if !slices.ContainsFunc(fd.Evidence, func(ev string) bool { return strings.HasPrefix(ev, e.Path+":") || strings.HasPrefix(ev, e.Path+" ") }) {
+				continue
+			}
+			if fd.ID == finding.ExtensionArchUnsupported {
+				if static[e.Dist] == "" {
+					static[e.Dist] = "code"
+				}
+			} else {
+				static[e.Dist] = "import"
+			}
+		}
+	}
+	var out []finding.Finding
+	add := func(title, detail string, evidence ...string) {
+		out = append(out, finding.Finding{ID: finding.StaticLiveDisagree, Severity: finding.Warning, Title: title,
+			Detail:   detail + " One of the two readings is wrong: trust the live one, and report the static one as a fastpath bug.",
+			Evidence: evidence})
+	}
+	for _, p := range lf.Packages {
+		verdict, ok := static[p.Name]
+		if !ok {
+			continue
+		}
+		switch {
+		case verdict == "import" && p.OK:
+			add(fmt.Sprintf("%s: fastpath said `import %s` fails, but it imports", p.Name, p.Import),
+				fmt.Sprintf("A static error says a library %s loads is missing or lacks torch symbols, yet `import %s` succeeds in %s.", p.Name, p.Import, c.python()),
+				"live: import "+p.Import+" from "+p.File)
+		case verdict == "code" && p.OK && p.SmokeOK:
+			add(fmt.Sprintf("%s: fastpath said it has no code for the GPU, but its kernel runs", p.Name),
+				fmt.Sprintf("A static error says %s has no code for this GPU, yet its tiny kernel ran in %s.", p.Name, c.python()),
+				"live: "+p.Smoke)
+		}
 	}
 	return out
 }

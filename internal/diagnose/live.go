@@ -32,7 +32,7 @@ func checkLive(c *context) []finding.Finding {
 		add("torch imports, but the static scan found none",
 			fmt.Sprintf("The static scan found no torch in the selected environment, but %s imports torch %s.", py, lt.Version),
 			"live: torch "+lt.Version+" from "+lt.File)
-	case c.torch != nil && !lt.OK:
+	case c.torch != nil && !lt.OK && len(c.torch.MissingLibraries) == 0: // missing libraries: torch-libraries-missing said so
 		add("torch is installed but does not import",
 			fmt.Sprintf("The static scan found torch %s at %s, but importing it in %s fails: %s", c.torch.Version, c.torch.Location, py, lt.Error),
 			"static: torch "+c.torch.Version+" at "+c.torch.Location, "live: "+lt.Error)

@@ -2,6 +2,7 @@ package diagnose
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/fastpath-dev/fastpath/internal/finding"
@@ -148,4 +149,131 @@ func envValue(c *context, name string) string {
 		}
 	}
 	return ""
+}
+
+// checkTorchLibraries: a shared library `import torch` loads resolves nowhere the
+// dynamic linker or torch's _preload_cuda_deps looks: `import torch` fails with
+// "OSError: libX.so.N: cannot open shared object file" (or, from torch's own
+// preloading, "ValueError: libX.so.*[0-9] not found in the system path").
+func checkTorchLibraries(c *context) []finding.Finding {
+	if c.torch == nil || len(c.torch.MissingLibraries) == 0 {
+		return nil
+	}
+	var names, evidence, pkgs, extras, reqLines []string
+	toolkitVersion := ""
+	var lastSearched []string
+	for _, m := range c.torch.MissingLibraries {
+		names = append(names, m.Name)
+		where := "not found in " + strings.Join(m.Searched, ", ")
+		if slices.Equal(m.Searched, lastSearched) {
+			where = "not found in the same folders"
+		}
+		lastSearched = m.Searched
+		evidence = append(evidence, fmt.Sprintf("%s, needed by %s: %s", m.Name, strings.Join(m.NeededBy, ", "), where))
+		p, raw := c.torchLibraryProvider(m.Name)
+		if raw != "" && !slices.Contains(reqLines, raw) {
+			reqLines = append(reqLines, raw)
+		}
+		// cuda-toolkit[x]==V specs merge into one cuda-toolkit[x,y]==V.
+		if rest, ok := strings.CutPrefix(p, "cuda-toolkit["); ok {
+			extra, version, _ := strings.Cut(rest, "]")
+			toolkitVersion = version
+			if !slices.Contains(extras, extra) {
+				extras = append(extras, extra)
+			}
+			continue
+		}
+		if p != "" && !slices.Contains(pkgs, p) {
+			pkgs = append(pkgs, p)
+		}
+	}
+	if len(extras) > 0 {
+		slices.Sort(extras)
+		pkgs = append([]string{"cuda-toolkit[" + strings.Join(extras, ",") + "]" + toolkitVersion}, pkgs...)
+	}
+	evidence = append(evidence, torchEvidence(c.torch))
+	for _, r := range reqLines {
+		evidence = append(evidence, fmt.Sprintf("torch %s's own METADATA: Requires-Dist: %s", c.torch.Version, r))
+	}
+	evidence = append(evidence, "which wheel ships which library: "+kb.Loading().CUDALibraries.Source)
+	fd := finding.Finding{
+		ID:       finding.TorchLibrariesMissing,
+		Severity: finding.Error,
+		Title:    fmt.Sprintf("torch %s cannot be imported: %s not found", c.torch.Version, strings.Join(names, ", ")),
+		Detail: fmt.Sprintf("`import torch` loads these through its libraries' DT_NEEDED entries; none resolves in torch/lib, the run paths of torch's libraries, "+
+			"LD_LIBRARY_PATH, the nvidia/*/lib folders torch preloads from, ld.so.conf or the system's folders, so the import fails with "+
+			"\"OSError: %s: cannot open shared object file: No such file or directory\".", names[0]),
+		Evidence: evidence,
+	}
+	if len(pkgs) > 0 {
+		fd.Fixes = []finding.Fix{{
+			Title:    fmt.Sprintf("Install the NVIDIA wheels torch %s requires for them (as its own METADATA pins them)", c.torch.Version),
+			Commands: []string{c.pipInstall(pkgs...)},
+		}}
+	} else {
+		fd.Detail += " The package that provides it is not named in torch's requirements."
+	}
+	return []finding.Finding{fd}
+}
+
+// torchLibraryProvider is the requirement in torch's METADATA that ships soname:
+// "nvidia-cublas-cu12==12.8.4.1", "nvidia-nccl-cu13==2.30.7", or the cuda-toolkit
+// meta-package with the library's extra, "cuda-toolkit[cublas]==13.2.2".
+//
+// raw is the Requires-Dist line it comes from, verbatim.
+func (c *context) torchLibraryProvider(soname string) (spec, raw string) {
+	lib := kb.Loading().CUDALibraryFor(soname)
+	if lib == nil || c.py == nil {
+		return "", ""
+	}
+	var requires []string
+	for _, d := range c.py.Distributions {
+		if strings.EqualFold(d.Name, "torch") {
+			requires = d.Requires
+			break
+		}
+	}
+	for _, r := range requires {
+		spec, _, _ := strings.Cut(r, ";")
+		spec = strings.TrimSpace(spec)
+		name := spec
+		if i := strings.IndexAny(spec, "[=<>~! "); i >= 0 {
+			name = spec[:i]
+		}
+		n := strings.ToLower(strings.NewReplacer("_", "-", ".", "-").Replace(name))
+		stem, ok := strings.CutPrefix(n, "nvidia-")
+		if ok {
+			if i := strings.LastIndex(stem, "-cu"); i >= 0 && isDigits(stem[i+3:]) {
+				stem = stem[:i]
+			}
+			if stem == lib.Wheel {
+				return strings.ReplaceAll(spec, " ", ""), r
+			}
+			continue
+		}
+		if n == "cuda-toolkit" && lib.ToolkitExtra != "" {
+			extras := ""
+			if i, j := strings.Index(spec, "["), strings.Index(spec, "]"); i >= 0 && j > i {
+				extras = spec[i+1 : j]
+			}
+			for _, x := range strings.Split(extras, ",") {
+				if strings.TrimSpace(x) == lib.ToolkitExtra {
+					return "cuda-toolkit[" + lib.ToolkitExtra + "]" + strings.ReplaceAll(spec[strings.Index(spec, "]")+1:], " ", ""), r
+				}
+			}
+		}
+	}
+	return "", ""
+}
+
+func isDigits(s string) bool {
+	if s == "" {
+		return false
+	}
+	for _, r := range s {
+		if r < '0' || r > '9' {
+			return false
+		}
+	}
+	return true
 }

@@ -155,6 +155,11 @@ type Pip struct {
 	Prefix string `json:"prefix,omitempty"`
 	// SameAsPython is whether that is the selected Python's environment.
 	SameAsPython bool `json:"same_as_python"`
+	// PathPythonPrefix is the environment of `python3` on PATH (which --python may
+	// differ from); SameAsPathPython whether pip installs into it. pip-python-mismatch
+	// is about these two, the pair a user types.
+	PathPythonPrefix string `json:"path_python_prefix,omitempty"`
+	SameAsPathPython bool   `json:"same_as_path_python,omitempty"`
 }
 
 // Torch describes the torch installed in the selected environment.
@@ -181,6 +186,19 @@ type Torch struct {
 	PTX   []string `json:"ptx,omitempty"`
 	// ArchLibs are the libraries read for Archs (torch/lib/libtorch_cuda.so ...).
 	ArchLibs []string `json:"arch_libs,omitempty"`
+	// MissingLibraries are shared libraries that `import torch` loads (the DT_NEEDED
+	// closure of torch/_C and libtorch_global_deps.so) and that resolve nowhere the
+	// dynamic linker or torch's _preload_cuda_deps would look. LibrariesChecked counts
+	// the libraries whose DT_NEEDED were read.
+	MissingLibraries []MissingLibrary `json:"missing_libraries,omitempty"`
+	LibrariesChecked int              `json:"libraries_checked,omitempty"`
+}
+
+// MissingLibrary is one DT_NEEDED name found nowhere.
+type MissingLibrary struct {
+	Name     string   `json:"name"`      // libcublasLt.so.13
+	NeededBy []string `json:"needed_by"` // the libraries that need it (paths)
+	Searched []string `json:"searched"`  // the folders looked in, in order
 }
 
 // CUDA describes every nvcc found and what torch's extension builder picks.
@@ -405,6 +423,11 @@ type LivePackage struct {
 	// ErrorType and Error are the exception, verbatim.
 	ErrorType string `json:"error_type,omitempty"`
 	Error     string `json:"error,omitempty"`
+	// Smoke is the tiny kernel run after the import (kb loading.json), when the
+	// knowledge base knows one; SmokeOK its outcome, SmokeError the exception.
+	Smoke      string `json:"smoke,omitempty"`
+	SmokeOK    bool   `json:"smoke_ok,omitempty"`
+	SmokeError string `json:"smoke_error,omitempty"`
 }
 
 // LiveModel is transformers' resolution for one model_type.

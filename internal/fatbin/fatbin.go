@@ -10,12 +10,14 @@ package fatbin
 
 import (
 	"bytes"
+	"cmp"
 	"debug/elf"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"slices"
 
 	"github.com/fastpath-dev/fastpath/internal/cudaarch"
 	"github.com/fastpath-dev/fastpath/internal/elfdyn"
@@ -126,11 +128,20 @@ type Container struct {
 }
 
 // File is what was read from one file.
+//
+// Containers and Entries are the code the CUDA runtime loads: for an ELF file that
+// has an executable fatbin (.nv_fatbin), only that one; otherwise every fatbin
+// section (an object built with -rdc has only __nv_relfatbin). This is also what
+// cuobjdump lists by default ("executable fatbin (if exists), else relocatable
+// fatbin", cuobjdump --help, -all). Relocatable holds the __nv_relfatbin code of a
+// file that also has an executable fatbin: device code kept for a later device link,
+// never registered with the runtime (every bitsandbytes library, libtorch_nvshmem.so).
 type File struct {
-	Kind       FileKind
-	Containers []Container
-	Entries    []Entry // in file order, across containers
-	Sections   []string
+	Kind        FileKind
+	Containers  []Container
+	Entries     []Entry // in file order, across containers
+	Sections    []string
+	Relocatable *File // nil unless both kinds of fatbin section are present
 
 	closer io.Closer
 }
@@ -216,7 +227,7 @@ func NewFile(r io.ReaderAt) (*File, error) {
 		}
 		return nil, &FormatError{Off: 0, Msg: msg}
 	}
-	ef, err := elf.NewFile(r)
+	ef, err := elf.NewFile(cubinVersionFix(r))
 	if err != nil {
 		return nil, &FormatError{Off: 0, Msg: "bad ELF: " + err.Error()}
 	}
@@ -238,10 +249,77 @@ func NewFile(r io.ReaderAt) (*File, error) {
 			return f, formatErr(off, "section %s (%d bytes) runs past the end of the file (%d bytes)", s.Name, size, fileSize)
 		}
 		if err := f.walk(r, off, size, s.Name); err != nil {
-			return f, err
+			return f.splitRelocatable(), err
 		}
 	}
-	return f, nil
+	return f.splitRelocatable(), nil
+}
+
+// ExecutableSection holds the fatbin the runtime registers; RelocatableSection the
+// -rdc code kept for device linking.
+const (
+	ExecutableSection  = ".nv_fatbin"
+	RelocatableSection = "__nv_relfatbin"
+)
+
+// splitRelocatable moves __nv_relfatbin containers to f.Relocatable when f also has
+// an executable fatbin container, re-indexing entries so both Files are consistent.
+func (f *File) splitRelocatable() *File {
+	hasExec, hasRel := false, false
+	for _, c := range f.Containers {
+		hasExec = hasExec || c.Section == ExecutableSection
+		hasRel = hasRel || c.Section == RelocatableSection
+	}
+	if !hasExec || !hasRel {
+		return f
+	}
+	exec := f.subset(func(c Container) bool { return c.Section != RelocatableSection })
+	exec.Relocatable = f.subset(func(c Container) bool { return c.Section == RelocatableSection })
+	exec.closer = f.closer
+	return exec
+}
+
+// subset is a File of the containers keep accepts, with their entries.
+func (f *File) subset(keep func(Container) bool) *File {
+	out := &File{Kind: f.Kind, Sections: f.Sections}
+	for _, c := range f.Containers {
+		if !keep(c) || c.First < 0 || c.N < 0 || c.First+c.N > len(f.Entries) {
+			continue
+		}
+		ci := len(out.Containers)
+		nc := c
+		nc.First = len(out.Entries)
+		out.Containers = append(out.Containers, nc)
+		for _, e := range f.Entries[c.First : c.First+c.N] {
+			e.Container = ci
+			out.Entries = append(out.Entries, e)
+		}
+	}
+	return out
+}
+
+// All is every fatbin of f, executable and relocatable, in file order: what
+// `cuobjdump -all` lists. It is f itself when f has no separate relocatable code.
+func (f *File) All() *File {
+	if f == nil || f.Relocatable == nil {
+		return f
+	}
+	both := &File{Kind: f.Kind, Sections: f.Sections,
+		Containers: append(append([]Container(nil), f.Containers...), f.Relocatable.Containers...)}
+	slices.SortStableFunc(both.Containers, func(a, b Container) int { return cmp.Compare(a.Offset, b.Offset) })
+	for ci, c := range both.Containers {
+		src := f.Entries
+		if c.Section == RelocatableSection {
+			src = f.Relocatable.Entries
+		}
+		first := len(both.Entries)
+		for _, e := range src[c.First : c.First+c.N] {
+			e.Container = ci
+			both.Entries = append(both.Entries, e)
+		}
+		both.Containers[ci].First = first
+	}
+	return both
 }
 
 func isFatbinSection(name string) bool {
@@ -251,6 +329,44 @@ func isFatbinSection(name string) bool {
 		}
 	}
 	return false
+}
+
+// cubinVersionFix lets debug/elf read cubins of ptxas 12.x, which write the CUDA
+// version into e_version (121 for 12.1, 128 for 12.8: bitsandbytes 0.50.2's cuda121
+// library, ptxas 12.8 -arch=sm_90) where debug/elf insists on EV_CURRENT (1). For an
+// ELF whose e_machine is EM_CUDA it returns r with e_version read as 1; anything else
+// is returned as is.
+func cubinVersionFix(r io.ReaderAt) io.ReaderAt {
+	var h [24]byte
+	if _, err := r.ReadAt(h[:], 0); err != nil {
+		return r
+	}
+	var bo binary.ByteOrder = binary.LittleEndian
+	if elf.Data(h[elf.EI_DATA]) == elf.ELFDATA2MSB {
+		bo = binary.BigEndian
+	}
+	if elf.Machine(bo.Uint16(h[18:])) != elf.EM_CUDA || bo.Uint32(h[20:]) == uint32(elf.EV_CURRENT) {
+		return r
+	}
+	return versionPatched{r, bo}
+}
+
+// versionPatched is a cubin whose e_version (bytes 20-23) reads as EV_CURRENT.
+type versionPatched struct {
+	io.ReaderAt
+	bo binary.ByteOrder
+}
+
+func (v versionPatched) ReadAt(p []byte, off int64) (int, error) {
+	n, err := v.ReaderAt.ReadAt(p, off)
+	var one [4]byte
+	v.bo.PutUint32(one[:], uint32(elf.EV_CURRENT))
+	for i := 0; i < 4; i++ {
+		if at := 20 + int64(i) - off; at >= 0 && at < int64(n) {
+			p[at] = one[i]
+		}
+	}
+	return n, err
 }
 
 // knownSize is r's size where r can tell it without probing.
@@ -309,21 +425,27 @@ func cubinFile(r io.ReaderAt, ef *elf.File) (*File, error) {
 	if _, err := r.ReadAt(b[:], off); err != nil {
 		return nil, formatErr(off, "cubin: cannot read e_flags: %v", err)
 	}
-	sm := CubinSM(ef.ByteOrder.Uint32(b[:]))
+	flags := ef.ByteOrder.Uint32(b[:])
+	sm := CubinSM(flags)
 	if sm == 0 {
-		return nil, formatErr(off, "cubin: no SM in e_flags %#x", ef.ByteOrder.Uint32(b[:]))
+		return nil, formatErr(off, "cubin: no SM in e_flags %#x", flags)
 	}
-	return &File{
-		Kind:    KindCubin,
-		Entries: []Entry{{Kind: cudaarch.SASS, RawKind: rawKindELF, SM: sm, Container: -1}},
-	}, nil
+	e := Entry{Kind: cudaarch.SASS, RawKind: rawKindELF, SM: sm, Container: -1}
+	if CubinArchSpecific(flags) || compatArchSpecific(ef) {
+		e.Variant = cudaarch.VariantArch
+	}
+	return &File{Kind: KindCubin, Entries: []Entry{e}}, nil
 }
 
-// CubinSM reads the SM number from a cubin's e_flags: the low byte up to sm_90
-// (0x5a055a), bits 8-15 from sm_100 on (0x6006402), per cuobjdump --dump-elf readings.
+// CubinSM reads the SM number from a cubin's e_flags. Two layouts exist:
+//   - ptxas up to CUDA 12.x for sm_90 and older (EI_ABIVERSION 7): the SM in the low
+//     byte, the virtual SM in bits 16-23 (sm_90: 0x5a055a);
+//   - the newer one (EI_ABIVERSION 8; every target of CUDA 13's ptxas, sm_100+ of
+//     12.8's): the SM in bits 8-15, small flags in the low byte (sm_100: 0x6006402).
+//
 // The low byte of the newer layout is a small flag value, never an SM number (>= 20),
-// which tells the two apart. The cubin header does not say `a` or `f` reliably, so a
-// bare cubin's Variant stays plain. 0 means no SM could be read.
+// which tells the two apart (readings in testdata/real/cubins/README.md). 0 means no
+// SM could be read.
 func CubinSM(flags uint32) int {
 	if lo := int(flags & 0xff); lo >= 20 {
 		return lo
@@ -332,4 +454,64 @@ func CubinSM(flags uint32) int {
 		return sm
 	}
 	return 0
+}
+
+// e_flags bits marking an arch-specific (`a`) cubin: 0x800 in the older layout
+// (ptxas 12.8 -arch=sm_90a: 0x5a0d5a vs sm_90's 0x5a055a), 0x8 in the newer one
+// (ptxas 12.8 sm_100a: 0x600640a; flashinfer-cubin's sm_100a/sm_103a kernels). cuobjdump
+// 13.5 prints sm_90a / sm_100a for exactly these (testdata/real/cubins).
+const (
+	cubinArchFlagV1 = 0x800
+	cubinArchFlagV2 = 0x8
+)
+
+// CubinArchSpecific says whether e_flags mark an arch-specific cubin. CUDA 13's ptxas
+// sets neither bit and says it in the .nv.compat section instead (compatArchSpecific).
+func CubinArchSpecific(flags uint32) bool {
+	if flags&0xff >= 20 {
+		return flags&cubinArchFlagV1 != 0
+	}
+	return flags&cubinArchFlagV2 != 0
+}
+
+// maxCompatSection caps the .nv.compat bytes read: real ones are 36-40 bytes.
+const maxCompatSection = 4096
+
+// compatAttrArchSpecific is the .nv.compat attribute that CUDA 13's ptxas sets to 1
+// for -arch=sm_XXa (and to 0 for sm_XX and sm_XXf): the only byte that differs
+// between nvcc 13.0's sm_100 and sm_100a cubins besides the ptxas command line note.
+const compatAttrArchSpecific = 0x09
+
+// compatArchSpecific reads the cubin's .nv.compat attributes, records in .nv.info's
+// format: u8 format, u8 attribute, then a byte (format 2) or u16 (format 3) value in
+// the next two bytes, or (format 4) a u16 size and that many bytes. Anything it does
+// not understand ends the reading: the answer is then "not arch-specific".
+func compatArchSpecific(ef *elf.File) bool {
+	s := ef.Section(".nv.compat")
+	if s == nil || s.Type == elf.SHT_NOBITS || s.Size == 0 || s.Size > maxCompatSection {
+		return false
+	}
+	b, err := s.Data()
+	if err != nil {
+		return false
+	}
+	for len(b) >= 4 {
+		format, attr := b[0], b[1]
+		switch format {
+		case 2, 3:
+			if attr == compatAttrArchSpecific {
+				return b[2] != 0
+			}
+			b = b[4:]
+		case 4:
+			n := int(binary.LittleEndian.Uint16(b[2:]))
+			if 4+n > len(b) {
+				return false
+			}
+			b = b[4+n:]
+		default:
+			return false
+		}
+	}
+	return false
 }

@@ -20,6 +20,10 @@ func FuzzNewFile(f *testing.F) {
 		}
 		if file.Kind != KindCubin {
 			checkInvariants(t, file, int64(len(data)))
+			if file.Relocatable != nil {
+				checkInvariants(t, file.Relocatable, int64(len(data)))
+				checkInvariants(t, file.All(), int64(len(data)))
+			}
 		}
 		ListELF(io.Discard, file, "x")
 		ListPTX(io.Discard, file, "x")

@@ -28,6 +28,7 @@ const (
 	ExtensionABIMismatch        ID = "extension-abi-mismatch"
 	ExtensionCUDAMismatch       ID = "extension-cuda-mismatch"
 	PipPythonMismatch           ID = "pip-python-mismatch"
+	TorchLibrariesMissing       ID = "torch-libraries-missing"
 	// ModelWillNotLoad: the model raises when loaded or on its first forward
 	// (jamba/zamba without mamba-ssm, flash_attention_2 without flash-attn).
 	ModelWillNotLoad ID = "model-will-not-load"

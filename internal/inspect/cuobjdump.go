@@ -23,13 +23,17 @@ import (
 // file order and says "does not contain device code" once; this is the two-run form.)
 // A fatbin that is malformed part way is listed as far as it was read, then the error
 // is reported on stderr in fastpath's own words: cuobjdump's for it is unknown.
-func Cuobjdump(stdout, stderr io.Writer, r *File, cwd string) error {
+//
+// cuobjdump lists the executable fatbin (.nv_fatbin) when there is one, else the
+// relocatable one (__nv_relfatbin); with all it lists both in file order, as
+// `cuobjdump -all --list-elf` does.
+func Cuobjdump(stdout, stderr io.Writer, r *File, cwd string, all bool) error {
 	name := r.Path
 	if !filepath.IsAbs(name) {
 		name = cwd + "/" + name
 	}
 	for _, kind := range []cudaarch.Kind{cudaarch.SASS, cudaarch.PTX} {
-		if err := cuobjdumpRun(stdout, stderr, r, name, kind); err != nil {
+		if err := cuobjdumpRun(stdout, stderr, r, name, kind, all); err != nil {
 			return err
 		}
 	}
@@ -40,7 +44,7 @@ func Cuobjdump(stdout, stderr io.Writer, r *File, cwd string) error {
 	return nil
 }
 
-func cuobjdumpRun(stdout, stderr io.Writer, r *File, name string, kind cudaarch.Kind) error {
+func cuobjdumpRun(stdout, stderr io.Writer, r *File, name string, kind cudaarch.Kind, all bool) error {
 	switch {
 	case r.Open != nil:
 		_, err := fmt.Fprintf(stderr, "cuobjdump fatal   : Could not open input file '%s'\n", name)
@@ -52,8 +56,12 @@ func cuobjdumpRun(stdout, stderr io.Writer, r *File, name string, kind cudaarch.
 		_, err := fmt.Fprintf(stderr, "cuobjdump info    : File '%s' does not contain device code\n", name)
 		return err
 	}
+	fat := r.Fat
+	if all {
+		fat = fat.All()
+	}
 	n := 0
-	for _, e := range r.Fat.Entries {
+	for _, e := range fat.Entries {
 		if e.Kind == kind {
 			n++
 		}
@@ -67,8 +75,8 @@ func cuobjdumpRun(stdout, stderr io.Writer, r *File, name string, kind cudaarch.
 		_, err := fmt.Fprintf(stderr, "cuobjdump info    : No PTX file found to extract from '%s'. You may try with -all option.\n", name)
 		return err
 	case kind == cudaarch.SASS:
-		return fatbin.ListELF(stdout, r.Fat, base)
+		return fatbin.ListELF(stdout, fat, base)
 	default:
-		return fatbin.ListPTX(stdout, r.Fat, base)
+		return fatbin.ListPTX(stdout, fat, base)
 	}
 }

@@ -34,7 +34,11 @@ type File struct {
 	// reports for libtorch_cuda.so.
 	CommonSASS []string  `json:"common_sass"`
 	Verdicts   []Verdict `json:"verdicts,omitempty"`
-	Error      string    `json:"error,omitempty"`
+	// Relocatable is the -rdc device code of a file that also has an executable
+	// fatbin (__nv_relfatbin beside .nv_fatbin): kept for device linking, never loaded
+	// by the runtime, so it is left out of every count, target list and verdict above.
+	Relocatable *Code  `json:"relocatable,omitempty"`
+	Error       string `json:"error,omitempty"`
 
 	// Named is true for a path given on the command line (not found by a folder walk).
 	Named bool `json:"-"`
@@ -44,6 +48,14 @@ type File struct {
 	Open error `json:"-"`
 	// Fat is what was read; nil when nothing could be.
 	Fat *fatbin.File `json:"-"`
+}
+
+// Code is the fatbins of one kind in a file: counts and sorted, unique targets.
+type Code struct {
+	Fatbins int      `json:"fatbins"`
+	Entries int      `json:"entries"`
+	SASS    []string `json:"sass"`
+	PTX     []string `json:"ptx"`
 }
 
 // HasCUDA says whether the file holds any fatbin entry.
@@ -231,6 +243,11 @@ func (r *File) fill(f *fatbin.File) {
 	r.Fatbins = len(f.Containers)
 	r.Entries = len(f.Entries)
 	sass, ptx := f.Targets()
+	if rel := f.Relocatable; rel != nil {
+		rs, rp := rel.Targets()
+		r.Relocatable = &Code{Fatbins: len(rel.Containers), Entries: len(rel.Entries),
+			SASS: append([]string{}, rs...), PTX: append([]string{}, rp...)}
+	}
 	r.SASS = append(r.SASS, sass...)
 	r.PTX = append(r.PTX, ptx...)
 	if f.Kind == fatbin.KindCubin {

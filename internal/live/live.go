@@ -187,10 +187,11 @@ type ProbeArgs struct {
 	Functions []string       `json:"functions,omitempty"`
 }
 
-// ProbePackage is one package to import.
+// ProbePackage is one package to import, and a tiny kernel to run after it.
 type ProbePackage struct {
 	Name   string `json:"name"`
 	Import string `json:"import"`
+	Smoke  string `json:"smoke,omitempty"`
 }
 
 // KBProbeArgs is the probe argument for the knowledge base's kernel

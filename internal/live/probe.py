@@ -167,7 +167,7 @@ def probe_torch(out):
     return torch
 
 
-def probe_package(name, import_name):
+def probe_package(name, import_name, smoke=None):
     p = {"name": name, "import": import_name, "ok": False, "seconds": 0.0}
     mod, secs, err = timed_import(import_name)
     p["seconds"] = round(secs, 4)
@@ -178,6 +178,18 @@ def probe_package(name, import_name):
     p["ok"] = True
     p["version"] = str(getattr(mod, "__version__", "") or "")
     p["file"] = str(getattr(mod, "__file__", "") or "")
+    if smoke:
+        # One tiny kernel from the knowledge base (loading.json "smoke"): the
+        # import alone does not launch anything, so "no code for the GPU" shows
+        # only here.
+        p["smoke"] = smoke
+        try:
+            exec(compile(smoke, "<smoke %s>" % name, "exec"), {"__name__": "__fastpath_smoke__"})
+            p["smoke_ok"] = True
+        except BaseException as e:
+            if isinstance(e, KeyboardInterrupt):
+                raise
+            p["smoke_error"] = exc_text(e)
     return p
 
 
@@ -198,7 +210,7 @@ def run(args):
         out["errors"].append("torch: " + exc_text(e))
     for pkg in args.get("packages") or []:
         try:
-            out["packages"].append(probe_package(str(pkg.get("name", "")), str(pkg["import"])))
+            out["packages"].append(probe_package(str(pkg.get("name", "")), str(pkg["import"]), pkg.get("smoke") or None))
         except Exception as e:
             out["errors"].append("package %r: %s" % (pkg, exc_text(e)))
     models = args.get("models") or []

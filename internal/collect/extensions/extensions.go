@@ -148,7 +148,9 @@ func IsTorchLibrary(needed string) bool {
 	return (strings.HasPrefix(needed, "libc10") || strings.HasPrefix(needed, "libtorch")) && strings.Contains(needed, ".so")
 }
 
-var cudartRe = regexp.MustCompile(`^libcudart\.so\.(\d+)$`)
+// cudartRe matches the CUDA runtime's sonames: libcudart.so.12, libcudart.so.13, and
+// CUDA 11's libcudart.so.11.0 (its soname kept the minor).
+var cudartRe = regexp.MustCompile(`^libcudart\.so\.(\d+)(\.0)?$`)
 
 // read opens one file and keeps it when it links torch, holds CUDA code or
 // needs the CUDA runtime.
@@ -502,8 +504,7 @@ func (c *collector) searchDirs() []string {
 		dirs = append(dirs, path.Join(site, "nvidia", "cuda_runtime", "lib"), path.Join(site, "nvidia", "cu13", "lib"))
 	}
 	dirs = append(dirs, c.ldSoConf("/etc/ld.so.conf", 0)...)
-	dirs = append(dirs, "/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu", "/lib/aarch64-linux-gnu", "/usr/lib/aarch64-linux-gnu",
-		"/lib64", "/usr/lib64", "/lib", "/usr/lib")
+	dirs = append(dirs, defaultLibDirs...)
 	dirs = append(dirs, source.Glob(c.src, "/usr/local/cuda*/lib64")...)
 	var out []string
 	seen := map[string]bool{}
@@ -515,6 +516,24 @@ func (c *collector) searchDirs() []string {
 	}
 	return out
 }
+
+// LinkerDirs are the dynamic linker's search folders on src other than a library's
+// own run paths: LD_LIBRARY_PATH, ld.so.conf's folders, then the default ones.
+func LinkerDirs(src source.Source) (ldLibraryPath, conf, defaults []string) {
+	for _, d := range strings.Split(src.Env().Get("LD_LIBRARY_PATH"), ":") {
+		if path.IsAbs(d) {
+			ldLibraryPath = append(ldLibraryPath, path.Clean(d))
+		}
+	}
+	c := &collector{src: src}
+	conf = c.ldSoConf("/etc/ld.so.conf", 0)
+	defaults = slices.Clone(defaultLibDirs)
+	return ldLibraryPath, conf, defaults
+}
+
+// defaultLibDirs are where glibc's loader looks last (Debian multiarch first).
+var defaultLibDirs = []string{"/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu", "/lib/aarch64-linux-gnu", "/usr/lib/aarch64-linux-gnu",
+	"/lib64", "/usr/lib64", "/lib", "/usr/lib"}
 
 // ldSoConf reads an ld.so.conf: folders one a line, `include` globs of
 // further files (Debian's /etc/ld.so.conf.d/*.conf).

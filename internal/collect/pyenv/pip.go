@@ -85,10 +85,19 @@ func (c *collector) pip(sel *facts.PythonEnv) *facts.Pip {
 		return out
 	}
 	out.Prefix = e.Prefix
+	b, err2 := c.src.Resolve(e.Prefix)
 	if sel != nil {
 		a, err1 := c.src.Resolve(sel.Prefix)
-		b, err2 := c.src.Resolve(e.Prefix)
 		out.SameAsPython = err1 == nil && err2 == nil && a == b
+	}
+	// python3 on PATH, whatever --python selected: the environment `python3 -c
+	// 'import X'` uses after `pip install X`.
+	if interp, _ := quiet.selectInterpreter(""); interp != "" {
+		if pe, _ := quiet.envFor(interp); pe != nil {
+			out.PathPythonPrefix = pe.Prefix
+			a, err1 := c.src.Resolve(pe.Prefix)
+			out.SameAsPathPython = err1 == nil && err2 == nil && a == b
+		}
 	}
 	return out
 }

@@ -75,14 +75,24 @@ func Listed(env *facts.PythonEnv) []facts.Distribution {
 func PipListJSON(env *facts.PythonEnv) []byte {
 	var b bytes.Buffer
 	b.WriteByte('[')
+	py2 := env != nil && strings.HasPrefix(env.Version, "2.")
 	for i, d := range Listed(env) {
 		if i > 0 {
 			b.WriteString(", ")
 		}
-		b.WriteString(`{"name": `)
-		pyJSONString(&b, d.Name)
-		b.WriteString(`, "version": `)
-		pyJSONString(&b, normalizeVersion(d.Version))
+		if py2 {
+			// Python 2's dict order: pip 19.2.3 on Python 2.7.18 prints
+			// [{"version": "19.2.3", "name": "pip"}, ...] (checked with that pip).
+			b.WriteString(`{"version": `)
+			pyJSONString(&b, normalizeVersion(d.Version))
+			b.WriteString(`, "name": `)
+			pyJSONString(&b, d.Name)
+		} else {
+			b.WriteString(`{"name": `)
+			pyJSONString(&b, d.Name)
+			b.WriteString(`, "version": `)
+			pyJSONString(&b, normalizeVersion(d.Version))
+		}
 		if d.Editable && d.EditableLocation != "" {
 			b.WriteString(`, "editable_project_location": `)
 			pyJSONString(&b, d.EditableLocation)

@@ -67,6 +67,7 @@ func Collect(src source.Source, env *facts.PythonEnv) (*facts.Torch, []string) {
 	var abiWarns []string
 	var wg sync.WaitGroup
 	wg.Go(func() { abiWarns = collectCXX11ABI(src, t) })
+	wg.Go(func() { collectLibraries(src, env, t) })
 	warns = append(warns, collectArchs(src, t)...)
 	wg.Wait()
 	return t, append(warns, abiWarns...)

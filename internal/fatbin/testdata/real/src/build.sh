@@ -30,6 +30,12 @@ case $ver in
   *) so cmode_size --compress-mode=size -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=compute_90
      so cmode_speed --compress-mode=speed -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=compute_90 ;;
 esac
+# A shared object built with -rdc keeps the relocatable code (__nv_relfatbin) beside
+# the device-linked executable fatbin (.nv_fatbin); cuobjdump lists only the latter
+# unless -all (recorded as NAME.all-list-elf.txt / NAME.all-list-ptx.txt). The
+# committed copy was linked with -cudart shared (28 KB instead of 1 MB; the pip
+# wheels have no libcudart.so link name, so it was made by hand there).
+so rdc_shared -rdc=true -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=compute_90
 "$nvcc" -c -rdc=true -Xcompiler -fPIC -o "$out/rdc.o" "$src" -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=compute_90
 "$nvcc" -cubin -arch=sm_90 -o "$out/axpy.sm_90.cubin" "$src"
 "$nvcc" -fatbin -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=compute_90 -o "$out/axpy.fatbin" "$src"
@@ -46,4 +52,6 @@ for f in "$abs"/*.so "$abs"/*.o "$abs"/*.cubin "$abs"/*.fatbin; do
     fi
   done
 done
+"$cuobjdump" -all --list-elf "$abs/rdc_shared.so" > "$abs/rdc_shared.so.all-list-elf.txt"
+"$cuobjdump" -all --list-ptx "$abs/rdc_shared.so" > "$abs/rdc_shared.so.all-list-ptx.txt"
 echo "built with nvcc $ver into $out"

@@ -1,0 +1,139 @@
+package kb
+
+import (
+	_ "embed"
+	"encoding/json"
+	"regexp"
+	"strings"
+	"sync"
+)
+
+//go:embed data/loading.json
+var loadingJSON []byte
+
+// LoadingData is data/loading.json: how packages choose the native code they load,
+// and which NVIDIA wheel ships each CUDA library torch needs.
+type LoadingData struct {
+	Packages struct {
+		Source string        `json:"source"`
+		Rows   []PackageLoad `json:"rows"`
+	} `json:"packages"`
+	ArchSpecificModules struct {
+		Source string `json:"source"`
+		Rule   string `json:"rule"`
+		// Packages dispatch to arch-specific modules by the GPU they run on.
+		Packages []string `json:"packages"`
+	} `json:"arch_specific_modules"`
+	CUDALibraries struct {
+		Source string        `json:"source"`
+		Rows   []CUDALibrary `json:"rows"`
+	} `json:"cuda_libraries"`
+}
+
+// PackageLoad is one package's rule for the native library it loads.
+type PackageLoad struct {
+	Name string `json:"name"` // distribution name
+	// Rule: "one-library-per-cuda": the package ships one library per CUDA
+	// version (Library's first group, "128" for 12.8) and loads one of them.
+	Rule        string `json:"rule"`
+	Library     string `json:"library"`
+	OverrideEnv string `json:"override_env,omitempty"`
+	// Majors: for "module-gated-by-major", the GPU majors on which the package uses
+	// the module Library matches; elsewhere it never launches its kernels.
+	Majors []int  `json:"majors,omitempty"`
+	Import string `json:"import,omitempty"` // the module the live probe imports
+	Smoke  string `json:"smoke,omitempty"`  // a tiny kernel the live probe may run
+	Source string `json:"source"`
+	re     *regexp.Regexp
+}
+
+// Match returns the CUDA version a library's base name stands for ("128"), or ok false.
+func (p *PackageLoad) Match(base string) (cuda string, ok bool) {
+	if p.re == nil {
+		return "", false
+	}
+	m := p.re.FindStringSubmatch(base)
+	if m == nil {
+		return "", false
+	}
+	if len(m) < 2 {
+		return "", true
+	}
+	return m[1], true
+}
+
+// CUDALibrary maps a library's soname prefix to where torch looks for it and the
+// wheel that ships it: nvidia-<wheel>-cu12, nvidia-<wheel> / -cu13, or the
+// cuda-toolkit meta-package's extra.
+type CUDALibrary struct {
+	Prefix       string `json:"prefix"`
+	Folder       string `json:"folder"`
+	Wheel        string `json:"wheel"`
+	ToolkitExtra string `json:"toolkit_extra,omitempty"`
+}
+
+var loadingOnce = sync.OnceValue(func() *LoadingData {
+	var d LoadingData
+	if err := json.Unmarshal(loadingJSON, &d); err != nil {
+		panic("kb: data/loading.json: " + err.Error())
+	}
+	for i := range d.Packages.Rows {
+		d.Packages.Rows[i].re = regexp.MustCompile(d.Packages.Rows[i].Library)
+	}
+	return &d
+})
+
+// Loading returns data/loading.json.
+func Loading() *LoadingData { return loadingOnce() }
+
+// PackageLoadRule returns the rule for a distribution (any spelling), or nil.
+func (d *LoadingData) PackageLoadRule(dist string) *PackageLoad {
+	n := strings.ToLower(strings.NewReplacer("_", "-", ".", "-").Replace(dist))
+	for i := range d.Packages.Rows {
+		if d.Packages.Rows[i].Name == n {
+			return &d.Packages.Rows[i]
+		}
+	}
+	return nil
+}
+
+// CUDALibraryFor returns the row whose prefix the soname starts with (the longest
+// such prefix: libcusparseLt before libcusparse), or nil.
+func (d *LoadingData) CUDALibraryFor(soname string) *CUDALibrary {
+	var best *CUDALibrary
+	for i := range d.CUDALibraries.Rows {
+		r := &d.CUDALibraries.Rows[i]
+		rest, ok := strings.CutPrefix(soname, r.Prefix)
+		if !ok || !(strings.HasPrefix(rest, ".") || strings.HasPrefix(rest, "_")) {
+			continue
+		}
+		if best == nil || len(r.Prefix) > len(best.Prefix) {
+			best = r
+		}
+	}
+	return best
+}
+
+// DispatchesByArch says whether a distribution picks its arch-specific modules by the
+// GPU it runs on (so a module for another GPU is expected, not broken).
+func (d *LoadingData) DispatchesByArch(dist string) bool {
+	n := strings.ToLower(strings.NewReplacer("_", "-", ".", "-").Replace(dist))
+	for _, p := range d.ArchSpecificModules.Packages {
+		if p == n {
+			return true
+		}
+	}
+	return false
+}
+
+// PackageLoadRules returns every rule for a distribution (any spelling).
+func (d *LoadingData) PackageLoadRules(dist string) []*PackageLoad {
+	n := strings.ToLower(strings.NewReplacer("_", "-", ".", "-").Replace(dist))
+	var out []*PackageLoad
+	for i := range d.Packages.Rows {
+		if d.Packages.Rows[i].Name == n {
+			out = append(out, &d.Packages.Rows[i])
+		}
+	}
+	return out
+}
