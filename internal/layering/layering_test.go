@@ -97,7 +97,7 @@ func violations(graph map[string][]string) []string {
 			case to == from:
 				bad = append(bad, fmt.Sprintf("%s imports %s: both are in layer %d, whose packages must not import one another", pkg, imp, from))
 			default:
-				bad = append(bad, fmt.Sprintf("%s imports %s: an import upward (layer %d imports layer %d; %v is below %v)", pkg, imp, from, to, layers[from], layers[to]))
+				bad = append(bad, fmt.Sprintf("%s imports %s: an import upward (%s is in layer %d, which may import only layers 0 to %d; %s is in layer %d)", pkg, imp, pkg, from, from-1, imp, to))
 			}
 		}
 	}
