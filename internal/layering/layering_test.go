@@ -56,7 +56,8 @@ var layers = [][]string{
 	{"internal/report", "internal/render"},
 	// Commands, and the hostile-input harness that drives everything.
 	{"internal/cli", "internal/hostile"},
-	{"cmd/fastpath"},
+	// Programs: the binary, and the generator of its CLI reference.
+	{"cmd/fastpath", "internal/cli/gendoc"},
 }
 
 // level returns the layer of pkg (a path inside the module) and whether its
