@@ -6,23 +6,21 @@
 // (`fastpath doctor --facts f.json`), which is how fleets and tests work.
 package facts
 
-import "github.com/fastpath-dev/fastpath/internal/source"
-
 // Schema is the version tag of every JSON document fastpath writes.
 const Schema = "fastpath.v1"
 
 // Facts is everything collected from one Source.
 type Facts struct {
-	Schema    string      `json:"schema"`
-	Tool      string      `json:"tool"` // fastpath's own version
-	Source    source.Info `json:"source"`
-	OS        OS          `json:"os"`
-	Env       []EnvVar    `json:"env"`
-	Python    Python      `json:"python"`
-	Torch     *Torch      `json:"torch"` // nil: no torch in the selected environment
-	CUDA      CUDA        `json:"cuda"`
-	Toolchain Toolchain   `json:"toolchain"`
-	GPU       GPU         `json:"gpu"`
+	Schema    string     `json:"schema"`
+	Tool      string     `json:"tool"` // fastpath's own version
+	Source    SourceInfo `json:"source"`
+	OS        OS         `json:"os"`
+	Env       []EnvVar   `json:"env"`
+	Python    Python     `json:"python"`
+	Torch     *Torch     `json:"torch"` // nil: no torch in the selected environment
+	CUDA      CUDA       `json:"cuda"`
+	Toolchain Toolchain  `json:"toolchain"`
+	GPU       GPU        `json:"gpu"`
 	// Extensions are the selected environment's native modules that hold
 	// CUDA code or link torch, with what their ELF headers say.
 	Extensions []Extension `json:"extensions"`

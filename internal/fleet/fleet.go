@@ -19,7 +19,6 @@ import (
 	"github.com/fastpath-dev/fastpath/internal/facts"
 	"github.com/fastpath-dev/fastpath/internal/finding"
 	"github.com/fastpath-dev/fastpath/internal/model"
-	"github.com/fastpath-dev/fastpath/internal/report"
 )
 
 // Machine is one machine's facts and findings, named.
@@ -69,7 +68,7 @@ func Parse(b []byte) (Machine, error) {
 		return Machine{}, fmt.Errorf("schema %q, want %q (a `fastpath doctor --json` or `fastpath facts` file)", probe.Schema, facts.Schema)
 	}
 	if len(probe.Facts) > 0 && !bytes.Equal(probe.Facts, []byte("null")) {
-		var d report.Doctor
+		var d diagnose.Doctor
 		if err := json.Unmarshal(b, &d); err != nil {
 			return Machine{}, err
 		}
@@ -83,7 +82,7 @@ func Parse(b []byte) (Machine, error) {
 }
 
 // FromDoctor names a doctor report.
-func FromDoctor(name string, d *report.Doctor) Machine {
+func FromDoctor(name string, d *diagnose.Doctor) Machine {
 	if d.Facts == nil {
 		d.Facts = &facts.Facts{}
 	}

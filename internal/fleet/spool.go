@@ -9,9 +9,9 @@ import (
 	"path/filepath"
 	"strconv"
 
+	"github.com/fastpath-dev/fastpath/internal/diagnose"
 	"github.com/fastpath-dev/fastpath/internal/facts"
 	"github.com/fastpath-dev/fastpath/internal/finding"
-	"github.com/fastpath-dev/fastpath/internal/report"
 )
 
 // Slim is d with only what the comparison (the extractors and Packages)
@@ -19,8 +19,8 @@ import (
 // environment's version and its KernelPackages distributions (a real
 // environment lists hundreds, most of a report's bytes), and each
 // finding's id, severity and title.
-func Slim(d *report.Doctor) *report.Doctor {
-	out := &report.Doctor{Schema: d.Schema, Models: d.Models}
+func Slim(d *diagnose.Doctor) *diagnose.Doctor {
+	out := &diagnose.Doctor{Schema: d.Schema, Models: d.Models}
 	for _, fd := range d.Findings {
 		out.Findings = append(out.Findings, finding.Finding{ID: fd.ID, Severity: fd.Severity, Title: fd.Title})
 	}
@@ -64,7 +64,7 @@ func NewSpool() (*Spool, error) {
 func (s *Spool) path(i int) string { return filepath.Join(s.dir, strconv.Itoa(i)+".json") }
 
 // Put stores target i's report.
-func (s *Spool) Put(i int, d *report.Doctor) error {
+func (s *Spool) Put(i int, d *diagnose.Doctor) error {
 	b, err := json.Marshal(d)
 	if err != nil {
 		return err
@@ -73,7 +73,7 @@ func (s *Spool) Put(i int, d *report.Doctor) error {
 }
 
 // Get reads target i's report back; nil when none was stored.
-func (s *Spool) Get(i int) (*report.Doctor, error) {
+func (s *Spool) Get(i int) (*diagnose.Doctor, error) {
 	b, err := os.ReadFile(s.path(i))
 	if os.IsNotExist(err) {
 		return nil, nil
@@ -81,7 +81,7 @@ func (s *Spool) Get(i int) (*report.Doctor, error) {
 	if err != nil {
 		return nil, err
 	}
-	var d report.Doctor
+	var d diagnose.Doctor
 	if err := json.Unmarshal(b, &d); err != nil {
 		return nil, fmt.Errorf("spooled report %d: %w", i, err)
 	}
@@ -94,7 +94,7 @@ func (s *Spool) Remove() error { return os.RemoveAll(s.dir) }
 // WriteJSON writes the report as report.JSON would, one target at a time:
 // full(i), when set, gives target i's full doctor report in place of the
 // one held (nil: keep it), so that memory holds one full report at most.
-func (r *Report) WriteJSON(w io.Writer, full func(i int) (*report.Doctor, error)) error {
+func (r *Report) WriteJSON(w io.Writer, full func(i int) (*diagnose.Doctor, error)) error {
 	ew := &errWriter{w: w}
 	enc := func(v any, prefix string) []byte {
 		var b bytes.Buffer

@@ -11,7 +11,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/fastpath-dev/fastpath/internal/report"
+	"github.com/fastpath-dev/fastpath/internal/diagnose"
 )
 
 // NodeReport is one line of `doctor --json-lines`: the doctor report
@@ -25,7 +25,7 @@ type NodeReport struct {
 	Node string `json:"node"`
 	// Slurm is the Slurm task that printed the line, when run by srun.
 	Slurm *SlurmTask `json:"slurm,omitempty"`
-	report.Doctor
+	diagnose.Doctor
 }
 
 // SlurmTask says which task of which job step printed a report, from the

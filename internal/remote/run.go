@@ -19,7 +19,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/fastpath-dev/fastpath/internal/report"
+	"github.com/fastpath-dev/fastpath/internal/diagnose"
 )
 
 // Exit statuses of the scripts fastpath runs on a target; doctor itself
@@ -74,8 +74,8 @@ type Result struct {
 	SentBinary bool    `json:"sent_binary"`
 	Seconds    float64 `json:"seconds"`
 	// StderrTail is the end of the target's standard error.
-	StderrTail string         `json:"stderr_tail,omitempty"`
-	Doctor     *report.Doctor `json:"doctor,omitempty"`
+	StderrTail string           `json:"stderr_tail,omitempty"`
+	Doctor     *diagnose.Doctor `json:"doctor,omitempty"`
 }
 
 // BuildID names a build: its version and the start of its SHA-256, so two
@@ -213,7 +213,7 @@ func runOne(ctx context.Context, cfg Config, s Scripts, target string) (r Result
 		return r
 	}
 	if code == 0 || code == 1 {
-		var d report.Doctor
+		var d diagnose.Doctor
 		if jerr := json.Unmarshal(out, &d); jerr != nil || d.Facts == nil {
 			r.Status = StatusFailed
 			r.Error = fmt.Sprintf("exit %d without a doctor report on stdout (%d bytes)", code, len(out))

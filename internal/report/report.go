@@ -6,18 +6,12 @@ import (
 	"encoding/json"
 	"io"
 
-	"github.com/fastpath-dev/fastpath/internal/facts"
-	"github.com/fastpath-dev/fastpath/internal/finding"
-	"github.com/fastpath-dev/fastpath/internal/model"
+	"github.com/fastpath-dev/fastpath/internal/diagnose"
 )
 
-// Doctor is the JSON document of `fastpath doctor --json`.
-type Doctor struct {
-	Schema   string            `json:"schema"`
-	Facts    *facts.Facts      `json:"facts"`
-	Findings []finding.Finding `json:"findings"`
-	Models   []*model.Report   `json:"models"`
-}
+// Doctor is the JSON document of `fastpath doctor --json`, declared in
+// diagnose so that remote and fleet need not import a renderer.
+type Doctor = diagnose.Doctor
 
 // JSON writes v indented, with a trailing newline.
 func JSON(w io.Writer, v any) error {

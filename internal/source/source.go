@@ -23,10 +23,13 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/fastpath-dev/fastpath/internal/facts"
 )
 
-// Kind names what a Source stands for.
-type Kind string
+// Kind names what a Source stands for. It is declared in facts (a facts
+// file records it, and facts imports nothing of ours).
+type Kind = facts.SourceKind
 
 const (
 	KindHost Kind = "host" // the machine fastpath runs on
@@ -36,17 +39,9 @@ const (
 	KindImage Kind = "image"
 )
 
-// Info describes a Source for reports and facts.
-type Info struct {
-	Kind Kind   `json:"kind"`
-	Root string `json:"root,omitempty"` // the directory standing for "/" (root sources)
-	Live bool   `json:"live"`           // programs may be run (host only)
-	// Image sources: the reference, archive or OCI layout as given, the
-	// manifest digest of the image read, and its platform (os/arch).
-	Image    string `json:"image,omitempty"`
-	Digest   string `json:"digest,omitempty"`
-	Platform string `json:"platform,omitempty"`
-}
+// Info describes a Source for reports and facts. It is declared in facts,
+// which records it in every facts file.
+type Info = facts.SourceInfo
 
 // File is an open file of a Source. Parsers take the io.ReaderAt and read
 // only the parts they need.

@@ -12,10 +12,23 @@ import (
 	"testing"
 )
 
+// Network skips the test under -short: `go test -short ./...` never touches
+// the network (docs/contributing.md). Tests that download call it first.
+func Network(t testing.TB) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("downloads from the network: skipped under -short")
+	}
+}
+
 // CacheDir is $FASTPATH_TEST_CACHE, else <repo root>/.cache (git-ignored):
-// downloads land there once and later runs install from it offline.
+// downloads land there once and later runs install from it offline. Only
+// tests that download use it, so it skips the test under -short (Network):
+// every download (Wheels, the wheelhouse, uv's and transformers' caches)
+// goes through here.
 func CacheDir(t testing.TB) string {
 	t.Helper()
+	Network(t)
 	if d := os.Getenv("FASTPATH_TEST_CACHE"); d != "" {
 		return d
 	}

@@ -1,0 +1,182 @@
+package layering
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"os/exec"
+	"sort"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/fastpath-dev/fastpath/"
+
+// layers is the picture of the pipeline, top (imported by everyone) to
+// bottom (imports anything). A package may import packages of the layers
+// above its own; within a layer it may import nothing, except in a layer
+// whose pattern ends in "/..." (a group of sibling packages, such as the
+// collectors, whose helpers they share). Packages that are not yet in every
+// branch (remedy, hostile, safetext) are placed already, so a merge that
+// brings them keeps this test green. Every package of the module must match
+// exactly one entry: a new package is placed here on purpose.
+var layers = [][]string{
+	// Leaves: plain types and helpers that import nothing of ours.
+	{"internal/finding", "internal/pep440", "internal/safetext", "internal/testenv", "internal/layering"},
+	// The Facts types: what a facts file holds, observations only.
+	{"internal/facts"},
+	// The knowledge base: embedded data and typed accessors.
+	{"internal/kb"},
+	// Where we look.
+	{"internal/source"},
+	{"internal/imagesource"},
+	// Binary readers and target rules.
+	{"internal/cudaarch", "internal/elfdyn"},
+	{"internal/fatbin"},
+	{"internal/inspect", "internal/fixture"},
+	// One package per fact group, and the collector that runs them all.
+	{"internal/collect/..."},
+	{"internal/collect"},
+	// Judging: model verdicts, then remedies, then Facts + KB -> Findings.
+	// remedy sits ABOVE diagnose here (diagnose may import it), not below as
+	// DESIGN's rows list it: diagnose attaches remedy's commands to its
+	// findings (internal/diagnose/compiler.go on the remedy branch), and
+	// remedy imports only facts, kb and cudaarch.
+	{"internal/model"},
+	{"internal/remedy"},
+	{"internal/diagnose"},
+	{"internal/plan"},
+	{"internal/explain"},
+	// The only code that runs the environment's Python.
+	{"internal/live"},
+	// Many machines.
+	{"internal/remote"},
+	{"internal/fleet"},
+	// Rendering for every command.
+	{"internal/report", "internal/render"},
+	// Commands, and the hostile-input harness that drives everything.
+	{"internal/cli", "internal/hostile"},
+	// Programs: the binary, and the generator of its CLI reference.
+	{"cmd/fastpath", "internal/cli/gendoc"},
+}
+
+// level returns the layer of pkg (a path inside the module) and whether its
+// layer is a group whose members may import one another.
+func level(pkg string) (n int, group bool, ok bool) {
+	for i, row := range layers {
+		for _, pat := range row {
+			if prefix, isGroup := strings.CutSuffix(pat, "/..."); isGroup {
+				if strings.HasPrefix(pkg, prefix+"/") {
+					return i, true, true
+				}
+			} else if pkg == pat {
+				return i, false, true
+			}
+		}
+	}
+	return 0, false, false
+}
+
+// violations lists every import in graph (package -> its imports, both as
+// paths inside the module) that the layers forbid, and every package the
+// layers do not place.
+func violations(graph map[string][]string) []string {
+	var bad []string
+	for pkg, imports := range graph {
+		from, group, ok := level(pkg)
+		if !ok {
+			bad = append(bad, fmt.Sprintf("%s is in no layer: add it to layers in internal/layering/layering_test.go", pkg))
+			continue
+		}
+		for _, imp := range imports {
+			to, _, ok := level(imp)
+			if !ok {
+				continue // reported as a package of its own
+			}
+			switch {
+			case to < from, to == from && group:
+			case to == from:
+				bad = append(bad, fmt.Sprintf("%s imports %s: both are in layer %d, whose packages must not import one another", pkg, imp, from))
+			default:
+				bad = append(bad, fmt.Sprintf("%s imports %s: an import upward (%s is in layer %d, which may import only layers 0 to %d; %s is in layer %d)", pkg, imp, pkg, from, from-1, imp, to))
+			}
+		}
+	}
+	sort.Strings(bad)
+	return bad
+}
+
+// moduleGraph is the import graph of the module's packages (tests excluded),
+// from `go list -deps`.
+func moduleGraph(t *testing.T) map[string][]string {
+	t.Helper()
+	goTool, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("no go command on PATH:", err)
+	}
+	cmd := exec.Command(goTool, "list", "-deps", "-f", "{{.ImportPath}}{{range .Imports}} {{.}}{{end}}", module+"...")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list: %v\n%s", err, stderr.String())
+	}
+	graph := map[string][]string{}
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		fields := strings.Fields(sc.Text())
+		if len(fields) == 0 || !strings.HasPrefix(fields[0], module) {
+			continue // the standard library and other modules
+		}
+		pkg := strings.TrimPrefix(fields[0], module)
+		graph[pkg] = []string{}
+		for _, imp := range fields[1:] {
+			if rest, ok := strings.CutPrefix(imp, module); ok {
+				graph[pkg] = append(graph[pkg], rest)
+			}
+		}
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return graph
+}
+
+func TestLayers(t *testing.T) {
+	graph := moduleGraph(t)
+	// The listing must reach the layers it is meant to hold, or the test
+	// would pass on an empty graph.
+	for _, must := range []string{"cmd/fastpath", "internal/cli", "internal/facts", "internal/diagnose", "internal/collect/gpu"} {
+		if _, ok := graph[must]; !ok {
+			t.Fatalf("go list did not list %s (listed %d packages)", must, len(graph))
+		}
+	}
+	for _, v := range violations(graph) {
+		t.Error(v)
+	}
+}
+
+// TestViolationsFound checks the checker on imports it must refuse and
+// imports it must allow.
+func TestViolationsFound(t *testing.T) {
+	for _, tc := range []struct {
+		graph map[string][]string
+		want  int
+	}{
+		{map[string][]string{"internal/facts": {"internal/source"}}, 1},                   // upward
+		{map[string][]string{"internal/remote": {"internal/report"}}, 1},                  // upward
+		{map[string][]string{"internal/cudaarch": {"internal/elfdyn"}}, 1},                // same layer
+		{map[string][]string{"internal/nonesuch": nil}, 1},                                // unplaced
+		{map[string][]string{"internal/report": {"internal/facts", "internal/model"}}, 0}, // downward
+		{map[string][]string{"internal/collect/torch": {"internal/collect/toolchain/sitedist"}}, 0},
+		{map[string][]string{"internal/collect": {"internal/collect/gpu"}}, 0},
+		{map[string][]string{"internal/collect/gpu": {"internal/collect"}}, 1},
+		{map[string][]string{"internal/diagnose": {"internal/remedy"}}, 0},
+		{map[string][]string{"cmd/fastpath": {"internal/cli"}}, 0},
+	} {
+		if got := violations(tc.graph); len(got) != tc.want {
+			t.Errorf("violations(%v) = %q, want %d", tc.graph, got, tc.want)
+		}
+	}
+}
