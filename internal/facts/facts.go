@@ -53,7 +53,7 @@ type CollectorTiming struct {
 	Name    string  `json:"name"`
 	StartMS float64 `json:"start_ms"` // from the start of collection
 	MS      float64 `json:"ms"`
-	source.ReadStats
+	ReadStats
 }
 
 // OS describes the operating system of the source.

@@ -21,3 +21,20 @@ type SourceInfo struct {
 	// the image has no manifest blob (an old docker-save archive).
 	ImageID string `json:"image_id,omitempty"`
 }
+
+// ReadStats is what one view asked of its source.
+type ReadStats struct {
+	// Opens are files opened; Bytes the bytes read from the source for
+	// them (a small file's whole content on its first open, nothing on
+	// later ones; a large file's every read in place).
+	Opens int64 `json:"files"`
+	Bytes int64 `json:"bytes"`
+	// Lookups are stat, lstat, readlink, readdir and resolve calls; Cached
+	// how many of them, and of the opens, the cache answered without
+	// touching the source.
+	Lookups int64 `json:"lookups"`
+	Cached  int64 `json:"cached"`
+	// Execs are programs run (live host only) and their wall time.
+	Execs  int64   `json:"execs,omitempty"`
+	ExecMS float64 `json:"exec_ms,omitempty"`
+}

@@ -11,6 +11,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/fastpath-dev/fastpath/internal/facts"
 )
 
 // Cache is one run's memory of a Source: every path resolved, stat'ed,
@@ -78,22 +80,9 @@ func NewCache(src Source) *Cache {
 		link: map[string]result[string]{}, dir: map[string]result[[]fs.DirEntry]{}, small: map[string]*smallFile{}, opened: map[string]bool{}}
 }
 
-// ReadStats is what one view asked of its source.
-type ReadStats struct {
-	// Opens are files opened; Bytes the bytes read from the source for
-	// them (a small file's whole content on its first open, nothing on
-	// later ones; a large file's every read in place).
-	Opens int64 `json:"files"`
-	Bytes int64 `json:"bytes"`
-	// Lookups are stat, lstat, readlink, readdir and resolve calls; Cached
-	// how many of them, and of the opens, the cache answered without
-	// touching the source.
-	Lookups int64 `json:"lookups"`
-	Cached  int64 `json:"cached"`
-	// Execs are programs run (live host only) and their wall time.
-	Execs  int64   `json:"execs,omitempty"`
-	ExecMS float64 `json:"exec_ms,omitempty"`
-}
+// ReadStats is what one view asked of its source (defined in facts, which
+// stores it in a collector's timings).
+type ReadStats = facts.ReadStats
 
 // Totals are the distinct files opened and the bytes read from the source
 // in the run so far, all views together.
