@@ -46,6 +46,10 @@ type Info struct {
 	Image    string `json:"image,omitempty"`
 	Digest   string `json:"digest,omitempty"`
 	Platform string `json:"platform,omitempty"`
+	// ImageID is the digest of the image's config (what `docker images`
+	// shows as its ID); Digest is the manifest's digest, and empty where
+	// the image has no manifest blob (an old docker-save archive).
+	ImageID string `json:"image_id,omitempty"`
 }
 
 // File is an open file of a Source. Parsers take the io.ReaderAt and read
