@@ -222,10 +222,10 @@ const (
 type fatState int
 
 const (
-	fatSeek    fatState = iota // looking for a container's magic at an 8-byte boundary
-	fatHeader                  // collecting the container header that starts at next
-	fatEntry                   // collecting the entry header that starts at next
-	fatPad                     // keeping the zero bytes after a container
+	fatSeek   fatState = iota // looking for a container's magic at an 8-byte boundary
+	fatHeader                 // collecting the container header that starts at next
+	fatEntry                  // collecting the entry header that starts at next
+	fatPad                    // keeping the zero bytes after a container
 )
 
 // fatScan walks fatbin containers as their bytes stream by, keeping their

@@ -21,10 +21,10 @@ import (
 const (
 	maxManifestBytes = 4 << 20
 	maxConfigBytes   = 16 << 20
-	maxCandidates    = 1024   // images an index may list, nested indexes and repeats included
-	maxIndexDepth    = 4      // nested indexes
+	maxCandidates    = 1024    // images an index may list, nested indexes and repeats included
+	maxIndexDepth    = 4       // nested indexes
 	maxArchiveFiles  = 1 << 20 // members of a docker-save archive
-	maxListed        = 10     // names quoted in an error
+	maxListed        = 10      // names quoted in an error
 )
 
 // resolved is the image chosen from a reference, before its layers are read.
