@@ -67,8 +67,8 @@ func (x *index) lookup(p string) *entry { return x.entries[p] }
 // a few hundred thousand files and tens of MB of names).
 const (
 	maxPathLen   = 4096
-	maxEntries   = 2 << 20
-	maxNameBytes = 256 << 20
+	maxEntries   = 1 << 20
+	maxNameBytes = 64 << 20
 )
 
 // builder walks the layers from the top down. A path is taken from the

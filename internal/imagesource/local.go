@@ -262,13 +262,17 @@ func choose(bs blobStore, cands []candidate, sel selector, want *platform) (cand
 			return candidate{}, fmt.Errorf("no image tagged %q (it has %s)", trunc(sel.tag), listNames(cands))
 		}
 	default:
+		// Several tags: the user must say which. Untagged descriptors are
+		// one multi-platform set (as `layout.Write` of an index leaves them).
 		pool = cands
-		tops := map[string]bool{}
+		names := map[string]bool{}
 		for _, c := range cands {
-			tops[c.top] = true
+			for _, n := range c.names {
+				names[n] = true
+			}
 		}
-		if len(tops) > 1 {
-			return candidate{}, fmt.Errorf("it holds %d images (%s); name one as PATH:TAG or PATH@sha256:…", len(tops), listNames(cands))
+		if len(names) > 1 {
+			return candidate{}, fmt.Errorf("it holds %d tagged images (%s); name one as PATH:TAG or PATH@sha256:…", len(names), listNames(cands))
 		}
 	}
 	if want == nil && len(pool) == 1 {

@@ -88,9 +88,36 @@ func (n compiledNeed) match(comps []string) bool {
 	}
 	tail := comps[len(comps)-len(n.comps):]
 	for i, pc := range n.comps {
-		if ok, _ := path.Match(pc, tail[i]); !ok {
+		if !matchComponent(pc, tail[i]) {
 			return false
 		}
 	}
 	return true
+}
+
+// matchComponent is path.Match for one component, in linear time when the
+// pattern's only wildcard is "*" (all of Needs'): a hostile image's 4 KB
+// names must not cost quadratic time against every pattern.
+func matchComponent(pat, s string) bool {
+	if strings.ContainsAny(pat, `?[\`) {
+		ok, _ := path.Match(pat, s)
+		return ok
+	}
+	parts := strings.Split(pat, "*")
+	if len(parts) == 1 {
+		return pat == s
+	}
+	if !strings.HasPrefix(s, parts[0]) {
+		return false
+	}
+	s = s[len(parts[0]):]
+	last := parts[len(parts)-1]
+	for _, mid := range parts[1 : len(parts)-1] {
+		i := strings.Index(s, mid)
+		if i < 0 {
+			return false
+		}
+		s = s[i+len(mid):]
+	}
+	return len(s) >= len(last) && strings.HasSuffix(s, last)
 }
