@@ -189,7 +189,6 @@ func buildRealisticTree(t *testing.T, root string) {
 	if err := ft.Err(); err != nil {
 		t.Fatal(err)
 	}
-	// Fill .text with pseudo-random bytes: compressors get no free ride.
 	h := filepath.Join(root, lib)
 	ef, err := elf.Open(h)
 	if err != nil {
@@ -197,18 +196,16 @@ func buildRealisticTree(t *testing.T, root string) {
 	}
 	text := ef.Section(".text")
 	ef.Close()
+	// Fill .text with real machine code: this machine's shared libraries
+	// and programs, one after another (pseudo-random bytes where there are
+	// too few), so compressors work as hard as on a real torch library.
 	f, err := os.OpenFile(h, os.O_WRONLY, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	rng := rand.NewChaCha8([32]byte{1})
-	buf := make([]byte, 1<<20)
-	for off := int64(0); off < int64(text.Size); off += int64(len(buf)) {
-		n := min(int64(len(buf)), int64(text.Size)-off)
-		rng.Read(buf[:n])
-		if _, err := f.WriteAt(buf[:n], int64(text.Offset)+off); err != nil {
-			t.Fatal(err)
-		}
+	fill := realCode()
+	if _, err := io.Copy(io.NewOffsetWriter(f, int64(text.Offset)), io.LimitReader(fill, int64(text.Size))); err != nil {
+		t.Fatal(err)
 	}
 	if err := f.Close(); err != nil {
 		t.Fatal(err)
@@ -470,5 +467,57 @@ func buildToolImages(t *testing.T, tree, oci string) {
 	b, _ := json.Marshal(map[string]any{"schemaVersion": 2, "mediaType": "application/vnd.oci.image.index.v1+json", "manifests": index})
 	if err := os.WriteFile(filepath.Join(oci, "index.json"), b, 0o644); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// realCode streams the ELF files under /usr/lib and /usr/bin in name
+// order, one open at a time, then pseudo-random bytes.
+func realCode() io.Reader {
+	var files []string
+	for _, pat := range []string{"/usr/lib/x86_64-linux-gnu/*.so*", "/usr/lib/aarch64-linux-gnu/*.so*", "/usr/bin/*"} {
+		ms, _ := filepath.Glob(pat)
+		files = append(files, ms...)
+	}
+	return &codeReader{files: files, tail: rand.NewChaCha8([32]byte{1})}
+}
+
+type codeReader struct {
+	files []string
+	cur   *os.File
+	tail  io.Reader
+}
+
+func (r *codeReader) Read(p []byte) (int, error) {
+	for {
+		if r.cur != nil {
+			n, err := r.cur.Read(p)
+			if n > 0 {
+				return n, nil
+			}
+			r.cur.Close()
+			r.cur = nil
+			if err != nil && err != io.EOF {
+				continue
+			}
+		}
+		if len(r.files) == 0 {
+			return r.tail.Read(p)
+		}
+		name := r.files[0]
+		r.files = r.files[1:]
+		f, err := os.Open(name)
+		if err != nil {
+			continue
+		}
+		var magic [4]byte
+		if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() || fi.Size() < 64<<10 {
+			f.Close()
+			continue
+		}
+		if _, err := f.ReadAt(magic[:], 0); err != nil || string(magic[:]) != "\x7fELF" {
+			f.Close()
+			continue
+		}
+		r.cur = f
 	}
 }
