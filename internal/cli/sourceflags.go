@@ -27,6 +27,10 @@ type SourceFlags struct {
 	// multi-platform image.
 	Image    string
 	Platform string
+
+	// image is the image once opened: reading one costs a pass over its
+	// layers, and doctor --model asks for the source twice (facts, models).
+	image source.Source
 }
 
 func (s *SourceFlags) register(fs *pflag.FlagSet, withFacts bool) {
@@ -60,10 +64,14 @@ func (s *SourceFlags) SourceContext(ctx context.Context) (source.Source, error) 
 		if s.Root != "" {
 			return nil, usageErrorf("--image and --root name two different sources; give one")
 		}
+		if s.image != nil {
+			return s.image, nil
+		}
 		img, err := imagesource.Open(ctx, s.Image, imagesource.Options{Platform: s.Platform, Env: overrides, Needs: collect.Needs})
 		if err != nil {
 			return nil, err
 		}
+		s.image = img
 		return img, nil
 	}
 	if s.Root != "" {
