@@ -106,6 +106,11 @@ func (s *SourceFlags) Load(ctx context.Context) (*facts.Facts, error) {
 		o.Trace = os.Stderr
 	}
 	f := collect.Collect(ctx, src, o)
+	if img, ok := src.(*imagesource.Source); ok && o.Trace != nil {
+		st := img.Stats()
+		fmt.Fprintf(o.Trace, "fastpath: image: %d layer passes (%d for reads the first pass did not keep), %d MiB streamed, %d MiB kept, %d reads served from it\n",
+			st.LayerPasses, st.Rereads, st.StreamBytes>>20, st.KeptBytes>>20, st.KeptReads)
+	}
 	if w, ok := src.(interface{ Warnings() []string }); ok {
 		// An image's rejected entries come first: they may explain what
 		// the collectors then could not find.

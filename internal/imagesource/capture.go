@@ -18,7 +18,7 @@ import (
 // found by their magic number and walked as the bytes pass. A read outside
 // what was kept still works: it streams the layer again (Stats.Rereads).
 const (
-	wholeMax    = 1 << 20  // needed non-ELF files up to this size are kept whole
+	wholeMax    = 8 << 20  // needed non-ELF files up to this size are kept whole (torch's RECORD is 1.3 MB)
 	elfWholeMax = 4 << 20  // needed ELF files up to this size are kept whole (libc is 2 MB)
 	elfHead     = 64 << 10 // kept from the start of every needed ELF file
 	elfTail     = 1 << 20  // kept before the section header table
