@@ -158,7 +158,7 @@ func RunBench(ctx context.Context, o *BenchOptions, ios *IO) error {
 	if err != nil {
 		return err
 	}
-	src, err := o.Source.Source()
+	src, err := o.Source.SourceContext(ctx)
 	if err != nil {
 		return err
 	}

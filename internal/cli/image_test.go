@@ -144,3 +144,45 @@ func TestImageFlagUsage(t *testing.T) {
 		}
 	}
 }
+
+// Issue 19: --image prints "warnings": [] (never null) when the image has
+// no problems, and the text header names the image and its digest.
+func TestImageWarningsEmptyListAndHeaderNamesImage(t *testing.T) {
+	root := t.TempDir()
+	if err := fixture.Seed(root); err != nil {
+		t.Fatal(err)
+	}
+	oci := seedOCILayout(t, root)
+	var out, errb bytes.Buffer
+	if code := Main([]string{"facts", "--image", oci}, strings.NewReader(""), &out, &errb); code != ExitOK {
+		t.Fatalf("facts --image: exit %d\n%s", code, errb.String())
+	}
+	var doc map[string]json.RawMessage
+	if err := json.Unmarshal(out.Bytes(), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if w := strings.TrimSpace(string(doc["warnings"])); w == "null" || !strings.HasPrefix(w, "[") {
+		t.Errorf(`"warnings": %s; want a list`, w)
+	}
+	var src map[string]string
+	json.Unmarshal(doc["source"], &src)
+	if !strings.HasPrefix(src["digest"], "sha256:") || !strings.HasPrefix(src["image_id"], "sha256:") {
+		t.Errorf("source = %v; want the manifest digest and the image ID", src)
+	}
+	out.Reset()
+	Main([]string{"doctor", "--image", oci}, strings.NewReader(""), &out, &errb)
+	header, _, _ := strings.Cut(out.String(), "\n")
+	if !strings.Contains(header, oci) || !strings.Contains(header, src["digest"]) {
+		t.Errorf("header %q does not name the image %s and its digest %s", header, oci, src["digest"])
+	}
+}
+
+// Issue 11: a mistyped --image path fails here, with exit status 2,
+// without a registry being asked.
+func TestImageMistypedPathFailsLocally(t *testing.T) {
+	var out, errb bytes.Buffer
+	code := Main([]string{"doctor", "--image", "./missing.tar"}, strings.NewReader(""), &out, &errb)
+	if code != ExitFailure || !strings.Contains(errb.String(), "no such file or folder") {
+		t.Errorf("exit %d, %q", code, errb.String())
+	}
+}

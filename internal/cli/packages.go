@@ -37,7 +37,7 @@ without running Python. --json prints exactly what
 
 // RunPackages runs `fastpath packages`.
 func RunPackages(ctx context.Context, o *PackagesOptions, ios *IO) error {
-	src, err := o.Source.Source()
+	src, err := o.Source.SourceContext(ctx)
 	if err != nil {
 		return err
 	}

@@ -30,6 +30,10 @@ type SourceFlags struct {
 	Platform string
 	// Timings is --timings: record each collector's time and reads.
 	Timings bool
+
+	// image is the image once opened: reading one costs a pass over its
+	// layers, and doctor --model asks for the source twice (facts, models).
+	image source.Source
 }
 
 func (s *SourceFlags) register(fs *pflag.FlagSet, withFacts bool) {
@@ -37,7 +41,7 @@ func (s *SourceFlags) register(fs *pflag.FlagSet, withFacts bool) {
 	fs.StringVar(&s.Python, "python", "", "the interpreter or environment `PATH` to diagnose (default: python3 on PATH)")
 	fs.StringArrayVar(&s.GPUs, "gpu", nil, "diagnose for a GPU of compute capability `CC` (12.0 or sm_120; repeatable; replaces detected GPUs)")
 	fs.StringArrayVar(&s.Env, "env", nil, "assume environment variable `K=V` (repeatable)")
-	fs.StringVar(&s.Image, "image", "", "diagnose the container image `REF|ARCHIVE.tar|OCI_DIR` (a registry reference, a docker-save archive or an OCI layout folder) without a daemon; nothing is run or unpacked")
+	fs.StringVar(&s.Image, "image", "", "diagnose the container image `REF|ARCHIVE.tar[:TAG]|OCI_DIR[:TAG|@DIGEST]` (a registry reference, a docker-save archive or an OCI layout folder; anything that looks like a path is one) without a daemon; nothing is run or unpacked")
 	fs.StringVar(&s.Platform, "platform", "", "with --image: the `OS/ARCH` to pick from a multi-platform image (default "+imagesource.DefaultPlatform+")")
 	if withFacts {
 		fs.StringVar(&s.Facts, "facts", "", "diagnose the facts saved in `FILE` (from `fastpath facts`) instead of a machine")
@@ -46,6 +50,12 @@ func (s *SourceFlags) register(fs *pflag.FlagSet, withFacts bool) {
 
 // Source opens the source the flags name: the live host, --root or --image.
 func (s *SourceFlags) Source() (source.Source, error) {
+	return s.SourceContext(context.Background())
+}
+
+// SourceContext is Source with the command's context: an image's registry
+// requests and layer reads stop when it is cancelled.
+func (s *SourceFlags) SourceContext(ctx context.Context) (source.Source, error) {
 	overrides, err := source.ParseEnv(s.Env)
 	if err != nil {
 		return nil, &UsageError{Err: err}
@@ -57,10 +67,14 @@ func (s *SourceFlags) Source() (source.Source, error) {
 		if s.Root != "" {
 			return nil, usageErrorf("--image and --root name two different sources; give one")
 		}
-		img, err := imagesource.Open(context.Background(), s.Image, imagesource.Options{Platform: s.Platform, Env: overrides})
+		if s.image != nil {
+			return s.image, nil
+		}
+		img, err := imagesource.Open(ctx, s.Image, imagesource.Options{Platform: s.Platform, Env: overrides, Needs: collect.Needs})
 		if err != nil {
 			return nil, err
 		}
+		s.image = img
 		return img, nil
 	}
 	if s.Root != "" {
@@ -86,7 +100,7 @@ func (s *SourceFlags) Load(ctx context.Context) (*facts.Facts, error) {
 			return nil, &UsageError{Err: err}
 		}
 	}
-	src, err := s.Source()
+	src, err := s.SourceContext(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -95,10 +109,15 @@ func (s *SourceFlags) Load(ctx context.Context) (*facts.Facts, error) {
 		o.Trace = os.Stderr
 	}
 	f := collect.Collect(ctx, src, o)
+	if img, ok := src.(*imagesource.Source); ok && o.Trace != nil {
+		st := img.Stats()
+		fmt.Fprintf(o.Trace, "fastpath: image: %d layer passes (%d for reads the first pass did not keep), %d MiB streamed, %d MiB kept, %d reads served from it\n",
+			st.LayerPasses, st.Rereads, st.StreamBytes>>20, st.KeptBytes>>20, st.KeptReads)
+	}
 	if w, ok := src.(interface{ Warnings() []string }); ok {
 		// An image's rejected entries come first: they may explain what
 		// the collectors then could not find.
-		f.Warnings = append(w.Warnings(), f.Warnings...)
+		f.Warnings = append(append([]string{}, w.Warnings()...), f.Warnings...)
 	}
 	return f, nil
 }

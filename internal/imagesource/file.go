@@ -72,13 +72,12 @@ func (c *pageCache) dropFile(id int) {
 	}
 }
 
-// imageFile is an open file of the image. Its ReaderAt is lazy: a page is
-// fetched when first read. In a raw layer that is one ranged read at the
-// page's offset. In a compressed layer the file keeps one forward stream:
-// reading ahead decompresses through to the page, reading back opens the
-// layer again and decompresses everything up to the page, so an ELF parser
-// that jumps from the section table at the end back to the start pays the
-// layer prefix twice.
+// imageFile is an open file of the image. A read is served from what the
+// one pass kept of the body when that holds all of it (the common case for
+// every file collectors declared). Otherwise a page is fetched: in a raw
+// layer by one ranged read at the page's offset; in a compressed layer
+// through one forward stream per open file, opened by streaming the layer
+// again up to the entry (counted in Stats.Rereads: a declared need missed).
 type imageFile struct {
 	src  *Source
 	e    *entry
@@ -119,6 +118,19 @@ func (f *imageFile) ReadAt(p []byte, off int64) (int, error) {
 	if off < 0 {
 		return 0, &fs.PathError{Op: "read", Path: f.name, Err: errors.New("negative offset")}
 	}
+	if bd := f.e.body; bd != nil && off < f.e.size {
+		want := p
+		if rest := f.e.size - off; int64(len(want)) > rest {
+			want = want[:rest]
+		}
+		if bd.kept.readAt(want, off) {
+			f.src.stats.keptReads.Add(1)
+			if len(want) < len(p) {
+				return len(want), io.EOF
+			}
+			return len(want), nil
+		}
+	}
 	n := 0
 	for n < len(p) && off < f.e.size {
 		pg := off / pageSize
@@ -140,7 +152,7 @@ func (f *imageFile) ReadAt(p []byte, off int64) (int, error) {
 }
 
 func (f *imageFile) page(pg int64) ([]byte, error) {
-	key := pageKey{f.e.id, pg}
+	key := pageKey{f.e.body.id, pg}
 	if b, ok := f.src.cache.get(key); ok {
 		return b, nil
 	}
@@ -160,10 +172,11 @@ func (f *imageFile) page(pg int64) ([]byte, error) {
 }
 
 func (f *imageFile) fill(buf []byte, start int64) error {
-	l := f.e.layer
-	if l.raw && f.e.dataOff >= 0 {
+	bd := f.e.body
+	l := bd.layer
+	if l.raw && bd.dataOff >= 0 {
 		if f.raw == nil {
-			f.raw = &seekStream{b: l, base: f.e.dataOff, size: f.e.size}
+			f.raw = &seekStream{b: l, base: bd.dataOff, size: bd.size}
 		}
 		f.raw.Seek(start, io.SeekStart)
 		_, err := io.ReadFull(f.raw, buf)
@@ -171,7 +184,7 @@ func (f *imageFile) fill(buf []byte, start int64) error {
 	}
 	if f.r == nil || f.rpos > start {
 		f.closeStream()
-		r, c, err := l.entryReader(f.e.ordinal)
+		r, c, err := l.entryReader(bd.ordinal)
 		if err != nil {
 			return err
 		}

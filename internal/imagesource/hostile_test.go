@@ -121,7 +121,7 @@ func TestHostileArchivesRejectedPerFile(t *testing.T) {
 		`entry "usr/../../evil2" refused`,
 		`symlink /usr/lib/up -> ../../../etc/shadow refused: the target climbs above the image root`,
 		`hard link /h1 -> ../outside refused`,
-		`hard link /h2 -> not/in/this/layer refused: its target is not a file earlier in this layer`,
+		`hard link /h2 -> not/in/this/layer refused: its target is not a regular file earlier in this layer`,
 		`entry /lnk/payload refused: /lnk is not a directory in this layer`,
 		`refused: name longer than 4096 bytes`,
 		`unreadable after entry`,

@@ -1,38 +1,42 @@
 // Package imagesource reads a container image as a source.Source without a
-// Docker daemon and without unpacking it: from a registry (the user's docker
-// credentials), a `docker save` archive or an OCI layout folder, through
-// github.com/google/go-containerregistry.
+// Docker daemon and without unpacking it: an OCI layout folder, a `docker
+// save` archive, or a registry reference (the user's docker credentials,
+// through github.com/google/go-containerregistry).
 //
-// Opening an image walks its layers once, from the top, and keeps an
-// in-memory index of the file headers that survive the union (whiteouts and
-// opaque folders honoured). File contents are read only when a collector
-// opens a file: from an uncompressed layer in a registry or OCI layout, by
-// byte range at the entry's offset; from a compressed layer, by streaming the
-// layer again up to the entry. Nothing is ever written to disk, and the bytes
-// kept in memory are capped (Options.MaxCache).
+// Opening an image reads each layer once, from the top layer down, in one
+// streaming pass: it keeps an index of the file headers that survive the
+// union (whiteouts, opaque folders and hard links as overlayfs and `umoci
+// unpack` honour them) and, of the files the caller declared it will read
+// (Options.Needs), small ones whole and ELF files in the ranges their
+// readers ask for (capture.go). Reads after that pass are served from what
+// was kept; an uncompressed layer in a local file or a registry is read in
+// place by byte range instead. A read of something not kept streams its
+// layer again (Stats.Rereads), so a missing need costs time, never a wrong
+// answer. Nothing is ever written to disk, and the bytes kept are capped
+// (Options.MaxCache).
 package imagesource
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
+	"net"
 	"net/http"
-	"os"
 	"path"
-	"sort"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
+	"time"
 
 	"github.com/google/go-containerregistry/pkg/authn"
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
-	"github.com/google/go-containerregistry/pkg/v1/layout"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
-	"github.com/google/go-containerregistry/pkg/v1/tarball"
 
 	"github.com/fastpath-dev/fastpath/internal/source"
 )
@@ -43,138 +47,166 @@ import (
 // machine fastpath happens to run on.
 const DefaultPlatform = "linux/amd64"
 
-// DefaultMaxCache caps the file bytes kept in memory per image.
-const DefaultMaxCache = 64 << 20
+// DefaultMaxCache caps the file bytes kept in memory per image: what the
+// one pass keeps of declared files, and pages read later.
+const DefaultMaxCache = 256 << 20
+
+// DefaultTimeout bounds each wait on a registry: connecting, the TLS
+// handshake, and the response headers of every request.
+const DefaultTimeout = 30 * time.Second
+
+// maxWarnings caps the warnings kept; the rest are counted in one line.
+const maxWarnings = 200
 
 // Options tune Open.
 type Options struct {
 	// Platform ("linux/arm64", "linux/arm64/v8") picks an image from a
 	// multi-platform index; "" means DefaultPlatform there, and any platform
-	// for a single image.
+	// for a single image. A variant is optional on either side.
 	Platform string
 	// Env overrides the image config's environment (--env).
 	Env source.Env
+	// Needs are the files the caller will read (collect.Needs): the one
+	// pass over each layer keeps them.
+	Needs []source.Need
 	// Keychain finds registry credentials; nil: the user's docker config
 	// (authn.DefaultKeychain).
 	Keychain authn.Keychain
-	// Transport is the HTTP transport for registries; nil: remote.DefaultTransport.
+	// Transport is the HTTP transport for registries; nil: one with
+	// Timeout on connecting, TLS and response headers.
 	Transport http.RoundTripper
+	// Timeout bounds each wait on a registry; 0: DefaultTimeout.
+	Timeout time.Duration
 	// MaxCache caps the file bytes kept in memory; 0: DefaultMaxCache.
 	MaxCache int64
 }
 
 // Stats count what reading an image cost.
 type Stats struct {
-	NetworkBytes int64 // HTTP response body bytes from the registry (remote images)
-	StreamBytes  int64 // uncompressed layer bytes streamed (compressed layers, docker-save archives)
-	RangeBytes   int64 // bytes read in place from uncompressed layer blobs
-	LayerPasses  int64 // times a layer was streamed from its start
-	RangeReads   int64 // ranged reads opened on uncompressed blobs
+	NetworkBytes    int64 // HTTP response body bytes from the registry (remote images)
+	CompressedBytes int64 // layer blob bytes streamed, as stored
+	StreamBytes     int64 // uncompressed layer bytes streamed
+	RangeBytes      int64 // bytes read in place from uncompressed layer blobs
+	LayerPasses     int64 // times a layer was streamed from its start (one per layer, plus Rereads)
+	Rereads         int64 // passes for reads of parts the one pass did not keep
+	RangeReads      int64 // ranged reads opened on uncompressed blobs
+	KeptReads       int64 // reads served from what the one pass kept
+	KeptBytes       int64 // bytes kept by the one pass
 }
 
 type counters struct {
-	network, stream, ranged, passes, rangeReads atomic.Int64
+	network, compressed, stream, ranged, passes, rereads, rangeReads, keptReads atomic.Int64
 }
 
 // Source is an image as a source.Source. It is safe for concurrent use.
 type Source struct {
-	ctx      context.Context // the one Open was given: the Source interface carries none, and blobs are read lazily
-	info     source.Info
-	env      source.Env
-	layers   []*layerBlob
-	idx      *index
-	links    *source.Resolver
-	cache    *pageCache
-	warnings []string
-	stats    counters
+	info   source.Info
+	env    source.Env
+	layers []*layerBlob
+	idx    *index
+	links  *source.Resolver
+	cache  *pageCache
+	keep   *budget
+	max    int64
+	stats  counters
+
+	mu          sync.Mutex
+	warnings    []string
+	lostWarning int
 }
 
 var _ source.Source = (*Source)(nil)
 
-// Open reads the image ref names: an OCI layout folder, a `docker save`
-// archive (a file), or else a registry reference. The layers are indexed
+// Open reads the image ref names: an OCI layout folder or a docker-save
+// archive, each optionally followed by ":TAG" or "@sha256:…", or else a
+// registry reference. Anything that looks like a path (see looksLikePath)
+// is one, and fails here when it does not exist. The layers are read
 // before Open returns; problems with single entries or layers become
 // Warnings, not errors.
 func Open(ctx context.Context, ref string, o Options) (*Source, error) {
-	var want *v1.Platform
+	var want *platform
 	if o.Platform != "" {
-		p, err := v1.ParsePlatform(o.Platform)
-		if err != nil || p.OS == "" || p.Architecture == "" {
-			return nil, fmt.Errorf("--platform %q: want OS/ARCH, e.g. linux/arm64", o.Platform)
+		p, err := parsePlatform(o.Platform)
+		if err != nil {
+			return nil, err
 		}
 		want = p
 	}
 	if o.MaxCache <= 0 {
 		o.MaxCache = DefaultMaxCache
 	}
-	s := &Source{ctx: ctx, cache: newPageCache(o.MaxCache)}
-	img, openAt, err := s.openImage(ctx, ref, want, o)
-	if err != nil {
+	if o.Timeout <= 0 {
+		o.Timeout = DefaultTimeout
+	}
+	s := &Source{cache: newPageCache(o.MaxCache), keep: newBudget(o.MaxCache), max: o.MaxCache}
+	var r *resolved
+	var err error
+	if p, sel, ok := localRef(ref); ok {
+		if isDir(p) {
+			r, err = openLayout(p, sel, want)
+		} else {
+			r, err = openArchive(p, sel, want)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("--image %s: %w", trunc(ref), err)
+		}
+	} else if looksLikePath(ref) {
+		return nil, fmt.Errorf("--image %s: no such file or folder (a path is never looked up in a registry)", trunc(ref))
+	} else if r, err = s.openRemote(ctx, ref, want, o); err != nil {
 		return nil, err
 	}
-	cfg, err := img.ConfigFile()
+	cfg, err := v1.ParseConfigFile(bytes.NewReader(r.config))
 	if err != nil {
-		return nil, fmt.Errorf("image %s: config: %w", ref, err)
+		return nil, fmt.Errorf("--image %s: config: %w", trunc(ref), err)
 	}
-	if want != nil && (cfg.OS != want.OS || cfg.Architecture != want.Architecture) {
-		return nil, fmt.Errorf("image %s is %s/%s, not %s", ref, cfg.OS, cfg.Architecture, want)
+	have := &platform{OS: cfg.OS, Architecture: cfg.Architecture, Variant: cfg.Variant}
+	if want != nil && !have.matches(want) {
+		return nil, fmt.Errorf("--image %s is %s, not %s", trunc(ref), have, want)
 	}
-	digest, err := img.Digest()
-	if err != nil {
-		return nil, fmt.Errorf("image %s: %w", ref, err)
-	}
-	plat := cfg.OS + "/" + cfg.Architecture
-	if cfg.Variant != "" {
-		plat += "/" + cfg.Variant
-	}
-	s.info = source.Info{Kind: source.KindImage, Image: ref, Digest: digest.String(), Platform: plat}
+	s.info = source.Info{Kind: source.KindImage, Image: ref, Digest: r.manifestDigest, ImageID: digestOf(r.config), Platform: have.String()}
 	s.env = imageEnv(cfg.Config.Env, o.Env)
-
-	layers, err := img.Layers()
-	if err != nil {
-		return nil, fmt.Errorf("image %s: layers: %w", ref, err)
+	for _, l := range r.layers {
+		l.ctx, l.stats = ctx, &s.stats
+		l.detectRaw()
 	}
-	for i, l := range layers {
-		b := &layerBlob{index: i, layer: l, stats: &s.stats, ctx: ctx}
-		if d, err := l.Digest(); err == nil {
-			b.digest = d.String()
-		}
-		if openAt != nil {
-			if d, err := l.Digest(); err == nil {
-				if at := openAt(d); at != nil {
-					b.detectRaw(at)
-				}
-			}
-		}
-		s.layers = append(s.layers, b)
-	}
-	s.idx = buildIndex(s.layers, s.cache, s.warn)
+	s.layers = r.layers
+	s.idx = buildIndex(s.layers, source.CompileNeeds(o.Needs), s.keep, s.warn)
 	s.links = source.NewResolver(s.lstatMode, s.readLinkRaw)
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("--image %s: %w", trunc(ref), err)
+	}
 	return s, nil
 }
 
-// blobOpener opens a byte range of a blob in place; nil where blobs can only
-// be streamed from their start.
-type blobOpener func(d v1.Hash) func(off, n int64) (io.ReadCloser, error)
+func isDir(p string) bool {
+	fi, err := statPath(p)
+	return err == nil && fi.IsDir()
+}
 
-func (s *Source) openImage(ctx context.Context, ref string, want *v1.Platform, o Options) (v1.Image, blobOpener, error) {
-	if fi, err := os.Stat(ref); err == nil {
-		if fi.IsDir() {
-			return openLayout(ref, want)
-		}
-		img, err := tarball.ImageFromPath(ref, nil)
-		if err != nil {
-			return nil, nil, fmt.Errorf("--image %s: not a docker-save archive: %w", ref, err)
-		}
-		return img, nil, nil
+// registryTransport is the default transport with every wait bounded: a
+// registry that accepts a connection and never answers fails a request
+// after timeout, as does one that never finishes a handshake.
+func registryTransport(timeout time.Duration) http.RoundTripper {
+	return &http.Transport{
+		Proxy:                 http.ProxyFromEnvironment,
+		DialContext:           (&net.Dialer{Timeout: timeout, KeepAlive: 30 * time.Second}).DialContext,
+		TLSHandshakeTimeout:   timeout,
+		ResponseHeaderTimeout: timeout,
+		ExpectContinueTimeout: time.Second,
+		IdleConnTimeout:       90 * time.Second,
+		MaxIdleConnsPerHost:   8,
+		ForceAttemptHTTP2:     true,
 	}
+}
+
+func (s *Source) openRemote(ctx context.Context, ref string, want *platform, o Options) (*resolved, error) {
 	r, err := name.ParseReference(ref)
 	if err != nil {
-		return nil, nil, fmt.Errorf("--image %s: neither a file, an OCI layout folder nor an image reference: %w", ref, err)
+		return nil, fmt.Errorf("--image %s: neither a file, an OCI layout folder nor an image reference: %w", trunc(ref), err)
 	}
 	base := o.Transport
 	if base == nil {
-		base = remote.DefaultTransport
+		base = registryTransport(o.Timeout)
 	}
 	counted := &countingTransport{base: base, n: &s.stats.network}
 	kc := o.Keychain
@@ -184,93 +216,97 @@ func (s *Source) openImage(ctx context.Context, ref string, want *v1.Platform, o
 	opts := []remote.Option{remote.WithContext(ctx), remote.WithAuthFromKeychain(kc), remote.WithTransport(counted)}
 	desc, err := remote.Get(r, opts...)
 	if err != nil {
-		return nil, nil, fmt.Errorf("--image %s: %w", ref, err)
+		return nil, fmt.Errorf("--image %s: %w", ref, err)
 	}
 	var img v1.Image
 	switch {
 	case desc.MediaType.IsIndex():
 		idx, err := desc.ImageIndex()
 		if err != nil {
-			return nil, nil, fmt.Errorf("--image %s: %w", ref, err)
+			return nil, fmt.Errorf("--image %s: %w", ref, err)
 		}
-		img, err = pickPlatform(idx, want)
+		img, err = pickRemote(idx, want)
 		if err != nil {
-			return nil, nil, fmt.Errorf("--image %s: %w", ref, err)
+			return nil, fmt.Errorf("--image %s: %w", ref, err)
 		}
 	case desc.MediaType.IsImage():
 		if img, err = desc.Image(); err != nil {
-			return nil, nil, fmt.Errorf("--image %s: %w", ref, err)
+			return nil, fmt.Errorf("--image %s: %w", ref, err)
 		}
 	default:
-		return nil, nil, fmt.Errorf("--image %s: unsupported manifest type %s", ref, desc.MediaType)
+		return nil, fmt.Errorf("--image %s: unsupported manifest type %s", ref, desc.MediaType)
+	}
+	md, err := img.Digest()
+	if err != nil {
+		return nil, fmt.Errorf("--image %s: %w", ref, err)
+	}
+	cfg, err := img.RawConfigFile()
+	if err != nil {
+		return nil, fmt.Errorf("--image %s: config: %w", ref, err)
+	}
+	if len(cfg) > maxConfigBytes {
+		return nil, fmt.Errorf("--image %s: config of %d bytes", ref, len(cfg))
+	}
+	layers, err := img.Layers()
+	if err != nil {
+		return nil, fmt.Errorf("--image %s: layers: %w", ref, err)
 	}
 	repo := r.Context()
+	var client *http.Client
 	auth, err := kc.Resolve(repo)
 	if err != nil {
 		auth = authn.Anonymous
 	}
-	rt, err := transport.NewWithContext(ctx, repo.Registry, auth, counted, []string{repo.Scope(transport.PullScope)})
-	if err != nil {
+	if rt, err := transport.NewWithContext(ctx, repo.Registry, auth, counted, []string{repo.Scope(transport.PullScope)}); err == nil {
+		client = &http.Client{Transport: rt}
+	} else {
 		// Ranged reads are an optimisation: without them every layer is streamed.
 		s.warn(fmt.Sprintf("image %s: no ranged blob reads (%v); layers are streamed whole", ref, err))
-		return img, nil, nil
 	}
-	client := &http.Client{Transport: rt}
-	opener := func(d v1.Hash) func(off, n int64) (io.ReadCloser, error) {
-		u := fmt.Sprintf("%s://%s/v2/%s/blobs/%s", repo.Scheme(), repo.RegistryStr(), repo.RepositoryStr(), d)
-		return func(off, n int64) (io.ReadCloser, error) { return rangeGet(ctx, client, u, off, n) }
-	}
-	return img, opener, nil
-}
-
-func openLayout(dir string, want *v1.Platform) (v1.Image, blobOpener, error) {
-	p, err := layout.FromPath(dir)
-	if err != nil {
-		return nil, nil, fmt.Errorf("--image %s: not an OCI layout folder: %w", dir, err)
-	}
-	idx, err := p.ImageIndex()
-	if err != nil {
-		return nil, nil, fmt.Errorf("--image %s: %w", dir, err)
-	}
-	img, err := pickPlatform(idx, want)
-	if err != nil {
-		return nil, nil, fmt.Errorf("--image %s: %w", dir, err)
-	}
-	opener := func(d v1.Hash) func(off, n int64) (io.ReadCloser, error) {
-		blob := path.Join(dir, "blobs", d.Algorithm, d.Hex)
-		return func(off, n int64) (io.ReadCloser, error) {
-			f, err := os.Open(blob)
-			if err != nil {
-				return nil, err
+	res := &resolved{manifestDigest: md.String(), config: cfg}
+	for i, l := range layers {
+		l := l
+		b := &layerBlob{index: i, size: -1, open: l.Compressed}
+		if d, err := l.Digest(); err == nil {
+			b.digest = d.String()
+			if client != nil {
+				u := fmt.Sprintf("%s://%s/v2/%s/blobs/%s", repo.Scheme(), repo.RegistryStr(), repo.RepositoryStr(), d)
+				b.openAt = func(off, n int64) (io.ReadCloser, error) { return rangeGet(ctx, client, u, off, n) }
 			}
-			return struct {
-				io.Reader
-				io.Closer
-			}{io.NewSectionReader(f, off, n), f}, nil
 		}
+		if n, err := l.Size(); err == nil {
+			b.size = n
+		}
+		if mt, err := l.MediaType(); err == nil {
+			b.mediaType = string(mt)
+		}
+		res.layers = append(res.layers, b)
 	}
-	return img, opener, nil
+	return res, nil
 }
 
-// pickPlatform chooses the image for want from an index (nested indexes are
-// followed). Without want, a lone image is taken whatever its platform, and
-// DefaultPlatform among several.
-func pickPlatform(idx v1.ImageIndex, want *v1.Platform) (v1.Image, error) {
+// pickRemote chooses the image for want from a registry's index (nested
+// indexes are followed), with the platform rules of the local indexes.
+func pickRemote(idx v1.ImageIndex, want *platform) (v1.Image, error) {
 	type cand struct {
-		img  func() (v1.Image, error)
-		plat *v1.Platform
+		idx  v1.ImageIndex
+		h    v1.Hash
+		plat *platform
 	}
 	var cands []cand
 	var walk func(idx v1.ImageIndex, depth int) error
 	walk = func(idx v1.ImageIndex, depth int) error {
-		if depth > 4 {
-			return errors.New("image index nested too deep")
+		if depth > maxIndexDepth {
+			return errors.New("image indexes nested too deep")
 		}
 		im, err := idx.IndexManifest()
 		if err != nil {
 			return err
 		}
 		for _, d := range im.Manifests {
+			if len(cands) >= maxCandidates {
+				return fmt.Errorf("the index lists more than %d images", maxCandidates)
+			}
 			switch {
 			case d.MediaType.IsIndex():
 				child, err := idx.ImageIndex(d.Digest)
@@ -282,10 +318,13 @@ func pickPlatform(idx v1.ImageIndex, want *v1.Platform) (v1.Image, error) {
 				}
 			case d.MediaType.IsImage():
 				if d.Platform != nil && d.Platform.OS == "unknown" {
-					continue // attestations and signatures ride along in indexes
+					continue
 				}
-				h := d.Digest
-				cands = append(cands, cand{img: func() (v1.Image, error) { return idx.Image(h) }, plat: d.Platform})
+				c := cand{idx: idx, h: d.Digest}
+				if d.Platform != nil {
+					c.plat = &platform{OS: d.Platform.OS, Architecture: d.Platform.Architecture, Variant: d.Platform.Variant}
+				}
+				cands = append(cands, c)
 			}
 		}
 		return nil
@@ -296,17 +335,16 @@ func pickPlatform(idx v1.ImageIndex, want *v1.Platform) (v1.Image, error) {
 	if len(cands) == 0 {
 		return nil, errors.New("the index holds no image")
 	}
+	if want == nil && len(cands) == 1 {
+		return cands[0].idx.Image(cands[0].h)
+	}
 	if want == nil {
-		if len(cands) == 1 {
-			return cands[0].img()
-		}
-		want, _ = v1.ParsePlatform(DefaultPlatform)
+		want = mustPlatform(DefaultPlatform)
 	}
 	var have []string
 	for _, c := range cands {
 		if c.plat == nil {
-			// A descriptor without a platform: ask the image's config.
-			img, err := c.img()
+			img, err := c.idx.Image(c.h)
 			if err != nil {
 				return nil, err
 			}
@@ -314,18 +352,16 @@ func pickPlatform(idx v1.ImageIndex, want *v1.Platform) (v1.Image, error) {
 			if err != nil {
 				return nil, err
 			}
-			if p := cfg.Platform(); p != nil {
-				c.plat = p
-			} else {
-				c.plat = &v1.Platform{OS: cfg.OS, Architecture: cfg.Architecture}
-			}
+			c.plat = &platform{OS: cfg.OS, Architecture: cfg.Architecture, Variant: cfg.Variant}
 		}
-		if c.plat.Satisfies(*want) {
-			return c.img()
+		if c.plat.matches(want) {
+			return c.idx.Image(c.h)
 		}
 		have = append(have, c.plat.String())
 	}
-	sort.Strings(have)
+	if len(have) > maxListed {
+		have = append(have[:maxListed], fmt.Sprintf("and %d more", len(have)-maxListed))
+	}
 	return nil, fmt.Errorf("no image for platform %s (the index has %s); pick one with --platform", want, strings.Join(have, ", "))
 }
 
@@ -350,20 +386,44 @@ func imageEnv(cfgEnv []string, overrides source.Env) source.Env {
 	return e
 }
 
-func (s *Source) warn(w string) { s.warnings = append(s.warnings, w) }
+// warn records a problem met while indexing; past maxWarnings they are
+// only counted, so a hostile image of many bad entries cannot flood the
+// output.
+func (s *Source) warn(w string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.warnings) >= maxWarnings {
+		s.lostWarning++
+		return
+	}
+	s.warnings = append(s.warnings, w)
+}
 
 // Warnings are the problems met while indexing: hostile or malformed entries
-// rejected one by one, layers that are truncated or not tar archives.
-func (s *Source) Warnings() []string { return append([]string(nil), s.warnings...) }
+// rejected one by one, layers that are truncated or not tar archives. Never
+// nil.
+func (s *Source) Warnings() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := append([]string{}, s.warnings...)
+	if s.lostWarning > 0 {
+		out = append(out, fmt.Sprintf("image: %d more problems with entries not listed", s.lostWarning))
+	}
+	return out
+}
 
 // Stats returns what reading the image has cost so far.
 func (s *Source) Stats() Stats {
 	return Stats{
-		NetworkBytes: s.stats.network.Load(),
-		StreamBytes:  s.stats.stream.Load(),
-		RangeBytes:   s.stats.ranged.Load(),
-		LayerPasses:  s.stats.passes.Load(),
-		RangeReads:   s.stats.rangeReads.Load(),
+		NetworkBytes:    s.stats.network.Load(),
+		CompressedBytes: s.stats.compressed.Load(),
+		StreamBytes:     s.stats.stream.Load(),
+		RangeBytes:      s.stats.ranged.Load(),
+		LayerPasses:     s.stats.passes.Load(),
+		Rereads:         s.stats.rereads.Load(),
+		RangeReads:      s.stats.rangeReads.Load(),
+		KeptReads:       s.stats.keptReads.Load(),
+		KeptBytes:       s.max - s.keep.left.Load(),
 	}
 }
 
@@ -462,10 +522,10 @@ func (s *Source) Open(name string) (source.File, error) {
 	switch {
 	case e.mode.IsDir():
 		return &imageFile{src: s, e: e, name: name}, nil
-	case !e.mode.IsRegular():
+	case !e.mode.IsRegular() || e.body == nil:
 		return nil, &fs.PathError{Op: "open", Path: name, Err: errors.New("not a regular file or directory")}
-	case e.unreadable != "":
-		return nil, &fs.PathError{Op: "open", Path: name, Err: errors.New(e.unreadable)}
+	case e.body.unreadable != "":
+		return nil, &fs.PathError{Op: "open", Path: name, Err: errors.New(e.body.unreadable)}
 	}
 	return &imageFile{src: s, e: e, name: name}, nil
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/google/go-containerregistry/pkg/v1/tarball"
 
+	"github.com/fastpath-dev/fastpath/internal/collect"
 	"github.com/fastpath-dev/fastpath/internal/diagnose"
 	"github.com/fastpath-dev/fastpath/internal/facts"
 	"github.com/fastpath-dev/fastpath/internal/finding"
@@ -42,6 +43,9 @@ func push(t testing.TB, rs *registryServer, repo string, img v1.Image) string {
 
 func open(t testing.TB, ref string, o imagesource.Options) *imagesource.Source {
 	t.Helper()
+	if o.Needs == nil {
+		o.Needs = collect.Needs
+	}
 	src, err := imagesource.Open(context.Background(), ref, o)
 	if err != nil {
 		t.Fatal(err)

@@ -9,6 +9,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/fastpath-dev/fastpath/internal/source"
 )
 
 // entry is one path of the merged view: its header, and where its body is.
@@ -18,11 +20,18 @@ type entry struct {
 	size  int64
 	link  string // symlink target
 	mtime time.Time
-	id    int // cache key
+	layer *layerBlob // the layer the entry comes from
+	body  *body      // regular files: shared by every hard link to it
+}
 
-	layer   *layerBlob // holding the body (a hard link's target's layer)
+// body is one file body in one layer, and what the one pass kept of it.
+type body struct {
+	id      int        // page cache key
+	layer   *layerBlob // holding the body
 	ordinal int        // the body's tar entry number in layer
 	dataOff int64      // the body's offset in a raw layer; -1 otherwise
+	size    int64
+	kept    spans // ranges kept while the layer streamed by (see captureBody)
 	// unreadable says why the body cannot be served (a GNU sparse file).
 	unreadable string
 }
@@ -53,17 +62,13 @@ func (x *index) lookup(p string) *entry { return x.entries[p] }
 
 // Limits on what an archive may make fastpath hold: paths longer than
 // PATH_MAX and link targets longer than it are refused, and the index stops
-// growing at maxEntries (real images hold a few hundred thousand files).
+// growing at maxEntries paths (folders implied by deeper entries count) or
+// maxNameBytes bytes of path names, whichever comes first (real images hold
+// a few hundred thousand files and tens of MB of names).
 const (
-	maxPathLen = 4096
-	maxEntries = 2 << 20
-)
-
-// prefetchMax is the largest body read into the cache while indexing, and
-// prefetchBudget the most bytes that may be spent so; see wantPrefetch.
-const (
-	prefetchMax    = 64 << 10
-	prefetchBudget = 16 << 20
+	maxPathLen   = 4096
+	maxEntries   = 1 << 20
+	maxNameBytes = 64 << 20
 )
 
 // builder walks the layers from the top down. A path is taken from the
@@ -71,21 +76,23 @@ const (
 // (.wh..wh..opq) hide what lower layers hold, and take effect once the
 // layer that carries them has been read (they never hide their own layer).
 type builder struct {
-	x        *index
-	cache    *pageCache
-	warn     func(string)
-	deleted  map[string]bool // whited out by a layer above
-	opaque   map[string]bool // opaque in a layer above: lower children hidden
-	implied  map[string]bool // directories implied by entries already taken
-	nextID   int
-	full     bool
-	prefetch int64
+	x         *index
+	needs     *source.NeedMatcher
+	keep      *budget
+	warn      func(string)
+	deleted   map[string]bool // whited out by a layer above
+	opaque    map[string]bool // opaque in a layer above: lower children hidden
+	implied   map[string]bool // directories implied by entries already taken
+	nextID    int
+	full      bool
+	nameBytes int64
 }
 
-func buildIndex(layers []*layerBlob, cache *pageCache, warn func(string)) *index {
+func buildIndex(layers []*layerBlob, needs *source.NeedMatcher, keep *budget, warn func(string)) *index {
 	b := &builder{
 		x:       &index{entries: map[string]*entry{}, children: map[string][]string{}},
-		cache:   cache,
+		needs:   needs,
+		keep:    keep,
 		warn:    warn,
 		deleted: map[string]bool{},
 		opaque:  map[string]bool{},
@@ -111,7 +118,20 @@ func (b *builder) layer(l *layerBlob) {
 	seeker, _ := rc.(io.Seeker)
 	tr := tar.NewReader(rc)
 	var whiteouts, opaques []string
-	bodies := map[string]*entry{} // this layer's regular files, for hard links
+	// This layer's regular files, hidden or not: a hard link may outlive
+	// its target (uv links installed files to its cache, and a later layer
+	// deletes the cache), and overlay keeps the link's content.
+	bodies := map[string]*body{}
+	var hiddenBodies []*body // kept only while a link might need them
+	linked := map[*body]bool{}
+	defer func() {
+		for _, bd := range hiddenBodies {
+			if !linked[bd] {
+				b.keep.give(bd.kept.bytes())
+				bd.kept = nil
+			}
+		}
+	}()
 	for ordinal := 0; ; ordinal++ {
 		h, err := tr.Next()
 		if err == io.EOF {
@@ -152,24 +172,47 @@ func (b *builder) layer(l *layerBlob) {
 			whiteouts = append(whiteouts, path.Join(dir, strings.TrimPrefix(base, ".wh.")))
 			continue
 		}
-		if b.hidden(p, l, h.Typeflag == tar.TypeDir) {
+		hidden := b.hidden(p, l, h.Typeflag == tar.TypeDir)
+		var bd *body
+		if h.Typeflag == tar.TypeReg || h.Typeflag == tar.TypeRegA || h.Typeflag == tar.TypeGNUSparse {
+			if len(bodies) >= maxEntries {
+				continue
+			}
+			bd = &body{id: b.nextID, layer: l, ordinal: ordinal, dataOff: dataOff, size: h.Size}
+			b.nextID++
+			if h.Typeflag == tar.TypeGNUSparse {
+				bd.unreadable = "a sparse file in the archive"
+			}
+			bodies[p] = bd
+			if needed, elf := b.needs.Match(p); needed && bd.unreadable == "" && h.Size > 0 {
+				// Raw layers are read in place later; only small files are
+				// worth keeping there, and ELF ranges never are.
+				if !l.raw || (!elf && h.Size <= wholeMax) {
+					bd.kept = captureBody(tr, h.Size, elf && !l.raw, b.keep)
+				}
+			}
+		}
+		if hidden {
+			if bd != nil && bd.kept != nil {
+				hiddenBodies = append(hiddenBodies, bd)
+			}
 			continue
 		}
-		e := &entry{path: p, mode: h.FileInfo().Mode(), size: h.Size, mtime: h.ModTime, layer: l, ordinal: ordinal, dataOff: dataOff}
+		e := &entry{path: p, mode: h.FileInfo().Mode(), size: h.Size, mtime: h.ModTime, layer: l, body: bd}
 		switch h.Typeflag {
-		case tar.TypeReg, tar.TypeRegA:
-			bodies[p] = e
-		case tar.TypeGNUSparse:
-			e.unreadable = "a sparse file in the archive"
+		case tar.TypeReg, tar.TypeRegA, tar.TypeGNUSparse:
+			if bd == nil {
+				continue
+			}
 		case tar.TypeDir:
 			e.size = 0
 		case tar.TypeSymlink:
 			if len(h.Linkname) > maxPathLen || h.Linkname == "" || strings.ContainsRune(h.Linkname, 0) {
-				b.warn(fmt.Sprintf("%s: symlink %s refused: bad target", l, p))
+				b.warn(fmt.Sprintf("%s: symlink %s refused: bad target", l, trunc(p)))
 				continue
 			}
 			if climbsOut(dir, h.Linkname) {
-				b.warn(fmt.Sprintf("%s: symlink %s -> %s refused: the target climbs above the image root", l, p, trunc(h.Linkname)))
+				b.warn(fmt.Sprintf("%s: symlink %s -> %s refused: the target climbs above the image root", l, trunc(p), trunc(h.Linkname)))
 				continue
 			}
 			e.link, e.size = h.Linkname, int64(len(h.Linkname))
@@ -177,44 +220,38 @@ func (b *builder) layer(l *layerBlob) {
 			t, why := cleanEntryName(h.Linkname)
 			target := bodies[t]
 			if why == "" && target == nil {
-				why = "its target is not a file earlier in this layer"
+				why = "its target is not a regular file earlier in this layer"
 			}
 			if why != "" {
-				b.warn(fmt.Sprintf("%s: hard link %s -> %s refused: %s", l, p, trunc(h.Linkname), why))
+				b.warn(fmt.Sprintf("%s: hard link %s -> %s refused: %s", l, trunc(p), trunc(h.Linkname), why))
 				continue
 			}
-			e.mode, e.size, e.ordinal, e.dataOff, e.unreadable = target.mode, target.size, target.ordinal, target.dataOff, target.unreadable
+			e.body, e.size = target, target.size
+			linked[target] = true
+			e.mode &^= fs.ModeType // a hard link is a regular file, whatever its own header's mode bits say
 		case tar.TypeChar, tar.TypeBlock, tar.TypeFifo:
 			e.size = 0
 		default:
 			continue // tar bookkeeping (long names, PAX records) and types with no file
 		}
 		if prev := b.x.entries[p]; prev != nil && prev.layer == l && !prev.mode.IsDir() && e.mode.IsDir() {
-			b.warn(fmt.Sprintf("%s: %s appears twice (a file, then a directory); the directory is kept", l, p))
+			b.warn(fmt.Sprintf("%s: %s appears twice (a file, then a directory); the directory is kept", l, trunc(p)))
 		}
-		if prev := b.x.entries[p]; prev == nil {
-			e.id = b.nextID
-			b.nextID++
-		} else {
-			e.id = prev.id // a later entry of the same layer replaces an earlier one, as extraction does
-			b.cache.dropFile(prev.id)
+		if b.x.entries[p] == nil {
+			b.nameBytes += int64(len(p))
 		}
-		b.x.entries[p] = e
+		b.x.entries[p] = e // a later entry of the same layer replaces an earlier one, as extraction does
 		for a := dir; a != "/"; a = path.Dir(a) {
 			if b.implied[a] {
 				break
 			}
 			b.implied[a] = true
-		}
-		if e.mode.IsRegular() && e.unreadable == "" && h.Typeflag != tar.TypeLink && wantPrefetch(p, e.size) && b.prefetch+e.size <= prefetchBudget {
-			body := make([]byte, e.size)
-			if _, err := io.ReadFull(tr, body); err == nil {
-				b.cache.put(pageKey{e.id, 0}, body)
-				b.prefetch += e.size
+			if b.x.entries[a] == nil {
+				b.nameBytes += int64(len(a))
 			}
 		}
-		if len(b.x.entries) >= maxEntries {
-			b.warn(fmt.Sprintf("%s: more than %d files; the index stops here", l, maxEntries))
+		if n := len(b.x.entries) + len(b.implied); n >= maxEntries || b.nameBytes >= maxNameBytes {
+			b.warn(fmt.Sprintf("%s: more than %d paths or %d MB of path names (folders implied by entries included); the index stops here", l, maxEntries, maxNameBytes>>20))
 			b.full = true
 			break
 		}
@@ -262,10 +299,10 @@ func (b *builder) hidden(p string, l *layerBlob, isDir bool) bool {
 // each directory's sorted child names.
 func (b *builder) finish() {
 	x := b.x
-	x.entries["/"] = &entry{path: "/", mode: fs.ModeDir | 0o755, id: -1, dataOff: -1}
+	x.entries["/"] = &entry{path: "/", mode: fs.ModeDir | 0o755}
 	for a := range b.implied {
 		if e := x.entries[a]; e == nil {
-			x.entries[a] = &entry{path: a, mode: fs.ModeDir | 0o755, id: -1, dataOff: -1}
+			x.entries[a] = &entry{path: a, mode: fs.ModeDir | 0o755}
 		}
 	}
 	for p := range x.entries {
@@ -321,30 +358,6 @@ func climbsOut(dir, target string) bool {
 		}
 	}
 	return false
-}
-
-// wantPrefetch picks the small files collectors read on every run
-// (distribution metadata, version files, interpreter and OS configuration):
-// reading them while the layer streams by once spares a compressed layer
-// one re-read per file. Anything else is read on demand.
-func wantPrefetch(p string, size int64) bool {
-	if size > prefetchMax {
-		return false
-	}
-	dir, base := path.Split(p)
-	if strings.HasSuffix(dir, ".dist-info/") || strings.HasSuffix(dir, ".egg-info/") {
-		return true
-	}
-	switch base {
-	case "os-release", "lsb-release", "debian_version", "redhat-release", "pyvenv.cfg",
-		"version.py", "_version.py", "version.json", "version.txt", "ld.so.conf", "config.json",
-		"patchlevel.h", "TorchConfig.cmake":
-		return true
-	}
-	if strings.HasSuffix(dir, "/bin/") {
-		return true // launchers whose shebang names the interpreter (pip, nvcc wrappers)
-	}
-	return strings.HasSuffix(base, ".pth") || strings.HasSuffix(base, ".conf") && strings.HasPrefix(p, "/etc/ld.so.conf.d/")
 }
 
 func trunc(s string) string {

@@ -109,6 +109,13 @@ func describeSource(f *facts.Facts) string {
 	if f.Source.Kind == "root" {
 		return "root " + f.Source.Root
 	}
+	if f.Source.Kind == "image" && f.Source.Image != "" {
+		d := f.Source.Digest
+		if d == "" {
+			d = "id " + f.Source.ImageID
+		}
+		return "image " + f.Source.Image + " (" + strings.TrimSpace(d) + ")"
+	}
 	return string(f.Source.Kind)
 }
 

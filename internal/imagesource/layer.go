@@ -2,6 +2,7 @@ package imagesource
 
 import (
 	"archive/tar"
+	"bufio"
 	"bytes"
 	"context"
 	"errors"
@@ -10,24 +11,29 @@ import (
 	"net/http"
 	"sync/atomic"
 
-	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/klauspost/compress/gzip"
+	"github.com/klauspost/compress/zstd"
 )
 
 // layerBlob is one layer and the ways its bytes can be reached.
 type layerBlob struct {
-	index  int // 0 is the bottom layer
-	digest string
-	layer  v1.Layer
-	ctx    context.Context
-	stats  *counters
+	index     int    // 0 is the bottom layer
+	digest    string // the blob's digest as the manifest names it
+	mediaType string
+	ctx       context.Context
+	stats     *counters
 
-	// raw is set when the blob is an uncompressed tar that can be read in
-	// place by byte range (registry Range requests, an OCI layout's blob
-	// file): entries are then found by seeking past file bodies, and a file
-	// is read at its offset without touching what comes before it.
-	raw    bool
-	rawLen int64
+	// open returns the blob from its start, as stored (maybe compressed).
+	open func() (io.ReadCloser, error)
+	// openAt, where set, reads a byte range of the blob in place (a file
+	// in an OCI layout or a docker-save archive, a registry's Range GET).
 	openAt func(off, n int64) (io.ReadCloser, error)
+	size   int64 // blob size; -1 when unknown
+
+	// raw is set when the blob is an uncompressed tar reachable by openAt:
+	// entries are then found by seeking past file bodies, and a file is
+	// read at its offset without touching what comes before it.
+	raw bool
 }
 
 func (b *layerBlob) String() string {
@@ -41,14 +47,18 @@ func shortDigest(d string) string {
 	return d
 }
 
-// detectRaw decides whether the blob can be read in place: it is when its
-// first bytes are no compression's magic number.
-func (b *layerBlob) detectRaw(openAt func(off, n int64) (io.ReadCloser, error)) {
-	size, err := b.layer.Size()
-	if err != nil || size < 512 {
+var (
+	gzipMagic = []byte{0x1f, 0x8b}
+	zstdMagic = []byte{0x28, 0xb5, 0x2f, 0xfd}
+)
+
+// detectRaw decides whether the blob can be read in place: it can when it
+// is reachable by range and its first bytes are no compression's magic.
+func (b *layerBlob) detectRaw() {
+	if b.openAt == nil || b.size < 512 {
 		return
 	}
-	rc, err := openAt(0, 4)
+	rc, err := b.openAt(0, 4)
 	if err != nil {
 		return
 	}
@@ -57,34 +67,73 @@ func (b *layerBlob) detectRaw(openAt func(off, n int64) (io.ReadCloser, error)) 
 	n, _ := io.ReadFull(rc, magic[:])
 	b.stats.ranged.Add(int64(n))
 	b.stats.rangeReads.Add(1)
-	if n < 4 || bytes.HasPrefix(magic[:], []byte{0x1f, 0x8b}) || bytes.Equal(magic[:], []byte{0x28, 0xb5, 0x2f, 0xfd}) {
+	if n < 4 || bytes.HasPrefix(magic[:], gzipMagic) || bytes.Equal(magic[:], zstdMagic) {
 		return
 	}
-	b.raw, b.rawLen, b.openAt = true, size, openAt
+	b.raw = true
 }
 
-// stream returns the layer's uncompressed tar from its start. For raw
-// blobs it is an io.ReadSeeker, so archive/tar skips file bodies by seeking.
+// maxZstdWindow caps the window a zstd layer may ask the decoder for
+// (real layers use 8 MB or less); a hostile frame header cannot make the
+// decoder allocate more.
+const maxZstdWindow = 64 << 20
+
+// stream returns the layer's uncompressed tar from its start: one pass
+// over it. For raw blobs it is an io.ReadSeeker, so archive/tar skips file
+// bodies by seeking. The compression is told by the blob's first bytes,
+// not by its media type (docker-save archives name none).
 func (b *layerBlob) stream() (io.ReadCloser, error) {
 	b.stats.passes.Add(1)
 	if b.raw {
-		return &seekStream{b: b, size: b.rawLen}, nil
+		return &seekStream{b: b, size: b.size}, nil
 	}
-	rc, err := b.layer.Uncompressed()
+	rc, err := b.open()
 	if err != nil {
 		return nil, err
 	}
-	return &countedReader{rc: rc, n: &b.stats.stream}, nil
+	counted := &countedReader{rc: rc, n: &b.stats.compressed}
+	br := bufio.NewReaderSize(counted, 1<<20)
+	magic, _ := br.Peek(4)
+	var out io.Reader
+	closeFn := rc.Close
+	switch {
+	case bytes.HasPrefix(magic, gzipMagic):
+		zr, err := gzip.NewReader(br)
+		if err != nil {
+			rc.Close()
+			return nil, fmt.Errorf("gzip: %w", err)
+		}
+		out = zr
+	case bytes.Equal(magic, zstdMagic):
+		zr, err := zstd.NewReader(br, zstd.WithDecoderMaxWindow(maxZstdWindow), zstd.WithDecoderConcurrency(2))
+		if err != nil {
+			rc.Close()
+			return nil, fmt.Errorf("zstd: %w", err)
+		}
+		out = zr
+		closeFn = func() error { zr.Close(); return rc.Close() }
+	default:
+		out = br
+	}
+	return &countedReader{rc: readCloser{out, closeFn}, n: &b.stats.stream}, nil
 }
 
+type readCloser struct {
+	io.Reader
+	close func() error
+}
+
+func (r readCloser) Close() error { return r.close() }
+
 // entryReader streams the layer again up to its tar entry number ordinal and
-// returns a reader of that entry's body: the cost of reading a file from a
-// compressed layer is decompressing everything before it.
+// returns a reader of that entry's body: the fallback for a read of a part
+// of a file the one pass did not keep, costing everything before it.
 func (b *layerBlob) entryReader(ordinal int) (io.Reader, io.Closer, error) {
 	rc, err := b.stream()
 	if err != nil {
 		return nil, nil, err
 	}
+	b.stats.rereads.Add(1)
 	tr := tar.NewReader(rc)
 	for i := 0; i <= ordinal; i++ {
 		if _, err := tr.Next(); err != nil {
