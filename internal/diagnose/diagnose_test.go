@@ -273,7 +273,7 @@ func TestCU13PipCompilerFix(t *testing.T) {
 	}
 	first := fd.Fixes[0]
 	want := []string{
-		"/opt/torch/.venv/bin/python3 -m pip install 'nvidia-cuda-nvcc==13.0.*' 'nvidia-cuda-runtime==13.0.*' 'nvidia-cuda-crt==13.0.*' 'nvidia-nvvm==13.0.*'",
+		"/opt/torch/.venv/bin/python3 -m pip install 'nvidia-cuda-nvcc==13.0.*' 'nvidia-cuda-runtime==13.0.*' 'nvidia-cuda-crt==13.0.*' 'nvidia-nvvm==13.0.*' 'nvidia-cuda-cccl==13.0.*'",
 		"export CUDA_HOME=/opt/torch/.venv/lib/python3.12/site-packages/nvidia/cu13",
 		`export PATH="$CUDA_HOME/bin:$PATH"`,
 		`ln -sfn lib "$CUDA_HOME/lib64"`,

@@ -14,11 +14,11 @@ import (
 	"strings"
 	"time"
 
-	"github.com/fastpath-dev/fastpath/internal/diagnose"
 	"github.com/fastpath-dev/fastpath/internal/facts"
 	"github.com/fastpath-dev/fastpath/internal/finding"
 	"github.com/fastpath-dev/fastpath/internal/kb"
 	"github.com/fastpath-dev/fastpath/internal/model"
+	"github.com/fastpath-dev/fastpath/internal/remedy"
 )
 
 // Plan is `fastpath plan --json`'s answer.
@@ -49,19 +49,19 @@ type Step struct {
 	// Viable: no precondition is known to fail.
 	Viable bool `json:"viable"`
 	// Manual steps change something other than this environment (an
-	// image): fix --apply shows them but never runs them.
-	Manual bool `json:"manual,omitempty"`
+	// image), or need a value fastpath does not have (FillIn says which):
+	// fix --apply shows them but never runs them.
+	Manual bool   `json:"manual,omitempty"`
+	FillIn string `json:"fill_in,omitempty"`
+	// Changes, Cost and Undo come from the remedy the step was made of.
+	Changes []string    `json:"changes,omitempty"`
+	Cost    remedy.Cost `json:"cost"`
+	Undo    []string    `json:"undo,omitempty"`
 }
 
-// Precondition is one check a step made.
-type Precondition struct {
-	Check  string `json:"check"`
-	OK     bool   `json:"ok"`
-	Detail string `json:"detail"`
-	// Unknown: the facts cannot tell (under --root, from --facts); it does
-	// not count against the step.
-	Unknown bool `json:"unknown,omitempty"`
-}
+// Precondition is one check a step made (remedy's, so that a remedy's
+// checks are a step's without copying).
+type Precondition = remedy.Check
 
 // Options say where wheels may be looked up.
 type Options struct {
@@ -287,7 +287,32 @@ func (p *planner) pipArgs() []string {
 }
 
 func (p *planner) pipInstall(args ...string) string {
-	return diagnose.PipInstall(p.f, append(p.pipArgs(), args...)...)
+	c := p.rctx()
+	return c.Pip(args...)
+}
+
+// rctx is the remedy Context of the facts and the options: the user's
+// index options go into every pip command.
+func (p *planner) rctx() remedy.Context {
+	c := remedy.FromFacts(p.f)
+	c.PipArgs = p.pipArgs()
+	if p.o.Euid != nil {
+		root := *p.o.Euid == 0
+		c.Root = &root
+	}
+	return c
+}
+
+// fromRemedy is a step made of a remedy.
+func fromRemedy(r remedy.Remedy, id finding.ID, stepID, pkg string) Step {
+	s := Step{ID: stepID, Title: r.Title, Finding: id, Package: pkg, Commands: r.Commands, RankReason: r.Reason,
+		Verified: true, Manual: r.Manual, FillIn: r.FillIn, Changes: r.Changes, Cost: r.Cost, Undo: r.Undo}
+	s.Preconditions = append(s.Preconditions, r.Preconditions...)
+	if r.Manual && r.FillIn != "" {
+		s.Preconditions = append(s.Preconditions, Precondition{Check: "everything the commands need is known", OK: false,
+			Detail: "do it by hand: " + r.FillIn})
+	}
+	return s
 }
 
 func (p *planner) note(format string, a ...any) {

@@ -1,0 +1,84 @@
+package remedy
+
+import (
+	"fmt"
+	"strings"
+)
+
+// OSPackages installs system packages with the OS's package manager: apt
+// on Debian/Ubuntu, dnf on the RHEL family. Elsewhere it is manual and says
+// which packages to look for.
+func OSPackages(c Context, title string, deb, rpm []string) Remedy {
+	id := "os-packages/" + strings.Join(deb, "+")
+	distro, _, _ := strings.Cut(c.Distro.Value, " ")
+	switch distro {
+	case "ubuntu", "debian":
+		return Remedy{ID: id, Title: title,
+			Commands: []string{"apt-get update", Command(append([]string{"apt-get", "install", "-y"}, deb...)...)},
+			Changes:  []string{"installs " + strings.Join(deb, " ") + " system-wide"},
+			Undo:     []string{Command(append([]string{"apt-get", "remove", "-y"}, deb...)...)}}
+	case "rhel", "rocky", "almalinux", "centos", "fedora", "amzn":
+		if rpm != nil {
+			return Remedy{ID: id, Title: title,
+				Commands: []string{Command(append([]string{"dnf", "install", "-y"}, rpm...)...)},
+				Changes:  []string{"installs " + strings.Join(rpm, " ") + " system-wide"},
+				Undo:     []string{Command(append([]string{"dnf", "remove", "-y"}, rpm...)...)}}
+		}
+	}
+	what := "Debian/Ubuntu: " + strings.Join(deb, " ")
+	if rpm != nil {
+		what += "; RHEL family: " + strings.Join(rpm, " ")
+	}
+	os := c.Distro.Value
+	if os == "" {
+		os = "unknown OS"
+	}
+	return Remedy{ID: id, Title: title + " (with your OS's package manager)"}.manual(
+		fmt.Sprintf("the package names for %s%s (%s)", os, c.Distro.where(), what))
+}
+
+// HostCompiler makes CUDA builds use g++ gcc (a major, e.g. 13) instead of
+// a host compiler too new for nvcc, without touching the system compiler.
+// What works depends on the build system, read from the builders' sources:
+//   - torch.utils.cpp_extension (setuptools builds of torch extensions)
+//     passes `-ccbin $CC` to nvcc when CC is set, and compiles .cpp files
+//     with $CXX (torch 2.11.0 cpp_extension.py, unix_cuda_flags and
+//     _write_ninja_file_and_compile_objects): set CC and CXX. It never reads
+//     CUDAHOSTCXX.
+//   - CMake reads CUDAHOSTCXX (CMAKE_CUDA_HOST_COMPILER) when it first
+//     configures CUDA.
+//   - nvcc itself reads NVCC_CCBIN when no -ccbin is given.
+//
+// For an unknown build system all three are set.
+func HostCompiler(c Context, gcc int, nvcc string) Remedy {
+	gxx := fmt.Sprintf("/usr/bin/g++-%d", gcc)
+	cc := fmt.Sprintf("/usr/bin/gcc-%d", gcc)
+	r := OSPackages(c, fmt.Sprintf("Install g++-%d and make CUDA builds use it, leaving the system compiler alone", gcc),
+		[]string{fmt.Sprintf("g++-%d", gcc)}, nil)
+	r.ID = "host-compiler/gcc-" + fmt.Sprint(gcc)
+	var exports []string
+	var how string
+	switch c.BuildSystem.Value {
+	case BuildSetuptools:
+		exports = []string{Export("CC", cc), Export("CXX", gxx)}
+		how = "torch's extension builder passes -ccbin $CC to nvcc and compiles C++ with $CXX"
+	case BuildCMake:
+		exports = []string{Export("CUDAHOSTCXX", gxx)}
+		how = "CMake takes nvcc's host compiler from CUDAHOSTCXX (clear the build folder first: it is read once)"
+	default:
+		exports = []string{Export("CC", cc), Export("CXX", gxx), Export("NVCC_CCBIN", gxx), Export("CUDAHOSTCXX", gxx)}
+		how = "torch extension builds take -ccbin from CC, nvcc alone reads NVCC_CCBIN, CMake reads CUDAHOSTCXX: all are set since the build system is not known"
+	}
+	if r.Manual {
+		r.FillIn += "; then " + strings.Join(exports, "; ")
+	} else {
+		r.Commands = append(r.Commands, exports...)
+	}
+	r.Preconditions = append(r.Preconditions, Check{Check: "how the build picks nvcc's host compiler", OK: true, Detail: how})
+	r.Changes = append(r.Changes, "the compiler variables for this shell")
+	r.Undo = append(r.Undo, "unset CC CXX NVCC_CCBIN CUDAHOSTCXX")
+	if nvcc != "" {
+		r.Reason = fmt.Sprintf("nvcc %s accepts gcc %d at most", nvcc, gcc)
+	}
+	return r
+}
