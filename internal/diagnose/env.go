@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/fastpath-dev/fastpath/internal/finding"
+	"github.com/fastpath-dev/fastpath/internal/remedy"
 )
 
 // checkPythonHeaders: no Python.h for the selected interpreter.
@@ -63,7 +64,7 @@ func checkPip(c *context) []finding.Finding {
 		Title:    fmt.Sprintf("`pip` on PATH installs into %s, not into %s", target, c.py.Prefix),
 		Detail:   "`pip install X` then succeeds but `python3 -c 'import X'` fails, and `pip list` shows another environment than the one that runs.",
 		Evidence: []string{fmt.Sprintf("pip: %s runs %s", pip.Path, orUnknown(pip.Interpreter)), fmt.Sprintf("python3: %s (prefix %s)", c.python(), c.py.Prefix)},
-		Fixes:    []finding.Fix{{Title: "Always install with the interpreter's own pip", Commands: []string{c.pipInstall("PACKAGE")}}},
+		Fixes:    []finding.Fix{toFix(remedy.OwnPip(c.remedy()))},
 	}}
 }
 

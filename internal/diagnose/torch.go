@@ -29,7 +29,7 @@ func checkPython(c *context) []finding.Finding {
 		Title:    "No Python environment found",
 		Detail:   "python3 is not on PATH and --python was not given, so there is no torch to diagnose.",
 		Evidence: append([]string{"PATH=" + envValue(c, "PATH")}, c.f.Python.Resolution...),
-		Fixes:    []finding.Fix{{Title: "Name the interpreter or environment to diagnose", Commands: []string{"fastpath doctor --python /path/to/venv/bin/python"}}},
+		Fixes:    []finding.Fix{{Title: "Name the interpreter or environment to diagnose: fastpath doctor --python followed by its path (by hand: fastpath cannot know which)", Commands: []string{}}},
 	}}
 }
 

@@ -104,13 +104,13 @@ func TestSeedOffline(t *testing.T) {
 		t.Fatalf("narrowed build with apt's compiler: %+v\n%s", n, ids(pl))
 	}
 	ncmds := strings.Join(n.Commands, "\n")
-	for _, want := range []string{"export FASTPATH_SDIST_DIR=\"$(mktemp -d)\"", "pip download --no-deps --no-build-isolation -d \"$FASTPATH_SDIST_DIR\" --no-binary causal-conv1d causal-conv1d==1.6.1",
-		"\"$FASTPATH_SDIST_DIR\"/causal_conv1d-1.6.1/setup.py 120", "MAX_JOBS=1 CAUSAL_CONV1D_FORCE_BUILD=TRUE /root/venv/bin/python3 -m pip install --no-build-isolation \"$FASTPATH_SDIST_DIR\"/causal_conv1d-1.6.1"} {
+	for _, want := range []string{"export FASTPATH_SDIST_DIR=\"$(mktemp -d)\"", "pip download --no-deps --no-build-isolation -d \"$FASTPATH_SDIST_DIR\" --no-binary causal-conv1d causal-conv1d==1.7.0",
+		"\"$FASTPATH_SDIST_DIR\"/causal_conv1d-1.7.0/setup.py 120", "MAX_JOBS=1 CAUSAL_CONV1D_FORCE_BUILD=TRUE /root/venv/bin/python3 -m pip install --no-build-isolation \"$FASTPATH_SDIST_DIR\"/causal_conv1d-1.7.0"} {
 		if !strings.Contains(ncmds, want) {
 			t.Errorf("narrowed build lacks %q:\n%s", want, ncmds)
 		}
 	}
-	if !strings.Contains(n.Title, "sm_120 instead of its 9 targets") || !strings.Contains(n.Cost.Basis, "1 target with nvcc 12.8") {
+	if !strings.Contains(n.Title, "sm_120 instead of its 6 targets") || !strings.Contains(n.Cost.Basis, "1 target with nvcc 12.8") {
 		t.Errorf("narrowed build: %s / %s", n.Title, n.Cost.Basis)
 	}
 	b := stepByID(pl, "causal-conv1d/build-apt")
@@ -121,7 +121,7 @@ func TestSeedOffline(t *testing.T) {
 	if !strings.Contains(last, "MAX_JOBS=1 CAUSAL_CONV1D_FORCE_BUILD=TRUE") || strings.Contains(last, "TORCH_CUDA_ARCH_LIST") || !strings.Contains(last, "--no-build-isolation") {
 		t.Errorf("build command: %s", last)
 	}
-	if !strings.Contains(b.Cost.Basis, "9 targets with nvcc 12.8") {
+	if !strings.Contains(b.Cost.Basis, "6 targets with nvcc 12.8") {
 		t.Errorf("stock build estimate: %s", b.Cost.Basis)
 	}
 	for _, s := range pl.Steps {

@@ -82,3 +82,14 @@ func HostCompiler(c Context, gcc int, nvcc string) Remedy {
 	}
 	return r
 }
+
+// OwnPip is the habit that ends pip-python-mismatch: the package is the
+// user's to name, so the remedy is manual and has no command (fix --apply
+// once ran `python -m pip install PACKAGE`, installing whatever the index
+// calls "package").
+func OwnPip(c Context) Remedy {
+	pip := Command(c.Interpreter(), "-m", "pip", "install")
+	return Remedy{ID: "pip/own-interpreter",
+		Title: "Always install with the interpreter's own pip: " + pip + " NAME, never a bare pip install NAME"}.manual(
+		"the package you were installing, after " + pip)
+}
