@@ -128,12 +128,12 @@ func Build(ctx context.Context, in Input, o Options) *Plan {
 				steps = append(steps, rank(p.packageSteps(fd.ID, pkg))...)
 			}
 			if len(steps) == 0 {
-				steps = fromFixes(fd)
+				steps = fromFixes(p.rctx(), fd)
 			}
 			out.Steps = append(out.Steps, steps...)
 			continue
 		default:
-			steps = fromFixes(fd)
+			steps = fromFixes(p.rctx(), fd)
 		}
 		out.Steps = append(out.Steps, rank(steps)...)
 	}
@@ -202,15 +202,25 @@ func rank(steps []Step) []Step {
 	return steps
 }
 
-// fromFixes turns a finding's own fixes into steps, in doctor's order.
-func fromFixes(fd finding.Finding) []Step {
+// withPipArgs gives doctor's pip commands the user's index options.
+func withPipArgs(c remedy.Context, cmds []string) []string {
+	out := make([]string, len(cmds))
+	for i, cmd := range cmds {
+		out[i] = c.WithPipArgs(cmd)
+	}
+	return out
+}
+
+// fromFixes turns a finding's own fixes into steps, in doctor's order, their
+// pip commands with the user's index options.
+func fromFixes(c remedy.Context, fd finding.Finding) []Step {
 	var out []Step
 	for i, fx := range fd.Fixes {
 		s := Step{
 			ID:         fmt.Sprintf("%s/%d", fd.ID, i+1),
 			Title:      fx.Title,
 			Finding:    fd.ID,
-			Commands:   append([]string{}, fx.Commands...),
+			Commands:   withPipArgs(c, fx.Commands),
 			RankReason: fmt.Sprintf("doctor's fix %d of %d for %s, in doctor's order", i+1, len(fd.Fixes), fd.ID),
 			Verified:   true,
 		}

@@ -240,3 +240,36 @@ func (c *Context) torchMajor() int {
 const gib = int64(1) << 30
 
 func gibs(b int64) string { return fmt.Sprintf("%.1f GiB", float64(b)/float64(gib)) }
+
+// WithPipArgs rewrites a pip install command that Pip built for a Context
+// without index options (doctor's fixes) so that it uses c's: the user's
+// options go right after `install`, and with --no-index an --index-url the
+// fix named is dropped (pip would ignore it; the find-links folders decide).
+// Other commands are returned as they are.
+func (c *Context) WithPipArgs(cmd string) string {
+	if len(c.PipArgs) == 0 {
+		return cmd
+	}
+	bare := *c
+	bare.PipArgs = nil
+	prefix := bare.Pip()
+	if !strings.HasPrefix(cmd, prefix+" ") {
+		return cmd
+	}
+	rest := strings.Fields(cmd[len(prefix):])
+	noIndex := false
+	for _, a := range c.PipArgs {
+		if a == "--no-index" {
+			noIndex = true
+		}
+	}
+	var kept []string
+	for i := 0; i < len(rest); i++ {
+		if noIndex && rest[i] == "--index-url" && i+1 < len(rest) {
+			i++
+			continue
+		}
+		kept = append(kept, rest[i])
+	}
+	return c.Pip() + " " + strings.Join(kept, " ")
+}
