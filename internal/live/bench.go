@@ -1,6 +1,7 @@
 package live
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -136,8 +137,22 @@ func (r *Runner) Bench(ctx context.Context, args BenchArgs) (*Bench, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The partial lines bench.py writes after each result are for us, not
+	// for the progress shown to the user.
+	saved := r.Stderr
+	if saved != nil {
+		r.Stderr = &dropPartial{w: saved}
+	}
 	res, err := r.Run(ctx, "bench.py", BenchScript, string(arg))
+	r.Stderr = saved
 	if err != nil {
+		// Killed at the time limit: report what finished.
+		if res != nil {
+			if b := partialBench(res.Stderr); b != nil {
+				b.Errors = append(b.Errors, err.Error()+": the results above are those that finished")
+				return b, nil
+			}
+		}
 		return nil, err
 	}
 	b, err := ParseBench(res.Stdout)
@@ -148,6 +163,52 @@ func (r *Runner) Bench(ctx context.Context, args BenchArgs) (*Bench, error) {
 		b.Errors = append(b.Errors, fmt.Sprintf("bench exited with status %d%s", res.ExitCode, tail(res.Stderr)))
 	}
 	return b, nil
+}
+
+// partialPrefix starts bench.py's stderr lines that hold everything
+// measured so far.
+const partialPrefix = "bench-partial: "
+
+// partialBench is the last complete partial result bench.py wrote to
+// stderr, nil when there is none.
+func partialBench(stderr []byte) *Bench {
+	var last *Bench
+	for _, line := range bytes.Split(stderr, []byte("\n")) {
+		rest, ok := bytes.CutPrefix(line, []byte(partialPrefix))
+		if !ok {
+			continue
+		}
+		var b Bench
+		if json.Unmarshal(rest, &b) == nil && b.Bench != 0 {
+			last = &b
+		}
+	}
+	return last
+}
+
+// dropPartial forwards whole lines except bench.py's partial results.
+type dropPartial struct {
+	w    interface{ Write([]byte) (int, error) }
+	line []byte
+}
+
+func (d *dropPartial) Write(p []byte) (int, error) {
+	d.line = append(d.line, p...)
+	for {
+		i := bytes.IndexByte(d.line, '\n')
+		if i < 0 {
+			break
+		}
+		if !bytes.HasPrefix(d.line, []byte(partialPrefix)) {
+			d.w.Write(d.line[:i+1]) //nolint:errcheck // progress display only
+		}
+		d.line = d.line[i+1:]
+	}
+	if len(d.line) > 1<<20 && !bytes.HasPrefix(d.line, []byte(partialPrefix)) {
+		d.w.Write(d.line) //nolint:errcheck
+		d.line = nil
+	}
+	return len(p), nil
 }
 
 // ParseBench reads bench.py's output.

@@ -109,6 +109,16 @@ def percentile(xs, p):
     return xs[k]
 
 
+def partial(out):
+    """Writes everything measured so far as one stderr line, so that a run
+    killed at its time limit still reports what it finished."""
+    sys.stderr.write(PARTIAL + json.dumps(out, separators=(",", ":")) + "\n")
+    sys.stderr.flush()
+
+
+PARTIAL = "bench-partial: "
+
+
 def put(r, which, m):
     """Copies a measurement into a result under which_* keys."""
     r[which + "_ms"], r[which + "_runs"], r[which + "_capped"] = m["ms"], m["runs"], m["capped"]
@@ -343,10 +353,12 @@ def run(args, out):
                         a = kw = None
                         torch.cuda.empty_cache()
                 out["results"].append(r)
+                partial(out)
             if not args.get("no_layer"):
                 log("whole layer forward batch=%d seq_len=%d" % (batch, seq_len))
                 out["layer_forward"].append(layer_forward(torch, mod, cfg, model_type, fast, fb, dtype, batch, seq_len,
                                                           dev, timer))
+                partial(out)
                 torch.cuda.empty_cache()
 
 

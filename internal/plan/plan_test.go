@@ -105,7 +105,7 @@ func TestSeedOffline(t *testing.T) {
 	}
 	ncmds := strings.Join(n.Commands, "\n")
 	for _, want := range []string{"export FASTPATH_SDIST_DIR=\"$(mktemp -d)\"", "pip download --no-deps --no-build-isolation -d \"$FASTPATH_SDIST_DIR\" --no-binary causal-conv1d causal-conv1d==1.7.0",
-		"\"$FASTPATH_SDIST_DIR\"/causal_conv1d-1.7.0/setup.py 120", "MAX_JOBS=1 CAUSAL_CONV1D_FORCE_BUILD=TRUE /root/venv/bin/python3 -m pip install --no-build-isolation \"$FASTPATH_SDIST_DIR\"/causal_conv1d-1.7.0"} {
+		"\"$FASTPATH_SDIST_DIR\"/causal_conv1d-1.7.0/setup.py 120", "MAX_JOBS=1 CAUSAL_CONV1D_FORCE_BUILD=TRUE /root/venv/bin/python3 -m pip wheel --no-deps --no-build-isolation -w \"$FASTPATH_SDIST_DIR\"/wheels \"$FASTPATH_SDIST_DIR\"/causal_conv1d-1.7.0", "/root/venv/bin/python3 -m pip install \"$FASTPATH_SDIST_DIR\"/wheels/causal_conv1d-1.7.0-*.whl"} {
 		if !strings.Contains(ncmds, want) {
 			t.Errorf("narrowed build lacks %q:\n%s", want, ncmds)
 		}

@@ -289,10 +289,12 @@ func narrowedBuild(c Context, pkg string, p kb.BuildProfile, nvcc string, stock,
 			c.PipDownload(dir, "--no-binary", pkg, pkg+"=="+p.Version),
 			"tar -xzf " + dir + "/" + Quote(p.Sdist) + " -C " + dir,
 			Command(c.Interpreter(), "-c", narrowProgram) + " " + archFile + " " + strings.Join(keep, ","),
-			envCommand(env, c.Pip("--no-build-isolation")) + " " + dir + "/" + Quote(unpacked),
+			envCommand(env, c.PipWheel(dir+"/wheels", dir+"/"+Quote(unpacked))),
+			c.Pip() + " " + dir + "/wheels/" + Quote(wheelPrefix(unpacked)) + "-*.whl",
 		},
 		Changes: []string{"installs " + pkg + " " + p.Version + " built for " + smList(narrowed) + " only into " + c.envWords() +
-			": on other GPUs it will not load (build the stock package there)", "a temporary folder with the unpacked sdist ($" + SdistDir + ")"},
+			": on other GPUs it will not load (build the stock package there)",
+			"a temporary folder ($" + SdistDir + ") with the unpacked sdist and the built wheel (wheels/), to install on other machines with the same GPUs, torch and Python"},
 		Cost:   Cost{Seconds: e.Seconds, MemMiB: int(e.MemGiB * 1024), DiskMiB: p.DiskGiB * 1024, Basis: e.Words},
 		Undo:   []string{c.PipUninstall(pkg), `rm -rf "$` + SdistDir + `"`},
 		Reason: fmt.Sprintf("the stock build compiles %s (%s); this one compiles only what the GPUs here run (%s)", plural(len(stock), "target"), stockE.Words, e.Words)}
@@ -301,6 +303,18 @@ func narrowedBuild(c Context, pkg string, p kb.BuildProfile, nvcc string, stock,
 			pkg, p.ArchFile, smList(stock), nvcc, strings.Join(c.Capabilities(), ", "), c.GPUs[0].where(), smList(narrowed))},
 		Check{Check: "the sdist fastpath's profile was read from", OK: true, Detail: fmt.Sprintf("%s (sha256 %s)", p.Sdist, short(p.SdistSHA256))})
 	return r
+}
+
+// wheelPrefix is the wheel file name's start for an unpacked sdist folder
+// ("causal_conv1d-1.7.0"): the name with - and . as _ (PEP 427), then the
+// version.
+func wheelPrefix(unpacked string) string {
+	i := strings.LastIndex(unpacked, "-")
+	if i < 0 {
+		return unpacked
+	}
+	name := strings.NewReplacer("-", "_", ".", "_").Replace(unpacked[:i])
+	return name + "-" + unpacked[i+1:]
 }
 
 func short(s string) string {

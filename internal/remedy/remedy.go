@@ -198,6 +198,14 @@ func (c *Context) PipDownload(dirExpr string, args ...string) string {
 	return w + " " + dirExpr + " " + Command(append(append([]string{}, c.PipArgs...), args...)...)
 }
 
+// PipWheel builds a wheel of the source tree srcExpr into outExpr (shell
+// expressions written as given, e.g. a quoted "$VAR/path") without build
+// isolation, so that the build compiles against the installed torch.
+func (c *Context) PipWheel(outExpr, srcExpr string) string {
+	w := Command(append([]string{c.Interpreter(), "-m", "pip", "wheel", "--no-deps", "--no-build-isolation"}, c.PipArgs...)...)
+	return w + " -w " + outExpr + " " + srcExpr
+}
+
 // Export is an export line; value is written as given (it may use $VARS).
 func Export(name, value string) string { return "export " + name + "=" + value }
 

@@ -18,18 +18,23 @@
 # private namespace) takes every write; where overlayfs is refused, the
 # script installs into the venv and uninstalls what it added at the end.
 #
-# Two calls, because what travels is at most 64 MiB a call (the compiler
-# wheels alone are 100 MB):
+# Four calls, because what travels is at most 64 MiB a call with the
+# tracked tree (16.5 MB) included, and the compiler wheels alone are 100 MB:
+#   call N: true                             carries .device/remedy-n/
+#           (nvvm.part-aa: the first 45,000,000 bytes of nvidia_nvvm-13.0.88)
 #   call 1: bash .device/remedy-a/run.sh 1   carries .device/remedy-a/
 #           (run.sh fastpath.xz config.json SHA256SUMS COMMIT nvvm.name, the
-#           wheels and sdist except nvidia-nvvm, nvvm.part-aa): hides nvcc,
-#           installs flash-linear-attention, doctor and plan before (~40 s).
+#           wheels and sdist except nvidia-nvvm): hides nvcc, installs
+#           flash-linear-attention, doctor and plan before (~10 s).
 #   call 2: bash .device/remedy-b/run.sh 2   carries .device/remedy-b/
-#           (run.sh nvvm.part-ab); the warm machine kept remedy-a and
-#           /var/tmp/remedy-*: fix --apply, doctor --live, doctor, bench.
-# A call 2 that finds no call 1 behind it runs call 1's steps first.
+#           (run.sh nvvm.part-ab: the rest of the nvvm wheel): fix --apply,
+#           doctor --live, doctor (~470 s).
+#   call 3: bash .device/remedy-b/run.sh 3   carries nothing: bench, with
+#           the venv as call 2 left it (~300 s).
+# The warm machine keeps the carried folders and /var/tmp/remedy-* between
+# calls. A call 2 that finds no call 1 behind it runs call 1's steps first.
 # Outputs of each call: $OUT/remedy.log (progress, written as it goes) and
-# $OUT/remedy.tar.gz (every step's output so far, both calls; rewritten
+# $OUT/remedy.tar.gz (every step's output so far, all calls; rewritten
 # after each step). Each call stops itself before 560 s.
 set -uo pipefail
 STAGE=${1:-2}
@@ -59,7 +64,7 @@ if [ -z "${REMEDY_NS:-}" ]; then
   exit 0
 fi
 
-if [ "$STAGE" = 1 ] || [ ! -f "$W/stage1.done" ]; then rm -rf "$W" /var/tmp/remedy-ovl; fi
+if [ "$STAGE" = 1 ] || { [ "$STAGE" = 2 ] && [ ! -f "$W/stage1.done" ]; }; then rm -rf "$W" /var/tmp/remedy-ovl; fi
 mkdir -p "$W/out" "$W/links"
 R=$W/out
 step() { # step NAME MAXSECONDS command...: runs with a timeout, records output, exit status and time
@@ -86,9 +91,9 @@ xz -dc "$A/fastpath.xz" > "$W/fastpath" && chmod +x "$W/fastpath"
 FP=$W/fastpath
 CONFIG=$A/config.json
 cat "$A/COMMIT" > "$R/00-commit.txt" 2>&1
-if [ "$STAGE" = 2 ]; then
+if [ "$STAGE" = 2 ] && [ ! -f "$W/stage2.done" ]; then
   if [ ! -d "$B" ]; then log "MISSING .device/remedy-b: stage it (see the request)"; pack; exit 1; fi
-  cat "$A"/nvvm.part-* "$B"/nvvm.part-* > "$W/links/$(cat "$A/nvvm.name")"
+  (shopt -s nullglob; cat "$A"/nvvm.part-* "$here/.device/remedy-n"/nvvm.part-* "$B"/nvvm.part-*) > "$W/links/$(cat "$A/nvvm.name")"
   (cd "$W/links" && sha256sum -c "$A/SHA256SUMS") > "$R/00-sha256.txt" 2>&1
   log "sha256: $(grep -c ': OK' "$R/00-sha256.txt") OK, $(grep -vc ': OK' "$R/00-sha256.txt") not"
 fi
@@ -104,14 +109,13 @@ fi
     mount -t tmpfs -o size=1m,mode=755 tmpfs "$real" && echo "hid $d ($real)"
   done
   unset CUDA_HOME CUDA_PATH CUDA_ROOT CUDACXX TORCH_CUDA_ARCH_LIST
-  PATH=$(echo "$PATH" | tr ':' '\n' | grep -v '/cuda' | paste -sd:)
-  export PATH="$VENV/bin:$PATH"
-  echo "after: nvcc=$(command -v nvcc || echo none) PATH=$PATH"
+  echo "after: nvcc=$(command -v nvcc 2>/dev/null || echo none)"
   ls -la /usr/local/cuda/ 2>&1 | head -3
 } > "$R/01-hide-nvcc.txt" 2>&1
 unset CUDA_HOME CUDA_PATH CUDA_ROOT CUDACXX TORCH_CUDA_ARCH_LIST
-PATH=$(echo "$PATH" | tr ':' '\n' | grep -v '/cuda' | paste -sd:)
-export PATH="$VENV/bin:$PATH"
+PATH=$(echo "$VENV/bin:$PATH" | tr ':' '\n' | grep -v '/cuda' | awk '!seen[$0]++' | paste -sd:)
+export PATH
+echo "PATH=$PATH" >> "$R/01-hide-nvcc.txt"
 log "nvcc after hiding: $(command -v nvcc || echo none)"
 
 # --- the venv: an overlay takes every write ---------------------------------
@@ -147,32 +151,53 @@ if [ ! -f "$W/stage1.done" ]; then
 fi
 if [ "$STAGE" = 1 ]; then pack; log "stage 1 done: now call 2 (bash .device/remedy-b/run.sh 2)"; exit 0; fi
 
-# --- 3. fix --apply ----------------------------------------------------------
-# Leave about 100 s for doctor --live, doctor and bench afterwards.
-fixmax=$(( $(left) - 100 ))
-step 30-fix-apply "$fixmax" "$FP" fix --apply --yes --python "$PY" --model "$CONFIG" --find-links "$W/links" --no-index
-grep -E '^ *export ' "$R/30-fix-apply.txt" | sed 's/^ *//' > "$W/exports.sh"
+# --- 3. fix --apply (call 2) ---------------------------------------------------
+if [ "$STAGE" = 2 ] && [ ! -f "$W/stage2.done" ]; then
+  step 30-fix-apply 500 "$FP" fix --apply --yes --python "$PY" --model "$CONFIG" --find-links "$W/links" --no-index
+  grep -E '^ *export ' "$R/30-fix-apply.txt" | sed 's/^ *//' > "$W/exports.sh"
+  log "build: $(grep -E '^exit [0-9]+, [0-9]+ ms' "$R/30-fix-apply.txt" | tail -1)"
+fi
 # shellcheck disable=SC1090
-. "$W/exports.sh"
-log "fix exported: $(tr '\n' ' ' < "$W/exports.sh")"
-"$PY" -m pip list 2>/dev/null | grep -iE "^(causal|flash|fla|nvidia-cuda|nvidia-nvvm)" > "$R/31-venv-after.txt" 2>&1
-"$PY" -c 'import causal_conv1d, causal_conv1d_cuda; print(causal_conv1d.__version__, causal_conv1d_cuda.__file__)' >> "$R/31-venv-after.txt" 2>&1
-so=$("$PY" -c 'import causal_conv1d_cuda; print(causal_conv1d_cuda.__file__)' 2>/dev/null)
-[ -n "$so" ] && "$FP" inspect "$so" > "$R/32-inspect-extension.txt" 2>&1
-log "build: $(grep -E 'exit [0-9]+, [0-9]+ ms' "$R/30-fix-apply.txt" | tail -1)"
+[ -f "$W/exports.sh" ] && . "$W/exports.sh"
+log "fix exported: $(tr '\n' ' ' < "$W/exports.sh" 2>/dev/null)"
 
-# --- 4-6. after ---------------------------------------------------------------
-step 40-doctor-live 90 "$FP" doctor --live --python "$PY" --model "$CONFIG"
-step 50-doctor-after 30 "$FP" doctor --python "$PY" --model "$CONFIG"
-log "doctor after: $(grep -oE '[0-9]+ of 64' "$R/50-doctor-after.txt" | head -1)"
-b=$(( $(left) - 8 ))
-step 60-bench "$b" "$FP" bench --python "$PY" --model "$CONFIG" --runs 10 --cap 3s --timeout "$(( b - 5 ))s"
+if [ "$STAGE" = 2 ] && [ ! -f "$W/stage2.done" ]; then
+  {
+    "$PY" -m pip list 2>/dev/null | grep -iE "^(causal|flash|fla|nvidia-cuda|nvidia-nvvm)"
+    "$PY" -c 'import causal_conv1d, causal_conv1d_cuda; print(causal_conv1d.__version__, causal_conv1d_cuda.__file__)'
+  } > "$R/31-venv-after.txt" 2>&1
+  so=$("$PY" -c 'import causal_conv1d_cuda; print(causal_conv1d_cuda.__file__)' 2>/dev/null)
+  [ -n "$so" ] && "$FP" inspect "$so" > "$R/32-inspect-extension.txt" 2>&1
+  # The wheel the narrowed build made: kept for reuse when it is small
+  # enough to travel back (16 MB a file), else its size and digest.
+  for whl in "${FASTPATH_SDIST_DIR:-/nonexistent}"/wheels/*.whl; do
+    [ -f "$whl" ] || continue
+    ls -la "$whl" >> "$R/33-built-wheel.txt"; sha256sum "$whl" >> "$R/33-built-wheel.txt"
+    if [ "$(stat -c %s "$whl")" -lt 12000000 ]; then cp "$whl" "$R/"; fi
+  done
 
-if [ "$(cat "$W/stage1.done" 2>/dev/null)" = direct ] || [ "$MODE" = direct ]; then
+  # --- 4-5. after --------------------------------------------------------------
+  step 40-doctor-live 90 "$FP" doctor --live --python "$PY" --model "$CONFIG"
+  step 50-doctor-after 30 "$FP" doctor --python "$PY" --model "$CONFIG"
+  log "doctor after: $(grep -E 'of [0-9]+ layers fall back' "$R/50-doctor-after.txt" | head -1)"
+  touch "$W/stage2.done"
+  pack
+  log "stage 2 done: now call 3 (bash .device/remedy-b/run.sh 3) for bench"
+  exit 0
+fi
+
+# --- 6. bench (call 3) --------------------------------------------------------------
+if [ "$STAGE" = 3 ]; then
+  [ -f "$W/stage2.done" ] || log "WARNING: no call 2 behind this one: bench measures the venv as it is"
+  b=$(( $(left) - 10 ))
+  step 60-bench "$b" "$FP" bench --python "$PY" --model "$CONFIG" --runs 20 --cap 5s --timeout "$(( b - 5 ))s"
+fi
+
+if [ "$STAGE" = 3 ] && { [ "$(cat "$W/stage1.done" 2>/dev/null)" = direct ] || [ "$MODE" = direct ]; }; then
   site=$("$PY" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
   [ -L "$site/nvidia/cu13/lib64" ] && rm -f "$site/nvidia/cu13/lib64"
   [ -L "$site/nvidia/cu13/lib/libcudart.so" ] && rm -f "$site/nvidia/cu13/lib/libcudart.so"
   "$PY" -m pip uninstall -y causal-conv1d flash-linear-attention fla-core nvidia-cuda-nvcc nvidia-cuda-crt nvidia-nvvm nvidia-cuda-cccl > "$R/90-cleanup.txt" 2>&1
 fi
 pack
-log "all steps done"
+log "stage $STAGE: all steps done"
