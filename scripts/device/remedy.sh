@@ -166,7 +166,7 @@ if [ "$STAGE" = 2 ] && [ ! -f "$W/stage2.done" ]; then
     "$PY" -m pip list 2>/dev/null | grep -iE "^(causal|flash|fla|nvidia-cuda|nvidia-nvvm)"
     "$PY" -c 'import causal_conv1d, causal_conv1d_cuda; print(causal_conv1d.__version__, causal_conv1d_cuda.__file__)'
   } > "$R/31-venv-after.txt" 2>&1
-  so=$("$PY" -c 'import causal_conv1d_cuda; print(causal_conv1d_cuda.__file__)' 2>/dev/null)
+  so=$("$PY" -c 'import torch, causal_conv1d_cuda; print(causal_conv1d_cuda.__file__)' 2>/dev/null)
   [ -n "$so" ] && "$FP" inspect "$so" > "$R/32-inspect-extension.txt" 2>&1
   # The wheel the narrowed build made: kept for reuse when it is small
   # enough to travel back (16 MB a file), else its size and digest.
