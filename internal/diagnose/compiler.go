@@ -101,7 +101,7 @@ func checkCUDAHome(c *context) []finding.Finding {
 		fd.Fixes = append(fd.Fixes, exportHomeFix(best))
 	} else {
 		fd.Evidence = append(fd.Evidence, "no nvcc was found anywhere else either (see no-cuda-compiler)")
-		fd.Fixes = append(fd.Fixes, finding.Fix{Title: "Unset it until a toolkit is installed", Commands: []string{"unset " + home.Via}})
+		fd.Fixes = append(fd.Fixes, finding.Fix{Title: "Unset it until a toolkit is installed", Commands: []string{remedy.Unset(home.Via)}})
 	}
 	return []finding.Finding{fd}
 }

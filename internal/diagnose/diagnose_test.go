@@ -345,7 +345,7 @@ func TestNVCCCannotTargetFixes(t *testing.T) {
 	if got := fd.Fixes[0].Commands[0]; got != "export CUDA_HOME=/opt/conda" {
 		t.Errorf("first fix: %q", got)
 	}
-	if last := fd.Fixes[len(fd.Fixes)-1].Commands[0]; last != `export TORCH_CUDA_ARCH_LIST="9.0+PTX"` {
+	if last := fd.Fixes[len(fd.Fixes)-1].Commands[0]; last != `export TORCH_CUDA_ARCH_LIST=9.0+PTX` {
 		t.Errorf("last fix: %q", last)
 	}
 	f.GPU.Devices[0].Capability = "7.0"

@@ -24,7 +24,7 @@ func checkPythonHeaders(c *context) []finding.Finding {
 	}
 	switch {
 	case c.py.Kind == "conda":
-		fd.Fixes = []finding.Fix{{Title: "Reinstall the environment's python (conda's python ships its headers)", Commands: []string{"conda install -y --force-reinstall python=" + mm}}}
+		fd.Fixes = []finding.Fix{toFix(remedy.CondaPython(mm))}
 	case c.f.OS.ID == "ubuntu" || c.f.OS.ID == "debian":
 		fd.Fixes = c.osInstallFix("Install the headers for Python "+mm, []string{"python" + mm + "-dev"}, nil)
 	default:
@@ -86,7 +86,7 @@ func checkGPUBusy(c *context) []finding.Finding {
 		Title:    fmt.Sprintf("%s hold %d MiB of GPU memory", plural(len(procs), "process", "processes"), total),
 		Detail:   "A job started now shares the GPUs with them: less memory (out-of-memory errors) and slower kernels.",
 		Evidence: ev,
-		Fixes:    []finding.Fix{{Title: "See what runs, and stop what should not", Commands: []string{"nvidia-smi --query-compute-apps=pid,process_name,used_memory --format=csv"}}},
+		Fixes:    []finding.Fix{toFix(remedy.GPUProcesses())},
 	}}
 }
 

@@ -119,7 +119,7 @@ func TestExtensionFixes(t *testing.T) {
 	got := Run(f)
 
 	arch := find(got, finding.ExtensionArchUnsupported)
-	wantArch := []string{`export TORCH_CUDA_ARCH_LIST="9.0"`,
+	wantArch := []string{`export TORCH_CUDA_ARCH_LIST=9.0`,
 		"/opt/torch/.venv/bin/python3 -m pip install --no-build-isolation --no-binary flash_attn --no-cache-dir --force-reinstall --no-deps flash_attn==2.8.3"}
 	if arch == nil || !slices.Equal(arch.Fixes[0].Commands, wantArch) {
 		t.Fatalf("arch fix: %+v", arch)

@@ -57,6 +57,17 @@ type Step struct {
 	Changes []string    `json:"changes,omitempty"`
 	Cost    remedy.Cost `json:"cost"`
 	Undo    []string    `json:"undo,omitempty"`
+	// Effects: what the step leaves behind (the compiler's CUDA, torch's
+	// CUDA, the distributions installed, the host g++), where known.
+	Effects Effects `json:"effects"`
+}
+
+// Effects is what a step leaves behind.
+type Effects struct {
+	CompilerCUDA string   `json:"compiler_cuda,omitempty"`
+	TorchCUDA    string   `json:"torch_cuda,omitempty"`
+	Installs     []string `json:"installs,omitempty"`
+	HostGCC      int      `json:"host_gcc,omitempty"`
 }
 
 // Precondition is one check a step made (remedy's, so that a remedy's
@@ -119,6 +130,8 @@ func Build(ctx context.Context, in Input, o Options) *Plan {
 		switch fd.ID {
 		case finding.NoCUDACompiler:
 			steps = p.compilerSteps(fd.ID)
+		case finding.TorchMissing, finding.TorchCPUOnly:
+			steps = p.torchSteps(fd)
 		case finding.FastPathFallback, finding.ModelWillNotLoad:
 			for _, pkg := range missingPackages(in.Models, fd.ID, in.Facts) {
 				if donePkgs[pkg] {
@@ -209,6 +222,26 @@ func withPipArgs(c remedy.Context, cmds []string) []string {
 		out[i] = c.WithPipArgs(cmd)
 	}
 	return out
+}
+
+// torchSteps install torch built for the CUDA the driver and GPUs take
+// (remedy.TorchWheelCUDA, the same choice the compiler routes pair with);
+// without an interpreter, doctor's manual step.
+func (p *planner) torchSteps(fd finding.Finding) []Step {
+	if p.f.Python.Selected == nil {
+		return fromFixes(p.rctx(), fd)
+	}
+	c := p.rctx()
+	cuda := remedy.TorchWheelCUDA(c)
+	var r remedy.Remedy
+	if fd.ID == finding.TorchCPUOnly && c.TorchVersion.Known() {
+		base, _, _ := strings.Cut(c.TorchVersion.Value, "+")
+		r = remedy.TorchInstall(c, base, cuda, true)
+	} else {
+		r = remedy.TorchInstall(c, "", cuda, false)
+	}
+	r.Reason = fmt.Sprintf("the newest CUDA build of torch (%s) that the driver runs and that has code for every GPU here", cuda)
+	return []Step{fromRemedy(r, fd.ID, string(fd.ID)+"/torch-cu"+strings.ReplaceAll(cuda, ".", ""), "")}
 }
 
 // fromFixes turns a finding's own fixes into steps, in doctor's order, their
@@ -316,7 +349,8 @@ func (p *planner) rctx() remedy.Context {
 // fromRemedy is a step made of a remedy.
 func fromRemedy(r remedy.Remedy, id finding.ID, stepID, pkg string) Step {
 	s := Step{ID: stepID, Title: r.Title, Finding: id, Package: pkg, Commands: r.Commands, RankReason: r.Reason,
-		Verified: true, Manual: r.Manual, FillIn: r.FillIn, Changes: r.Changes, Cost: r.Cost, Undo: r.Undo}
+		Verified: true, Manual: r.Manual, FillIn: r.FillIn, Changes: r.Changes, Cost: r.Cost, Undo: r.Undo,
+		Effects: Effects{CompilerCUDA: r.CUDA, TorchCUDA: r.TorchCUDA, Installs: r.Installs, HostGCC: r.HostGCC}}
 	s.Preconditions = append(s.Preconditions, r.Preconditions...)
 	if r.Manual && r.FillIn != "" {
 		s.Preconditions = append(s.Preconditions, Precondition{Check: "everything the commands need is known", OK: false,

@@ -225,7 +225,7 @@ func BuildFromSource(c Context, pkg, install, nvcc string) []Remedy {
 	// The stock build.
 	r := Remedy{ID: "build/" + pkg, Title: fmt.Sprintf("Build %s from source against the installed torch", pkg),
 		Changes: []string{"installs " + pkg + " (compiled here) into " + c.envWords()},
-		Undo:    []string{c.PipUninstall(pkg)}, CUDA: nvcc}
+		Undo:    []string{c.PipUninstall(pkg)}, CUDA: nvcc, Installs: []string{pkg}}
 	stockChecks := append([]Check{}, checks...)
 	caps := c.Capabilities()
 	switch {
@@ -281,7 +281,7 @@ func narrowedBuild(c Context, pkg string, p kb.BuildProfile, nvcc string, stock,
 	archFile := dir + "/" + Quote(unpacked+"/"+p.ArchFile)
 	e := EstimateBuild(c, p, nvcc, narrowed, jobs)
 	stockE := EstimateBuild(c, p, nvcc, stock, jobs)
-	r := Remedy{ID: "build-narrowed/" + pkg, CUDA: nvcc,
+	r := Remedy{ID: "build-narrowed/" + pkg, CUDA: nvcc, Installs: []string{pkg},
 		Title: fmt.Sprintf("Build %s %s from its own sdist for this machine's GPUs only (%s instead of its %s)",
 			pkg, p.Version, smList(narrowed), plural(len(stock), "target")),
 		Commands: []string{

@@ -53,17 +53,22 @@ func TorchInstall(c Context, version, cuda string, force bool) Remedy {
 		spec = "torch==" + version
 	}
 	args := []string{spec, "--index-url", index}
+	for _, a := range c.PipArgs {
+		if a == "--no-index" {
+			args = []string{spec} // the user's find-links folders decide
+		}
+	}
 	title := fmt.Sprintf("Install torch built for CUDA %s", cuda)
 	if force {
 		args = append([]string{"--force-reinstall"}, args...)
 		title = fmt.Sprintf("Reinstall torch %s built for CUDA %s", version, cuda)
 	}
 	r := Remedy{ID: "torch/cu" + strings.ReplaceAll(cuda, ".", ""), Title: title,
-		Commands: []string{c.Pip(args...)},
-		Changes:  []string{"torch and its nvidia-* runtime wheels in " + c.envWords()},
-		Cost:     Cost{Seconds: 120, Download: 3000, DiskMiB: 7000, Basis: "torch's CUDA wheels and their NVIDIA runtime wheels are about 3 GB to download, 7 GB installed"},
-		Undo:     []string{c.PipUninstall("torch")},
-		CUDA:     cuda}
+		Commands:  []string{c.Pip(args...)},
+		Changes:   []string{"torch and its nvidia-* runtime wheels in " + c.envWords()},
+		Cost:      Cost{Seconds: 120, Download: 3000, DiskMiB: 7000, Basis: "torch's CUDA wheels and their NVIDIA runtime wheels are about 3 GB to download, 7 GB installed"},
+		Undo:      []string{c.PipUninstall("torch")},
+		TorchCUDA: cuda, Installs: []string{"torch"}}
 	if version == "" && c.TorchVersion.Known() {
 		base, _, _ := strings.Cut(c.TorchVersion.Value, "+")
 		r.Undo = []string{c.Pip("--force-reinstall", "torch=="+base)}

@@ -3,6 +3,8 @@ package remedy
 import (
 	"fmt"
 	"strings"
+
+	"github.com/fastpath-dev/fastpath/internal/kb"
 )
 
 // OSPackages installs system packages with the OS's package manager: apt
@@ -56,6 +58,7 @@ func HostCompiler(c Context, gcc int, nvcc string) Remedy {
 	r := OSPackages(c, fmt.Sprintf("Install g++-%d and make CUDA builds use it, leaving the system compiler alone", gcc),
 		[]string{fmt.Sprintf("g++-%d", gcc)}, nil)
 	r.ID = "host-compiler/gcc-" + fmt.Sprint(gcc)
+	r.HostGCC = gcc
 	var exports []string
 	var how string
 	switch c.BuildSystem.Value {
@@ -92,4 +95,49 @@ func OwnPip(c Context) Remedy {
 	return Remedy{ID: "pip/own-interpreter",
 		Title: "Always install with the interpreter's own pip: " + pip + " NAME, never a bare pip install NAME"}.manual(
 		"the package you were installing, after " + pip)
+}
+
+// ArchList is the export that makes torch's extension builder compile for
+// list ("9.0", "12.0+PTX"); it has no effect on packages that pass their own
+// -gencode flags (see BuildFromSource).
+func ArchList(list string) string { return Export("TORCH_CUDA_ARCH_LIST", Quote(list)) }
+
+// LibraryPath puts dir first on the dynamic loader's path for this shell.
+func LibraryPath(dir string) string {
+	return Export("LD_LIBRARY_PATH", Quote(dir)+"${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}")
+}
+
+// Unset is the line that clears a variable for this shell.
+func Unset(name string) string { return "unset " + name }
+
+// CondaPython reinstalls a conda environment's python (which ships its
+// headers).
+func CondaPython(mm string) Remedy {
+	return Remedy{ID: "python/conda-headers", Title: "Reinstall the environment's python (conda's python ships its headers)",
+		Commands: []string{Command("conda", "install", "-y", "--force-reinstall", "python="+mm)},
+		Changes:  []string{"the conda environment's python " + mm}}
+}
+
+// GPUProcesses lists what holds GPU memory (read-only).
+func GPUProcesses() Remedy {
+	return Remedy{ID: "gpu/processes", Title: "See what runs, and stop what should not",
+		Commands: []string{"nvidia-smi --query-compute-apps=pid,process_name,used_memory --format=csv"}}
+}
+
+// Rebuild builds an installed kernel package again for the GPUs here: where
+// its build ignores TORCH_CUDA_ARCH_LIST (its profile says so), the build
+// narrowed to these GPUs or its stock build; otherwise TORCH_CUDA_ARCH_LIST
+// set to archList, then rebuild (a pip command from Pip).
+func Rebuild(c Context, dist, archList, rebuild string) []string {
+	if p, ok := kb.Builds().Packages[canonicalDist(dist)]; ok && !p.HonoursArchList && c.NVCC.Known() {
+		rs := BuildFromSource(c, canonicalDist(dist), canonicalDist(dist), c.NVCC.Value)
+		return rs[0].Commands
+	}
+	return []string{ArchList(archList), rebuild}
+}
+
+// canonicalDist is a distribution name as the profiles key it
+// (causal_conv1d -> causal-conv1d).
+func canonicalDist(n string) string {
+	return strings.ToLower(strings.NewReplacer("_", "-", ".", "-").Replace(n))
 }

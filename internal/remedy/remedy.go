@@ -123,9 +123,15 @@ type Remedy struct {
 	FillIn string `json:"fill_in,omitempty"`
 	// Reason is why it ranks where it does.
 	Reason string `json:"reason,omitempty"`
-	// CUDA is the CUDA major.minor of the compiler this remedy leaves
-	// (compiler routes only): the plan pairs later steps with it.
-	CUDA string `json:"cuda,omitempty"`
+	// What the remedy leaves behind, for pairing and for checking a plan
+	// before it runs: CUDA is the CUDA major.minor of the compiler builds
+	// will use (compiler routes; the plan pairs later steps with it),
+	// TorchCUDA the CUDA build of torch installed, Installs the
+	// distributions installed, HostGCC the g++ major builds will use.
+	CUDA      string   `json:"cuda,omitempty"`
+	TorchCUDA string   `json:"torch_cuda,omitempty"`
+	Installs  []string `json:"installs,omitempty"`
+	HostGCC   int      `json:"host_gcc,omitempty"`
 }
 
 // Viable reports whether no precondition is known to fail.
