@@ -323,3 +323,12 @@ func short(s string) string {
 	}
 	return s
 }
+
+// StockBuild is the package's own build against the installed torch, with
+// the parallelism variable its build system reads (MAX_JOBS for setuptools
+// and torch builds, CMAKE_BUILD_PARALLEL_LEVEL for CMake) sized from the
+// Context's memory, and its force-build variable.
+func StockBuild(c Context, pkg, nvcc string) Remedy {
+	rs := BuildFromSource(c, pkg, pkg, nvcc)
+	return rs[len(rs)-1]
+}

@@ -129,8 +129,14 @@ func GPUProcesses() Remedy {
 // narrowed to these GPUs or its stock build; otherwise TORCH_CUDA_ARCH_LIST
 // set to archList, then rebuild (a pip command from Pip).
 func Rebuild(c Context, dist, archList, rebuild string) []string {
-	if p, ok := kb.Builds().Packages[canonicalDist(dist)]; ok && !p.HonoursArchList && c.NVCC.Known() {
-		rs := BuildFromSource(c, canonicalDist(dist), canonicalDist(dist), c.NVCC.Value)
+	if p, ok := kb.Builds().Packages[canonicalDist(dist)]; ok && !p.HonoursArchList {
+		// The nvcc builds use, else one of torch's CUDA (the only kind
+		// torch builds with).
+		nvcc := c.NVCC.Value
+		if nvcc == "" {
+			nvcc, _ = CompilerCUDA(c)
+		}
+		rs := BuildFromSource(c, canonicalDist(dist), canonicalDist(dist), nvcc)
 		return rs[0].Commands
 	}
 	return []string{ArchList(archList), rebuild}
