@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/fastpath-dev/fastpath/internal/diagnose"
+	"github.com/fastpath-dev/fastpath/internal/facts"
 	"github.com/fastpath-dev/fastpath/internal/model"
 )
 
@@ -57,8 +58,49 @@ func TestH200SeedApply(t *testing.T) {
 			t.Errorf("build step lacks %q:\n%s", want, b)
 		}
 	}
-	if !strings.Contains(best[1].Cost.Basis, "1 target with nvcc 13.0, about 6 min on 16 cores") {
+	if !strings.Contains(best[1].Cost.Basis, "1 target with nvcc 13.0, about 7 min on 16 cores, from 431 s measured (causal-conv1d 1.7.0") {
 		t.Errorf("estimate: %s", best[1].Cost.Basis)
 	}
 	t.Logf("%s\n%s\n%s", best[1].Title, best[1].Cost.Basis, best[1].RankReason)
+}
+
+// TestRankByGain: with both kernel packages missing, flash-linear-attention
+// (+479 ms per forward at 2048 tokens, measured) comes before
+// causal-conv1d (+8.3 ms), and each step says its gain against its effort.
+func TestRankByGain(t *testing.T) {
+	in := h200Input(t)
+	py := in.Facts.Python.Selected
+	var keep []facts.Distribution
+	for _, d := range py.Distributions {
+		if !strings.Contains(d.Name, "fla") && !strings.Contains(d.Name, "flash") {
+			keep = append(keep, d)
+		}
+	}
+	py.Distributions = keep
+	var h200 world
+	for _, w := range worlds(t) {
+		if strings.HasPrefix(w.name, "H200") {
+			h200 = w
+		}
+	}
+	h200.f = in.Facts
+	in2 := h200.input()
+	pl := Build(context.Background(), in2, Options{Offline: true})
+	var order []string
+	for _, s := range pl.Steps {
+		if s.Package != "" && (len(order) == 0 || order[len(order)-1] != s.Package) {
+			order = append(order, s.Package)
+		}
+	}
+	if len(order) < 2 || order[0] != "flash-linear-attention" || order[1] != "causal-conv1d" {
+		t.Fatalf("package order %v", order)
+	}
+	for _, s := range pl.Steps {
+		if s.Package == "flash-linear-attention" && !strings.Contains(s.RankReason, "gain: 479 ms per forward at 2048 tokens (measured on NVIDIA H200") {
+			t.Errorf("%s: %s", s.ID, s.RankReason)
+		}
+		if s.ID == "causal-conv1d/build-narrowed-pip" && !strings.Contains(s.RankReason, "gain: 8.3 ms per forward") || s.ID == "causal-conv1d/build-narrowed-pip" && !strings.Contains(s.RankReason, "effort: about") {
+			t.Errorf("%s: %s", s.ID, s.RankReason)
+		}
+	}
 }

@@ -8,6 +8,7 @@ package plan
 import (
 	"context"
 	"fmt"
+	"math"
 	"net/http"
 	"os"
 	"sort"
@@ -133,12 +134,24 @@ func Build(ctx context.Context, in Input, o Options) *Plan {
 		case finding.TorchMissing, finding.TorchCPUOnly:
 			steps = p.torchSteps(fd)
 		case finding.FastPathFallback, finding.ModelWillNotLoad:
-			for _, pkg := range missingPackages(in.Models, fd.ID, in.Facts) {
+			pkgs := missingPackages(in.Models, fd.ID, in.Facts)
+			gains := map[string]gain{}
+			for _, pkg := range pkgs {
+				gains[pkg] = measuredGain(in.Models, pkg)
+			}
+			// The package whose fallback costs most comes first; one never
+			// measured counts as costly (its cost is unknown).
+			sort.SliceStable(pkgs, func(i, j int) bool { return gains[pkgs[i]].rank() > gains[pkgs[j]].rank() })
+			for _, pkg := range pkgs {
 				if donePkgs[pkg] {
 					continue
 				}
 				donePkgs[pkg] = true
-				steps = append(steps, rank(p.packageSteps(fd.ID, pkg))...)
+				ps := rank(p.packageSteps(fd.ID, pkg))
+				for i := range ps {
+					ps[i].RankReason += "; " + gains[pkg].words(ps[i].Cost)
+				}
+				steps = append(steps, ps...)
 			}
 			if len(steps) == 0 {
 				steps = fromFixes(p.rctx(), fd)
@@ -152,6 +165,63 @@ func Build(ctx context.Context, in Input, o Options) *Plan {
 	}
 	out.Notes = p.notes
 	return out
+}
+
+// gain is what installing a package wins per forward, from the knowledge
+// base's measurements at the model's shapes.
+type gain struct {
+	ms      float64 // per forward at the reference length (prefill)
+	seqLen  int
+	where   string // the measurement's machine and command
+	unknown bool
+}
+
+func (g gain) rank() float64 {
+	if g.unknown {
+		return math.Inf(1)
+	}
+	return g.ms
+}
+
+// words puts the gain against the step's effort.
+func (g gain) words(c remedy.Cost) string {
+	effort := "effort: unknown build time"
+	switch {
+	case c.Seconds > 0:
+		effort = fmt.Sprintf("effort: about %d min", (c.Seconds+30)/60)
+	case c.Seconds == 0 && c.Basis == "":
+		effort = "effort: an install, no build"
+	}
+	if c.DiskMiB > 0 {
+		effort += fmt.Sprintf(", %.1f GiB disk", float64(c.DiskMiB)/1024)
+	}
+	if g.unknown {
+		return "gain: not measured at this model's shapes; " + effort
+	}
+	return fmt.Sprintf("gain: %.3g ms per forward at %d tokens (measured on %s); %s", g.ms, g.seqLen, g.where, effort)
+}
+
+// measuredGain sums, over the models, what the package's missing functions
+// were measured to add per prefill of 2048 tokens.
+func measuredGain(models []*model.Report, pkg string) gain {
+	g := gain{unknown: true}
+	for _, r := range models {
+		for _, kv := range r.Kinds {
+			m, ok := kb.Measurements().FallbackCostFor(r.ModelType, r.NumLayers, kv.Kind, kv.Layers)
+			if !ok {
+				continue
+			}
+			for _, fc := range m.Functions {
+				if fc.Package == pkg && fc.Phase == "prefill" && fc.SeqLen == 2048 {
+					g.unknown = false
+					g.ms += fc.PerForwardMS
+					g.seqLen = fc.SeqLen
+					g.where = m.GPU + ", " + m.Command
+				}
+			}
+		}
+	}
+	return g
 }
 
 // planner carries what the steps share.

@@ -113,7 +113,7 @@ func EstimateBuild(c Context, p kb.BuildProfile, nvcc string, sms []int, jobs in
 			}
 			continue
 		}
-		if base == nil || len(m.SMs) < len(base.SMs) {
+		if base == nil || len(m.SMs) <= len(base.SMs) { // the latest of the smallest
 			base = m
 		}
 	}
@@ -145,7 +145,7 @@ func EstimateBuild(c Context, p kb.BuildProfile, nvcc string, sms []int, jobs in
 		} else {
 			parts = append(parts, fmt.Sprintf("about %d to %d min on %s", (low+30)/60, (high+30)/60, where))
 		}
-		basis := fmt.Sprintf("from %d s measured for %s on %s", base.Seconds, smList(base.SMs), base.Machine)
+		basis := fmt.Sprintf("from %d s measured (%s; %s)", base.Seconds, base.What, base.Machine)
 		if floor != nil {
 			basis += fmt.Sprintf("; the same %d targets measured at more than %d s there", len(sms), floor.Seconds)
 		}
