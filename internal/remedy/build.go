@@ -210,6 +210,9 @@ func BuildFromSource(c Context, pkg, install, nvcc string) []Remedy {
 			p.ForceBuildEnv, p.DiskGiB = sch.ForceBuildEnv, sch.BuildDiskGiB
 		}
 	}
+	if nvcc == "" {
+		nvcc, _ = CompilerCUDA(c) // the only kind torch builds with
+	}
 	jobs, jobsWhy, jobsKnown := Jobs(c, p)
 	var checks []Check
 	checks = append(checks, Check{Check: fmt.Sprintf("memory for %d parallel job(s)", jobs), OK: true, Unknown: !jobsKnown, Detail: parallelEnv(p) + "=" + strconv.Itoa(jobs) + ": " + jobsWhy})
@@ -229,13 +232,23 @@ func BuildFromSource(c Context, pkg, install, nvcc string) []Remedy {
 	stockChecks := append([]Check{}, checks...)
 	caps := c.Capabilities()
 	switch {
-	case p.HonoursArchList && len(caps) > 0:
-		archEnv := p.ArchEnv
-		if archEnv == "" {
-			archEnv = "TORCH_CUDA_ARCH_LIST"
+	case p.HonoursArchList && len(caps) > 0 && p.ArchEnv != "" && p.ArchEnv != "TORCH_CUDA_ARCH_LIST":
+		// The package's own variable takes sm numbers from its own list.
+		if narrowed := Narrowed(stock, c); len(narrowed) > 0 {
+			var sms []string
+			for _, sm := range narrowed {
+				sms = append(sms, strconv.Itoa(sm))
+			}
+			env = append(env, p.ArchEnv+"="+strings.Join(sms, ";"))
+			stockChecks = append(stockChecks, Check{Check: "targets", OK: true, Detail: fmt.Sprintf("%s=%s: what the GPUs here (%s%s) run of its %s; TORCH_CUDA_ARCH_LIST has no effect on it",
+				p.ArchEnv, strings.Join(sms, ";"), strings.Join(caps, ", "), c.GPUs[0].where(), smList(stock))})
+			stock = narrowed
+		} else {
+			stockChecks = append(stockChecks, Check{Check: "targets", OK: false, Detail: fmt.Sprintf("%s builds %s with nvcc %s: nothing the GPUs here (%s) run", pkg, smList(stock), nvcc, strings.Join(caps, ", "))})
 		}
-		env = append(env, archEnv+"="+strings.Join(caps, ";"))
-		stockChecks = append(stockChecks, Check{Check: "targets", OK: true, Detail: fmt.Sprintf("%s=%s: the GPUs here%s", archEnv, strings.Join(caps, ";"), c.GPUs[0].where())})
+	case p.HonoursArchList && len(caps) > 0:
+		env = append(env, "TORCH_CUDA_ARCH_LIST="+strings.Join(caps, ";"))
+		stockChecks = append(stockChecks, Check{Check: "targets", OK: true, Detail: fmt.Sprintf("TORCH_CUDA_ARCH_LIST=%s: the GPUs here%s", strings.Join(caps, ";"), c.GPUs[0].where())})
 	case !p.HonoursArchList:
 		d := fmt.Sprintf("%s's %s chooses its own targets (%s); TORCH_CUDA_ARCH_LIST has no effect", pkg, orWord(p.ArchFile, "build"), orWord(p.ArchNote, "fixed list"))
 		if len(stock) > 0 {

@@ -129,15 +129,36 @@ func GPUProcesses() Remedy {
 // narrowed to these GPUs or its stock build; otherwise TORCH_CUDA_ARCH_LIST
 // set to archList, then rebuild (a pip command from Pip).
 func Rebuild(c Context, dist, archList, rebuild string) []string {
-	if p, ok := kb.Builds().Packages[canonicalDist(dist)]; ok && !p.HonoursArchList {
-		// The nvcc builds use, else one of torch's CUDA (the only kind
-		// torch builds with).
-		nvcc := c.NVCC.Value
-		if nvcc == "" {
-			nvcc, _ = CompilerCUDA(c)
+	p, ok := kb.Builds().Packages[canonicalDist(dist)]
+	if !ok {
+		return []string{ArchList(archList), rebuild}
+	}
+	// The nvcc builds use, else one of torch's CUDA (the only kind torch
+	// builds with).
+	nvcc := c.NVCC.Value
+	if nvcc == "" {
+		nvcc, _ = CompilerCUDA(c)
+	}
+	rs := BuildFromSource(c, canonicalDist(dist), canonicalDist(dist), nvcc)
+	switch {
+	case p.HonoursArchList && p.ArchEnv != "" && p.ArchEnv != "TORCH_CUDA_ARCH_LIST":
+		// Its own variable picks the targets: the stock build's variables
+		// in front of the rebuild of the installed version.
+		stock := rs[len(rs)-1].Commands[0]
+		if i := strings.Index(stock, Quote(c.Interpreter())+" -m pip"); i > 0 {
+			return []string{stock[:i] + rebuild}
 		}
-		rs := BuildFromSource(c, canonicalDist(dist), canonicalDist(dist), nvcc)
-		return rs[0].Commands
+	case !p.HonoursArchList:
+		// Its setup.py hard-codes the targets: its own sdist narrowed to
+		// the GPUs here (or its stock build). It is installed already: pip
+		// must replace it, not call it satisfied, and not reuse a cached
+		// wheel.
+		install := Command(c.Interpreter(), "-m", "pip", "install") + " "
+		var out []string
+		for _, cmd := range rs[0].Commands {
+			out = append(out, strings.Replace(cmd, install, install+"--force-reinstall --no-deps --no-cache-dir ", 1))
+		}
+		return out
 	}
 	return []string{ArchList(archList), rebuild}
 }
