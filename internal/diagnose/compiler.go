@@ -175,10 +175,10 @@ func checkHostCompiler(c *context) []finding.Finding {
 	if !ok {
 		return nil
 	}
+	// pip builds of torch extensions compile the host side with the g++
+	// nvcc finds (or $CC, passed as -ccbin, or NVCC_CCBIN); CUDAHOSTCXX is
+	// read only by CMake, so it does not rescue them.
 	host := tc.GXX
-	if tc.CUDAHostCXX != nil {
-		host = tc.CUDAHostCXX
-	}
 	major := leadingInt(host.Version)
 	if major == 0 || major <= max {
 		return nil
@@ -195,6 +195,12 @@ func checkHostCompiler(c *context) []finding.Finding {
 			fmt.Sprintf("nvcc %s accepts gcc up to %d (crt/host_config.h)", mm, max)},
 	}
 	fd.Fixes = []finding.Fix{toFix(remedy.HostCompiler(c.remedy(), max, mm))}
+	if hc := tc.CUDAHostCXX; hc != nil {
+		fd.Evidence = append(fd.Evidence, fmt.Sprintf("CUDAHOSTCXX=%s (g++ %s) is set, but only CMake builds read it: pip builds of torch extensions do not", hc.Path, orUnknown(hc.Version)))
+		if hm := leadingInt(hc.Version); hm > 0 && hm <= max {
+			fd.Fixes = append([]finding.Fix{toFix(remedy.NVCCHost(hc.Path, hc.Version))}, fd.Fixes...)
+		}
+	}
 	return []finding.Finding{fd}
 }
 

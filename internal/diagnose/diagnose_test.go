@@ -173,10 +173,13 @@ func TestFiresAndDoesNotFire(t *testing.T) {
 			f.CUDA.Compilers[0].Version = "12.4.131"
 			f.Toolchain.GXX.Version = "14.2.0"
 		}, finding.HostCompilerUnsupported, finding.Error},
+		// CUDAHOSTCXX is read by CMake only: pip builds of torch
+		// extensions still use g++ 16 (torch passes -ccbin $CC, nvcc reads
+		// NVCC_CCBIN), so it still fires.
 		{"g++ 16 but CUDAHOSTCXX g++-15", func(f *facts.Facts) {
 			f.Toolchain.GXX.Version = "16.1.0"
 			f.Toolchain.CUDAHostCXX = &facts.Tool{Path: "/usr/bin/g++-15", Version: "15.2.0"}
-		}, finding.HostCompilerUnsupported, ""},
+		}, finding.HostCompilerUnsupported, finding.Error},
 		{"g++ 15 for nvcc 13.0", func(f *facts.Facts) { f.Toolchain.GXX.Version = "15.2.0" }, finding.HostCompilerUnsupported, ""},
 
 		{"no Python.h", func(f *facts.Facts) { f.Python.Selected.PythonH = "" }, finding.MissingPythonHeaders, finding.Error},

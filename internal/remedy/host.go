@@ -168,3 +168,13 @@ func Rebuild(c Context, dist, archList, rebuild string) []string {
 func canonicalDist(n string) string {
 	return strings.ToLower(strings.NewReplacer("_", "-", ".", "-").Replace(n))
 }
+
+// NVCCHost makes nvcc use an existing g++ (path, its version) for every
+// build that does not pass its own -ccbin: NVCC_CCBIN, which nvcc reads
+// itself (torch passes -ccbin only when CC is set), and CUDAHOSTCXX for
+// CMake.
+func NVCCHost(path, version string) Remedy {
+	return Remedy{ID: "host-compiler/nvcc-ccbin", Title: fmt.Sprintf("Make nvcc use the g++ %s already here (%s) in every build: NVCC_CCBIN for nvcc and torch extension builds, CUDAHOSTCXX for CMake", version, path),
+		Commands: []string{Export("NVCC_CCBIN", Quote(path)), Export("CUDAHOSTCXX", Quote(path))},
+		Changes:  []string{"NVCC_CCBIN and CUDAHOSTCXX for this shell"}, Undo: []string{"unset NVCC_CCBIN CUDAHOSTCXX"}}
+}
