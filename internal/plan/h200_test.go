@@ -58,7 +58,7 @@ func TestH200SeedApply(t *testing.T) {
 			t.Errorf("build step lacks %q:\n%s", want, b)
 		}
 	}
-	if !strings.Contains(best[1].Cost.Basis, "1 target with nvcc 13.0, about 7 min on 16 cores, from 431 s measured (causal-conv1d 1.7.0") {
+	if !strings.Contains(best[1].Cost.Basis, "1 target with nvcc 13.0, about 6 min on 16 cores, from 358 s measured (causal-conv1d 1.7.0") {
 		t.Errorf("estimate: %s", best[1].Cost.Basis)
 	}
 	t.Logf("%s\n%s\n%s", best[1].Title, best[1].Cost.Basis, best[1].RankReason)
