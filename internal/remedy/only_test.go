@@ -52,4 +52,3 @@ func TestCommandsOnlyFromRemedy(t *testing.T) {
 		t.Errorf("a command built outside internal/remedy: %s", h)
 	}
 }
-
