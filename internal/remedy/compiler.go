@@ -307,6 +307,8 @@ func CompilerChecks(c Context, cuda string) []Check {
 	if max, ok := kb.CUDA().GCCMaxFor(cuda); ok {
 		name := fmt.Sprintf("g++ within nvcc %s's limit (%d)", cuda, max)
 		switch {
+		case !c.GCC.Known() && !c.Machine:
+			out = append(out, Check{Check: name, OK: true, Unknown: true, Detail: "g++'s version is not known"})
 		case !c.GCC.Known():
 			out = append(out, Check{Check: name, OK: false, Detail: "no g++ found (see host-compiler-unsupported)"})
 		default:

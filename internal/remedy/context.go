@@ -16,6 +16,7 @@ func FromFacts(f *facts.Facts) Context {
 		return c
 	}
 	m := FromMachine
+	c.Machine = true
 	if t := f.Torch; t != nil {
 		c.TorchVersion = Of(t.Version, m)
 		if mm, _, _, ok := kb.MajorMinor(t.CUDA); ok {

@@ -36,6 +36,8 @@
 //   - Python: the interpreter commands name; PythonKind "venv", "conda",
 //     "uv", "system"; HasPip whether it has its own pip; SitePackages.
 //   - Root: whether commands run as root (nil unknown).
+//   - Machine: whether a machine's facts were read (then a value they
+//     lack is absent, not unknown).
 //   - PipArgs: the index options the user gave (--index-url, --find-links,
 //     --no-index), added to every pip command.
 //

@@ -85,7 +85,10 @@ type Context struct {
 	Root         *bool
 	Conda        bool         // a conda environment exists here
 	Driver       Fact[string] // NVIDIA driver version ("580.159.04")
-	PipArgs      []string
+	// Machine: a machine's facts were read (FromFacts), so a value they
+	// lack is absent there, not unknown.
+	Machine bool
+	PipArgs []string
 }
 
 // Check is one precondition, checked against the Context.
