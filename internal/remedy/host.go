@@ -91,7 +91,7 @@ func HostCompiler(c Context, gcc int, nvcc string) Remedy {
 // once ran `python -m pip install PACKAGE`, installing whatever the index
 // calls "package").
 func OwnPip(c Context) Remedy {
-	pip := Command(c.Interpreter(), "-m", "pip", "install")
+	pip := c.Pip()
 	return Remedy{ID: "pip/own-interpreter",
 		Title: "Always install with the interpreter's own pip: " + pip + " NAME, never a bare pip install NAME"}.manual(
 		"the package you were installing, after " + pip)
