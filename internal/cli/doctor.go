@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"runtime/debug"
 
@@ -105,6 +106,9 @@ func renderDoctor(f *facts.Facts, models []*model.Report, asJSON, asMarkdown boo
 		err = report.Markdown(ios.Out, f, findings)
 	default:
 		err = report.Text(ios.Out, f, findings, report.TextOptions{Color: ios.IsTTY && !ios.NoColor})
+		if err == nil && len(models) > 0 {
+			writeModelVerdicts(ios.Out, models)
+		}
 		if err == nil && f.Live != nil {
 			fmt.Fprintln(ios.Out)
 			live.RenderProbe(ios.Out, f.Live)
@@ -136,5 +140,18 @@ func tuneGC() {
 	}
 	if os.Getenv("GOMEMLIMIT") == "" {
 		debug.SetMemoryLimit(48 << 20)
+	}
+}
+
+// writeModelVerdicts prints each --model's layer count, also when nothing
+// falls back ("0 of 64"), so that a fix can be seen to have worked.
+func writeModelVerdicts(w io.Writer, models []*model.Report) {
+	fmt.Fprintln(w, "\nModels")
+	for _, r := range models {
+		line := fmt.Sprintf("  %s (%s): %d of %d layers fall back to torch", r.Model, r.ModelType, r.FallbackLayers, r.NumLayers)
+		if r.WillNotLoad != "" {
+			line += "; will not run: " + r.WillNotLoad
+		}
+		fmt.Fprintln(w, line)
 	}
 }

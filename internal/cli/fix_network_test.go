@@ -22,7 +22,7 @@ import (
 // nvidia-cuda-nvcc-cu12 holds no nvcc: there the plan names apt instead.)
 func TestNetworkFixApplyCUDA13Compiler(t *testing.T) {
 	py3 := testenv.Python3(t)
-	wheels := testenv.Wheels(t, "nvidia-cuda-nvcc==13.0.*", "nvidia-nvvm==13.0.*", "nvidia-cuda-crt==13.0.*", "nvidia-cuda-runtime==13.0.*")
+	wheels := testenv.Wheels(t, "nvidia-cuda-nvcc==13.0.*", "nvidia-nvvm==13.0.*", "nvidia-cuda-crt==13.0.*", "nvidia-cuda-runtime==13.0.*", "nvidia-cuda-cccl==13.0.*")
 	dir := t.TempDir()
 	venv := filepath.Join(dir, "venv")
 	testenv.Run(t, nil, py3, "-m", "venv", venv)

@@ -8,6 +8,7 @@ import (
 	"github.com/fastpath-dev/fastpath/internal/facts"
 	"github.com/fastpath-dev/fastpath/internal/finding"
 	"github.com/fastpath-dev/fastpath/internal/kb"
+	"github.com/fastpath-dev/fastpath/internal/remedy"
 )
 
 // checkCompilerPresence: no nvcc at all (no-cuda-compiler), or nvcc present
@@ -100,7 +101,7 @@ func checkCUDAHome(c *context) []finding.Finding {
 		fd.Fixes = append(fd.Fixes, exportHomeFix(best))
 	} else {
 		fd.Evidence = append(fd.Evidence, "no nvcc was found anywhere else either (see no-cuda-compiler)")
-		fd.Fixes = append(fd.Fixes, finding.Fix{Title: "Unset it until a toolkit is installed", Commands: []string{"unset " + home.Via}})
+		fd.Fixes = append(fd.Fixes, finding.Fix{Title: "Unset it until a toolkit is installed", Commands: []string{remedy.Unset(home.Via)}})
 	}
 	return []finding.Finding{fd}
 }
@@ -174,10 +175,10 @@ func checkHostCompiler(c *context) []finding.Finding {
 	if !ok {
 		return nil
 	}
+	// pip builds of torch extensions compile the host side with the g++
+	// nvcc finds (or $CC, passed as -ccbin, or NVCC_CCBIN); CUDAHOSTCXX is
+	// read only by CMake, so it does not rescue them.
 	host := tc.GXX
-	if tc.CUDAHostCXX != nil {
-		host = tc.CUDAHostCXX
-	}
 	major := leadingInt(host.Version)
 	if major == 0 || major <= max {
 		return nil
@@ -188,86 +189,46 @@ func checkHostCompiler(c *context) []finding.Finding {
 		Severity: c.buildSeverity(),
 		Title:    fmt.Sprintf("g++ %d is newer than nvcc %s accepts (gcc %d at most)", major, mm, max),
 		Detail: fmt.Sprintf("nvcc stops with \"#error -- unsupported GNU version! gcc versions later than %d are not supported!\". "+
-			"Point CUDAHOSTCXX at an older g++ (nvcc's -ccbin) rather than downgrading the system compiler.", max),
+			"Point the build at an older g++ rather than downgrading the system compiler: torch extension builds pass -ccbin $CC to nvcc, "+
+			"nvcc alone reads NVCC_CCBIN, and only CMake builds read CUDAHOSTCXX.", max),
 		Evidence: []string{fmt.Sprintf("%s is version %s", host.Path, host.Version), nvccEvidence(*n),
 			fmt.Sprintf("nvcc %s accepts gcc up to %d (crt/host_config.h)", mm, max)},
 	}
-	fixes := c.osInstallFix(fmt.Sprintf("Install g++-%d and make nvcc use it", max), []string{fmt.Sprintf("g++-%d", max)}, nil)
-	for i := range fixes {
-		fixes[i].Commands = append(fixes[i].Commands, fmt.Sprintf("export CUDAHOSTCXX=/usr/bin/g++-%d", max))
+	fd.Fixes = []finding.Fix{toFix(remedy.HostCompiler(c.remedy(), max, mm))}
+	if hc := tc.CUDAHostCXX; hc != nil {
+		fd.Evidence = append(fd.Evidence, fmt.Sprintf("CUDAHOSTCXX=%s (g++ %s) is set, but only CMake builds read it: pip builds of torch extensions do not", hc.Path, orUnknown(hc.Version)))
+		if hm := leadingInt(hc.Version); hm > 0 && hm <= max {
+			fd.Fixes = append([]finding.Fix{toFix(remedy.NVCCHost(hc.Path, hc.Version))}, fd.Fixes...)
+		}
 	}
-	fd.Fixes = fixes
 	return []finding.Finding{fd}
 }
 
 // compilerFixes are the ways to get an nvcc matching torch's CUDA, best
-// first: NVIDIA's pip wheels where they hold a real nvcc, NVIDIA's apt
-// packages for the OS, conda, a devel image.
+// first (remedy.CompilerRoutes): those whose preconditions hold here, each
+// with its commands; where none holds, the platform's manual way.
 func (c *context) compilerFixes() []finding.Fix {
-	mm := c.torchCUDA
-	if mm == "" {
-		mm = "12.8"
-	}
 	var fixes []finding.Fix
-	if pc, ok := c.cuda.PipCompilerFor(c.torchMajor); ok && pc.HasNVCC && c.torchCUDA != "" {
-		var specs []string
-		for _, p := range pc.Packages {
-			specs = append(specs, p+"=="+mm+".*")
+	routes := remedy.CompilerRoutes(c.remedy())
+	for _, r := range routes {
+		if r.Viable() && (len(r.Commands) > 0 || r.FillIn != "") {
+			fixes = append(fixes, toFix(r))
 		}
-		home := "$(" + shellQuote(c.python()) + " -c 'import sysconfig; print(sysconfig.get_paths()[\"purelib\"])')/" + pc.Home
-		if sp := c.sitePackages(); sp != "" {
-			home = sp + "/" + pc.Home
-		}
-		fixes = append(fixes, finding.Fix{
-			Title:    fmt.Sprintf("Install NVIDIA's CUDA %s compiler wheels into this environment (no system toolkit needed)", mm),
-			Commands: append([]string{c.pipInstall(specs...), "export CUDA_HOME=" + shellQuote(home), `export PATH="$CUDA_HOME/bin:$PATH"`}, pc.PostInstall...),
-		})
 	}
-	apt := c.cuda.Apt
-	osKey := c.f.OS.ID + " " + c.f.OS.VersionID
-	if distro, ok := apt.RepoDistros[osKey]; ok {
-		arch := "x86_64"
-		if c.f.OS.Arch == "aarch64" {
-			arch = "sbsa"
-		}
-		keyring := strings.NewReplacer("{distro}", distro, "{arch}", arch).Replace(apt.Keyring)
-		var pkgs []string
-		for _, p := range apt.Packages {
-			pkgs = append(pkgs, kb.Expand(p, mm))
-		}
-		fixes = append(fixes, finding.Fix{
-			Title: fmt.Sprintf("Install only the CUDA %s compiler and headers from NVIDIA's apt repository (not the whole toolkit)", mm),
-			Commands: []string{
-				"curl -fsSLO " + keyring,
-				"dpkg -i " + keyring[strings.LastIndex(keyring, "/")+1:],
-				"apt-get update",
-				"apt-get install -y --no-install-recommends " + strings.Join(pkgs, " "),
-				"export CUDA_HOME=/usr/local/cuda-" + mm,
-				`export PATH="$CUDA_HOME/bin:$PATH"`,
-			},
-		})
+	if len(fixes) == 0 && len(routes) > 0 {
+		fixes = append(fixes, toFix(routes[len(routes)-1]))
 	}
-	if c.hasConda() {
-		var pkgs []string
-		for _, p := range c.cuda.Conda.Packages {
-			pkgs = append(pkgs, kb.Expand(p, mm))
-		}
-		channel := kb.Expand(c.cuda.Conda.Channel, c.cuda.ToolkitFull(mm))
-		fixes = append(fixes, finding.Fix{
-			Title:    fmt.Sprintf("Install the CUDA %s compiler from NVIDIA's conda channel into the conda environment", mm),
-			Commands: []string{"conda install -y -c " + channel + " " + strings.Join(pkgs, " "), `export CUDA_HOME="$CONDA_PREFIX"`},
-		})
-	}
-	img := kb.Expand(strings.ReplaceAll(c.cuda.DevelImages.NVIDIA, "{cuda_full}", c.cuda.ToolkitFull(mm)), mm)
-	title := fmt.Sprintf("Build the image from a CUDA %s devel base, which has nvcc: FROM %s", mm, img)
-	if c.torch != nil {
-		base, _, _ := strings.Cut(c.torch.Version, "+")
-		pt := strings.ReplaceAll(kb.Expand(c.cuda.DevelImages.PyTorch, mm), "{torch}", base)
-		title = fmt.Sprintf("Build the image from a devel base that has nvcc: FROM %s (or %s)", pt, img)
-		img = pt
-	}
-	fixes = append(fixes, finding.Fix{Title: title, Commands: []string{"docker pull " + img}})
 	return fixes
+}
+
+// toFix is a remedy as a finding's fix: a manual remedy has no commands and
+// its title says what to fill in.
+func toFix(r remedy.Remedy) finding.Fix {
+	f := finding.Fix{Title: r.Title, Commands: append([]string{}, r.Commands...)}
+	if r.Manual && len(r.Commands) == 0 && r.FillIn != "" {
+		f.Title += " (by hand: " + r.FillIn + ")"
+	}
+	return f
 }
 
 func (c *context) hasConda() bool {
@@ -284,22 +245,11 @@ func (c *context) hasConda() bool {
 
 // osInstallFix installs system packages with the OS's package manager.
 func (c *context) osInstallFix(title string, debPkgs, rpmPkgs []string) []finding.Fix {
-	switch c.f.OS.ID {
-	case "ubuntu", "debian":
-		return []finding.Fix{{Title: title, Commands: []string{"apt-get update", "apt-get install -y " + strings.Join(debPkgs, " ")}}}
-	case "rhel", "rocky", "almalinux", "centos", "fedora", "amzn":
-		if rpmPkgs != nil {
-			return []finding.Fix{{Title: title, Commands: []string{"dnf install -y " + strings.Join(rpmPkgs, " ")}}}
-		}
-	}
-	return []finding.Fix{{Title: title + " (with your OS's package manager)", Commands: []string{}}}
+	return []finding.Fix{toFix(remedy.OSPackages(c.remedy(), title, debPkgs, rpmPkgs))}
 }
 
 func exportHomeFix(n *facts.NVCC) finding.Fix {
-	return finding.Fix{
-		Title:    fmt.Sprintf("Point builds at nvcc %s", orUnknown(n.Version)),
-		Commands: []string{"export CUDA_HOME=" + shellQuote(n.Home), `export PATH="$CUDA_HOME/bin:$PATH"`},
-	}
+	return toFix(remedy.ExportHome(n.Home, n.Version))
 }
 
 func nvccEvidence(n facts.NVCC) string {

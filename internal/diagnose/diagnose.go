@@ -14,6 +14,7 @@ import (
 	"github.com/fastpath-dev/fastpath/internal/finding"
 	"github.com/fastpath-dev/fastpath/internal/kb"
 	"github.com/fastpath-dev/fastpath/internal/model"
+	"github.com/fastpath-dev/fastpath/internal/remedy"
 )
 
 // check is one diagnosis rule.
@@ -114,15 +115,13 @@ func (c *context) python() string {
 // interpreter's pip, never a bare `pip`; uv's pip for environments uv made
 // that have no pip of their own.
 func (c *context) pipInstall(args ...string) string {
-	quoted := make([]string, len(args))
-	for i, a := range args {
-		quoted[i] = shellQuote(a)
-	}
-	if c.py != nil && c.py.Kind == "uv" && !c.hasDist("pip") {
-		return "uv pip install --python " + shellQuote(c.python()) + " " + strings.Join(quoted, " ")
-	}
-	return shellQuote(c.python()) + " -m pip install " + strings.Join(quoted, " ")
+	r := c.remedy()
+	return r.Pip(args...)
 }
+
+// remedy is the remedy Context of the facts: every command doctor's fixes
+// give is built there.
+func (c *context) remedy() remedy.Context { return remedy.FromFacts(c.f) }
 
 // hasDist reports whether the selected environment has the distribution
 // (name compared as pip does: case-insensitive, -_. alike).
@@ -212,14 +211,7 @@ func (c *context) bestCompiler() *facts.NVCC {
 }
 
 // shellQuote quotes s for a POSIX shell when it needs it.
-func shellQuote(s string) string {
-	if s != "" && strings.IndexFunc(s, func(r rune) bool {
-		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./=:+,@%", r))
-	}) < 0 {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
-}
+func shellQuote(s string) string { return remedy.Quote(s) }
 
 func plural(n int, one, many string) string {
 	if n == 1 {

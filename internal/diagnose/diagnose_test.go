@@ -173,10 +173,13 @@ func TestFiresAndDoesNotFire(t *testing.T) {
 			f.CUDA.Compilers[0].Version = "12.4.131"
 			f.Toolchain.GXX.Version = "14.2.0"
 		}, finding.HostCompilerUnsupported, finding.Error},
+		// CUDAHOSTCXX is read by CMake only: pip builds of torch
+		// extensions still use g++ 16 (torch passes -ccbin $CC, nvcc reads
+		// NVCC_CCBIN), so it still fires.
 		{"g++ 16 but CUDAHOSTCXX g++-15", func(f *facts.Facts) {
 			f.Toolchain.GXX.Version = "16.1.0"
 			f.Toolchain.CUDAHostCXX = &facts.Tool{Path: "/usr/bin/g++-15", Version: "15.2.0"}
-		}, finding.HostCompilerUnsupported, ""},
+		}, finding.HostCompilerUnsupported, finding.Error},
 		{"g++ 15 for nvcc 13.0", func(f *facts.Facts) { f.Toolchain.GXX.Version = "15.2.0" }, finding.HostCompilerUnsupported, ""},
 
 		{"no Python.h", func(f *facts.Facts) { f.Python.Selected.PythonH = "" }, finding.MissingPythonHeaders, finding.Error},
@@ -273,7 +276,7 @@ func TestCU13PipCompilerFix(t *testing.T) {
 	}
 	first := fd.Fixes[0]
 	want := []string{
-		"/opt/torch/.venv/bin/python3 -m pip install 'nvidia-cuda-nvcc==13.0.*' 'nvidia-cuda-runtime==13.0.*' 'nvidia-cuda-crt==13.0.*' 'nvidia-nvvm==13.0.*'",
+		"/opt/torch/.venv/bin/python3 -m pip install 'nvidia-cuda-nvcc==13.0.*' 'nvidia-cuda-runtime==13.0.*' 'nvidia-cuda-crt==13.0.*' 'nvidia-nvvm==13.0.*' 'nvidia-cuda-cccl==13.0.*'",
 		"export CUDA_HOME=/opt/torch/.venv/lib/python3.12/site-packages/nvidia/cu13",
 		`export PATH="$CUDA_HOME/bin:$PATH"`,
 		`ln -sfn lib "$CUDA_HOME/lib64"`,
@@ -345,7 +348,7 @@ func TestNVCCCannotTargetFixes(t *testing.T) {
 	if got := fd.Fixes[0].Commands[0]; got != "export CUDA_HOME=/opt/conda" {
 		t.Errorf("first fix: %q", got)
 	}
-	if last := fd.Fixes[len(fd.Fixes)-1].Commands[0]; last != `export TORCH_CUDA_ARCH_LIST="9.0+PTX"` {
+	if last := fd.Fixes[len(fd.Fixes)-1].Commands[0]; last != `export TORCH_CUDA_ARCH_LIST=9.0+PTX` {
 		t.Errorf("last fix: %q", last)
 	}
 	f.GPU.Devices[0].Capability = "7.0"

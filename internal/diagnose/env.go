@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/fastpath-dev/fastpath/internal/finding"
+	"github.com/fastpath-dev/fastpath/internal/remedy"
 )
 
 // checkPythonHeaders: no Python.h for the selected interpreter.
@@ -23,7 +24,7 @@ func checkPythonHeaders(c *context) []finding.Finding {
 	}
 	switch {
 	case c.py.Kind == "conda":
-		fd.Fixes = []finding.Fix{{Title: "Reinstall the environment's python (conda's python ships its headers)", Commands: []string{"conda install -y --force-reinstall python=" + mm}}}
+		fd.Fixes = []finding.Fix{toFix(remedy.CondaPython(mm))}
 	case c.f.OS.ID == "ubuntu" || c.f.OS.ID == "debian":
 		fd.Fixes = c.osInstallFix("Install the headers for Python "+mm, []string{"python" + mm + "-dev"}, nil)
 	default:
@@ -74,7 +75,7 @@ func checkPip(c *context) []finding.Finding {
 		Title:    fmt.Sprintf("`pip` on PATH installs into %s, not into %s", target, python3Prefix),
 		Detail:   "`pip install X` then succeeds but `python3 -c 'import X'` fails, and `pip list` shows another environment than the one that runs.",
 		Evidence: []string{fmt.Sprintf("pip: %s runs %s", pip.Path, orUnknown(pip.Interpreter)), fmt.Sprintf("python3 on PATH: prefix %s", python3Prefix)},
-		Fixes:    []finding.Fix{{Title: "Always install with the interpreter's own pip", Commands: []string{c.pipInstall("PACKAGE")}}},
+		Fixes:    []finding.Fix{toFix(remedy.OwnPip(c.remedy()))},
 	}}
 }
 
@@ -96,7 +97,7 @@ func checkGPUBusy(c *context) []finding.Finding {
 		Title:    fmt.Sprintf("%s hold %d MiB of GPU memory", plural(len(procs), "process", "processes"), total),
 		Detail:   "A job started now shares the GPUs with them: less memory (out-of-memory errors) and slower kernels.",
 		Evidence: ev,
-		Fixes:    []finding.Fix{{Title: "See what runs, and stop what should not", Commands: []string{"nvidia-smi --query-compute-apps=pid,process_name,used_memory --format=csv"}}},
+		Fixes:    []finding.Fix{toFix(remedy.GPUProcesses())},
 	}}
 }
 

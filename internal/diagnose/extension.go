@@ -12,6 +12,7 @@ import (
 	"github.com/fastpath-dev/fastpath/internal/facts"
 	"github.com/fastpath-dev/fastpath/internal/finding"
 	"github.com/fastpath-dev/fastpath/internal/kb"
+	"github.com/fastpath-dev/fastpath/internal/remedy"
 )
 
 // extGroups groups the extensions that match by distribution, in the order
@@ -292,11 +293,8 @@ func checkExtensionArch(c *context) []finding.Finding {
 			}
 			fd.Evidence = append(fd.Evidence, "GPU: "+names[i])
 			fd.Fixes = []finding.Fix{{
-				Title: fmt.Sprintf("Rebuild %s for this GPU (compute capability %s) against the installed torch", e0.Dist, cc),
-				Commands: []string{
-					fmt.Sprintf("export TORCH_CUDA_ARCH_LIST=%q", cc.String()),
-					c.rebuildCommand(e0.Dist, e0.Version),
-				},
+				Title:    fmt.Sprintf("Rebuild %s for this GPU (compute capability %s) against the installed torch", e0.Dist, cc),
+				Commands: remedy.Rebuild(c.remedy(), e0.Dist, cc.String(), c.rebuildCommand(e0.Dist, e0.Version)),
 			}}
 			out = append(out, fd)
 		}
@@ -494,7 +492,7 @@ func checkExtensionCUDA(c *context) []finding.Finding {
 				Title: title,
 				Commands: []string{
 					c.pipInstall(spec),
-					fmt.Sprintf("export LD_LIBRARY_PATH=%s${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}", path.Join(c.sitePackages(), dir)),
+					remedy.LibraryPath(path.Join(c.sitePackages(), dir)),
 				},
 			})
 		}

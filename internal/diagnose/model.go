@@ -105,17 +105,114 @@ func fallbackFinding(c *context, r *model.Report) finding.Finding {
 	if len(r.Slowdowns) > 0 {
 		detail += " Published measurements: " + strings.Join(r.Slowdowns, "; ") + "."
 	}
-	// An error: the question asked (--model) was "does this model run on
-	// its fast path here?", and for these layers the answer is no; exit
-	// status 1 lets CI gate an image on it.
+	// The severity follows the measured cost: an error where the fallback
+	// dominates a layer (or its cost was never measured at these shapes:
+	// the question asked with --model was "does this model run on its fast
+	// path here?", and exit status 1 lets CI gate an image on it), a
+	// warning where what is left costs a fraction of a layer.
+	cost := fallbackCost(r)
+	sev := finding.Error
+	if cost.measured && cost.maxShare < dominates {
+		sev = finding.Warning
+	}
+	if cost.words != "" {
+		detail += " " + cost.words
+	}
 	return finding.Finding{
 		ID:       finding.FastPathFallback,
-		Severity: finding.Error,
+		Severity: sev,
 		Title:    title,
 		Detail:   detail,
-		Evidence: modelEvidence(r),
+		Evidence: append(modelEvidence(r), cost.evidence...),
 		Fixes:    modelFixes(c, r),
 	}
+}
+
+// dominates is the share of a fast layer's time above which a fallback is
+// said to dominate the layer (and fast-path-fallback is an error).
+const dominates = 0.5
+
+// measuredCost is what the missing functions were measured to cost.
+type measuredCost struct {
+	measured bool    // every missing function has a measurement here
+	maxShare float64 // the largest added time as a share of a fast layer
+	words    string
+	evidence []string
+}
+
+// fallbackCost reads the knowledge base's measurements for the model's
+// shapes: per missing function, what its fallback adds per forward, and as a
+// share of the fast layers' time at the same length.
+func fallbackCost(r *model.Report) measuredCost {
+	var mc measuredCost
+	missing := map[string]bool{}
+	for _, k := range r.Kernels {
+		if k.Resolves != "package" {
+			missing[k.Function] = true
+		}
+	}
+	if len(missing) == 0 {
+		return mc
+	}
+	allMeasured := true
+	var parts []string
+	for _, kv := range r.Kinds {
+		if kv.Fast {
+			continue
+		}
+		m, ok := kb.Measurements().FallbackCostFor(r.ModelType, r.NumLayers, kv.Kind, kv.Layers)
+		if !ok {
+			allMeasured = false
+			continue
+		}
+		fns := append([]string{}, kv.Fallback...)
+		if len(fns) == 0 {
+			for f := range missing {
+				fns = append(fns, f)
+			}
+			sort.Strings(fns)
+		}
+		for _, fn := range fns {
+			found := false
+			for _, fc := range m.Functions {
+				if fc.Function != fn {
+					continue
+				}
+				found = true
+				if fc.Phase == "decode" {
+					parts = append(parts, fmt.Sprintf("%s +%.3g ms per decode step", fn, fc.PerForwardMS))
+					continue
+				}
+				share := 0.0
+				if fast := m.LayerFastMS(fc.SeqLen); fast > 0 && m.KindLayers > 0 {
+					share = fc.PerForwardMS / float64(m.KindLayers) / fast
+					if share > mc.maxShare {
+						mc.maxShare = share
+					}
+					parts = append(parts, fmt.Sprintf("%s +%.3g ms per forward at %d tokens (%.0f%% of a fast %s layer's %.3g ms)",
+						fn, fc.PerForwardMS, fc.SeqLen, 100*share, kv.Kind, fast))
+				} else {
+					parts = append(parts, fmt.Sprintf("%s +%.3g ms per forward at %d tokens", fn, fc.PerForwardMS, fc.SeqLen))
+				}
+			}
+			if !found {
+				allMeasured = false
+				parts = append(parts, fn+": not measured")
+			}
+		}
+		mc.evidence = append(mc.evidence, fmt.Sprintf("measured on %s (torch %s, transformers %s, %s, batch %d, %s; %s, %s): %s",
+			m.GPU, m.Torch, m.Transformers, m.DType, m.Batch, m.Model, m.Command, m.Date, strings.Join(parts, "; ")))
+	}
+	mc.measured = allMeasured && len(mc.evidence) > 0
+	if len(mc.evidence) == 0 {
+		return mc
+	}
+	verdict := "the fallback dominates these layers"
+	if mc.measured && mc.maxShare < dominates {
+		verdict = fmt.Sprintf("what is left to win is at most %.0f%% of a layer", 100*mc.maxShare)
+	}
+	mc.words = "Measured cost: " + strings.Join(parts, "; ") + ": " + verdict + "."
+	return mc
 }
 
 func mechanismWords(m string) string {

@@ -8,6 +8,7 @@ import (
 	"github.com/fastpath-dev/fastpath/internal/cudaarch"
 	"github.com/fastpath-dev/fastpath/internal/facts"
 	"github.com/fastpath-dev/fastpath/internal/finding"
+	"github.com/fastpath-dev/fastpath/internal/remedy"
 )
 
 // checkNVCCTarget: the nvcc builds would use cannot generate code for the
@@ -66,7 +67,7 @@ func checkNVCCTarget(c *context) []finding.Finding {
 		list := fmt.Sprintf("%d.%d+PTX", newest.SM/10, newest.SM%10)
 		fd.Fixes = append(fd.Fixes, finding.Fix{
 			Title:    fmt.Sprintf("Or build PTX for %s that the driver JIT-compiles for the GPU (slower first launch; no arch-specific features)", newest),
-			Commands: []string{fmt.Sprintf("export TORCH_CUDA_ARCH_LIST=%q", list)},
+			Commands: []string{remedy.ArchList(list)},
 		})
 	}
 	return []finding.Finding{fd}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/fastpath-dev/fastpath/internal/finding"
 	"github.com/fastpath-dev/fastpath/internal/kb"
+	"github.com/fastpath-dev/fastpath/internal/remedy"
 )
 
 // torchWheelCUDAs are the CUDA builds of torch's newest release on
@@ -30,7 +31,7 @@ func checkPython(c *context) []finding.Finding {
 		Title:    "No Python environment found",
 		Detail:   "python3 is not on PATH and --python was not given, so there is no torch to diagnose.",
 		Evidence: append([]string{"PATH=" + envValue(c, "PATH")}, c.f.Python.Resolution...),
-		Fixes:    []finding.Fix{{Title: "Name the interpreter or environment to diagnose", Commands: []string{"fastpath doctor --python /path/to/venv/bin/python"}}},
+		Fixes:    []finding.Fix{{Title: "Name the interpreter or environment to diagnose: fastpath doctor --python followed by its path (by hand: fastpath cannot know which)", Commands: []string{}}},
 	}}
 }
 
@@ -40,7 +41,6 @@ func checkTorch(c *context) []finding.Finding {
 		return nil
 	}
 	cuda := c.recommendedTorchCUDA()
-	index := "https://download.pytorch.org/whl/cu" + strings.ReplaceAll(cuda, ".", "")
 	if c.torch == nil {
 		return []finding.Finding{{
 			ID:       finding.TorchMissing,
@@ -48,10 +48,7 @@ func checkTorch(c *context) []finding.Finding {
 			Title:    "torch is not installed in " + c.py.Prefix,
 			Detail:   fmt.Sprintf("The selected environment (%s, Python %s) has no torch distribution on its sys.path.", c.py.Kind, orUnknown(c.py.Version)),
 			Evidence: []string{fmt.Sprintf("python: %s", c.python()), fmt.Sprintf("searched for torch in: %s", strings.Join(c.py.SitePath, ", "))},
-			Fixes: []finding.Fix{{
-				Title:    fmt.Sprintf("Install torch built for CUDA %s", cuda),
-				Commands: []string{c.pipInstall("torch", "--index-url", index)},
-			}},
+			Fixes:    []finding.Fix{toFix(remedy.TorchInstall(c.remedy(), "", cuda, false))},
 		}}
 	}
 	if c.torch.CUDA != "" || c.torch.HIP != "" || c.torch.BuildFrom == "" || len(c.f.GPU.Devices) == 0 {
@@ -64,39 +61,13 @@ func checkTorch(c *context) []finding.Finding {
 		Title:    fmt.Sprintf("torch %s is a CPU-only build, but NVIDIA GPUs are present", c.torch.Version),
 		Detail:   "torch.cuda.is_available() is False with this build: every model runs on the CPU, and every kernel package falls back to torch.",
 		Evidence: []string{torchEvidence(c.torch), "GPUs: " + c.f.GPU.Summary()},
-		Fixes: []finding.Fix{{
-			Title:    fmt.Sprintf("Reinstall torch %s built for CUDA %s", base, cuda),
-			Commands: []string{c.pipInstall("--force-reinstall", "torch=="+base, "--index-url", index)},
-		}},
+		Fixes:    []finding.Fix{toFix(remedy.TorchInstall(c.remedy(), base, cuda, true))},
 	}}
 }
 
 // recommendedTorchCUDA is the newest CUDA build of torch that the driver
 // runs and that has code for every GPU (Blackwell needs 12.8 or newer).
-func (c *context) recommendedTorchCUDA() string {
-	driver := ""
-	if c.f.GPU.Driver != nil {
-		driver = c.f.GPU.Driver.Version
-	}
-	needs128 := false
-	for _, d := range c.gpus() {
-		if leadingInt(d.Capability) >= 10 {
-			needs128 = true
-		}
-	}
-	for _, cu := range c.torchWheelCUDAs() {
-		if needs128 && kb.CompareDotted(cu, "12.8") < 0 {
-			continue
-		}
-		if driver != "" {
-			if _, floor, ok := c.cuda.DriverMinimum(cu); ok && kb.CompareDotted(driver, floor) < 0 {
-				continue
-			}
-		}
-		return cu
-	}
-	return "12.8"
-}
+func (c *context) recommendedTorchCUDA() string { return remedy.TorchWheelCUDA(c.remedy()) }
 
 // checkDriver: the driver is older than torch's CUDA runtime needs.
 func checkDriver(c *context) []finding.Finding {
@@ -127,10 +98,9 @@ func checkDriver(c *context) []finding.Finding {
 	base, _, _ := strings.Cut(c.torch.Version, "+")
 	fixes := []finding.Fix{upgrade}
 	if cu := c.recommendedTorchCUDA(); cu != c.torchCUDA {
-		fixes = append(fixes, finding.Fix{
-			Title:    fmt.Sprintf("Or install torch %s built for CUDA %s, which this driver runs", base, cu),
-			Commands: []string{c.pipInstall("--force-reinstall", "torch=="+base, "--index-url", "https://download.pytorch.org/whl/cu"+strings.ReplaceAll(cu, ".", ""))},
-		})
+		fx := toFix(remedy.TorchInstall(c.remedy(), base, cu, true))
+		fx.Title = fmt.Sprintf("Or install torch %s built for CUDA %s, which this driver runs", base, cu)
+		fixes = append(fixes, fx)
 	}
 	return []finding.Finding{{
 		ID:       finding.DriverTooOld,

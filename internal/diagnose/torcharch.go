@@ -7,6 +7,7 @@ import (
 	"github.com/fastpath-dev/fastpath/internal/cudaarch"
 	"github.com/fastpath-dev/fastpath/internal/finding"
 	"github.com/fastpath-dev/fastpath/internal/kb"
+	"github.com/fastpath-dev/fastpath/internal/remedy"
 )
 
 // checkTorchArch: a GPU for which torch has no SASS that runs on it and no
@@ -142,10 +143,9 @@ func (c *context) torchArchFixes(cc cudaarch.Capability) []finding.Fix {
 	if !pickDriverOK {
 		title += "; it needs a newer driver too"
 	}
-	return []finding.Fix{{
-		Title:    title,
-		Commands: []string{c.pipInstall("--force-reinstall", "torch=="+version, "--index-url", "https://download.pytorch.org/whl/cu"+strings.ReplaceAll(pick, ".", ""))},
-	}}
+	fx := toFix(remedy.TorchInstall(c.remedy(), version, pick, true))
+	fx.Title = title
+	return []finding.Fix{fx}
 }
 
 // sameMinor reports whether versions a and b share major.minor (2.11.1, 2.11.0).

@@ -2,23 +2,116 @@ package explain
 
 import (
 	"fmt"
-	"github.com/fastpath-dev/fastpath/internal/diagnose"
-	"strings"
-
 	"regexp"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/fastpath-dev/fastpath/internal/cudaarch"
+	"github.com/fastpath-dev/fastpath/internal/diagnose"
 	"github.com/fastpath-dev/fastpath/internal/facts"
 	"github.com/fastpath-dev/fastpath/internal/finding"
 	"github.com/fastpath-dev/fastpath/internal/kb"
+	"github.com/fastpath-dev/fastpath/internal/remedy"
 )
 
-// bytesPerBuildJob is the memory one parallel CUDA compile job is given
-// when MAX_JOBS is worked out: flash-attn's own guidance is 5-9 GB a job,
-// and 6 GiB keeps causal-conv1d and mamba-ssm builds clear of the OOM killer.
-const bytesPerBuildJob = 6 << 30
+// Every command a fix gives comes from internal/remedy, fed a Context made
+// of the log's facts first (FromLog: the torch the build saw, ...) and the
+// machine's where the log says nothing (FromMachine): a log from another
+// machine is fixed for that machine's torch and CUDA, not this one's.
+
+// rctx is the remedy Context for this log and environment.
+func (e *env) rctx() remedy.Context {
+	c := remedy.FromFacts(e.f)
+	e.applyLogFacts(&c)
+	return c
+}
+
+// applyLogFacts overrides the machine's facts with what the log says about
+// its own environment (LogFacts, read by logfacts.go): torch and its CUDA,
+// the compiler, the GPU, the driver, g++, the platform, the build system,
+// memory and CPUs. Each value set here is marked FromLog, so remedies say
+// which of their figures came from the user's log.
+func (e *env) applyLogFacts(c *remedy.Context) {
+	if e.scan != nil && e.scan.TorchVersion != "" {
+		setTorch(c, e.scan.TorchVersion)
+	}
+	lf := e.log
+	if lf == nil {
+		return
+	}
+	str := func(f *LogFact) (string, bool) {
+		if f == nil || f.Value == "" {
+			return "", false
+		}
+		return f.Value, true
+	}
+	if v, ok := str(lf.Torch); ok {
+		setTorch(c, v)
+	}
+	if v, ok := str(lf.TorchCUDA); ok {
+		c.TorchCUDA = remedy.Of(v, remedy.FromLog)
+	}
+	if v, ok := str(lf.NVCC); ok {
+		c.NVCC = remedy.Of(v, remedy.FromLog)
+	}
+	if v, ok := str(lf.Capability); ok {
+		c.GPUs = []remedy.Fact[string]{remedy.Of(v, remedy.FromLog)}
+	}
+	if v, ok := str(lf.GPU); ok {
+		c.GPUName = remedy.Of(v, remedy.FromLog)
+	}
+	if v, ok := str(lf.Driver); ok {
+		c.Driver = remedy.Of(v, remedy.FromLog)
+	}
+	if v, ok := str(lf.GCC); ok {
+		c.GCC = remedy.Of(v, remedy.FromLog)
+	}
+	if v, ok := str(lf.Platform); ok {
+		switch v {
+		case "macos":
+			c.Platform, c.WSL = remedy.Of(remedy.Darwin, remedy.FromLog), remedy.Of(false, remedy.FromLog)
+		case "windows":
+			c.Platform, c.WSL = remedy.Of(remedy.Windows, remedy.FromLog), remedy.Of(false, remedy.FromLog)
+		case "wsl":
+			c.Platform, c.WSL = remedy.Of(remedy.Linux, remedy.FromLog), remedy.Of(true, remedy.FromLog)
+		case "linux":
+			c.Platform = remedy.Of(remedy.Linux, remedy.FromLog)
+		}
+	}
+	if v, ok := str(lf.BuildSystem); ok {
+		switch v {
+		case "setuptools":
+			c.BuildSystem = remedy.Of(remedy.BuildSetuptools, remedy.FromLog)
+		case "cmake", "scikit-build":
+			c.BuildSystem = remedy.Of(remedy.BuildCMake, remedy.FromLog)
+		}
+	}
+	if v, ok := str(lf.MemTotal); ok {
+		if b := parseHumanBytes(v); b > 0 {
+			c.MemTotal = remedy.Of(b, remedy.FromLog)
+			c.MemAvail = remedy.Fact[int64]{} // the log's machine, not this one's free memory
+		}
+	}
+	if v, ok := str(lf.CPUs); ok {
+		if n, err := strconv.Atoi(v); err == nil && n > 0 && n < 1<<16 {
+			c.CPUs = remedy.Of(n, remedy.FromLog)
+		}
+	}
+}
+
+// setTorch records the log's torch version and the CUDA its local tag names
+// (+cu130: 13.0; +cpu: none).
+func setTorch(c *remedy.Context, v string) {
+	c.TorchVersion = remedy.Of(v, remedy.FromLog)
+	if _, local, ok := strings.Cut(v, "+cu"); ok && len(local) >= 3 {
+		if n, err := strconv.Atoi(local); err == nil {
+			c.TorchCUDA = remedy.Of(fmt.Sprintf("%d.%d", n/10, n%10), remedy.FromLog)
+		}
+	} else if strings.Contains(v, "+cpu") {
+		c.TorchCUDA = remedy.Fact[string]{}
+	}
+}
 
 // facts are the environment's facts, never nil: the fix helpers of
 // diagnose word commands exactly as doctor does.
@@ -32,8 +125,11 @@ func (e *env) facts() *facts.Facts {
 // python is the interpreter to name in commands.
 func (e *env) python() string { return diagnose.Python(e.facts()) }
 
-// pip is the install command for the selected environment (doctor's).
-func (e *env) pip(args ...string) string { return diagnose.PipInstall(e.facts(), args...) }
+// pip is the install command for the selected environment (remedy's).
+func (e *env) pip(args ...string) string {
+	c := e.rctx()
+	return c.Pip(args...)
+}
 
 func (e *env) dist(name string) *facts.Distribution {
 	if e.py == nil {
@@ -51,53 +147,67 @@ func (e *env) dist(name string) *facts.Distribution {
 // sitePackages is the selected environment's own site-packages.
 func (e *env) sitePackages() string { return diagnose.SitePackages(e.facts()) }
 
-// torchCUDA is torch's CUDA M.m and major from the facts ("" when unknown).
+// torchCUDA is torch's CUDA M.m and major: the log's torch first, else the
+// machine's ("" when unknown).
 func (e *env) torchCUDA() (string, int) {
-	if e.f == nil || e.f.Torch == nil {
-		return "", 0
-	}
-	mm, major, _, ok := kb.MajorMinor(e.f.Torch.CUDA)
+	c := e.rctx()
+	mm, major, _, ok := kb.MajorMinor(c.TorchCUDA.Value)
 	if !ok {
 		return "", 0
 	}
 	return mm, major
 }
 
-// torchBase is the installed torch's release without its local label.
+// torchBase is the torch release without its local label: the log's torch
+// first, else the installed one, else the newest fastpath knows.
 func (e *env) torchBase() string {
-	if e.f != nil && e.f.Torch != nil {
-		base, _, _ := strings.Cut(e.f.Torch.Version, "+")
-		return base
-	}
 	if v := e.scan.TorchVersion; v != "" {
 		base, _, _ := strings.Cut(v, "+")
+		return base
+	}
+	if e.f != nil && e.f.Torch != nil {
+		base, _, _ := strings.Cut(e.f.Torch.Version, "+")
 		return base
 	}
 	return kb.CUDA().TorchWheels.Release
 }
 
-// pkgArg is the package to name in commands.
+// pkgArg is the package the log names ("" when it names none: then the
+// fix is manual and says to fill it in, never a placeholder command).
 func pkgArg(caps map[string]string) string {
 	if p := caps["pkg"]; p != "" {
 		return p
 	}
-	if d := caps["dist"]; d != "" {
-		return d
-	}
-	return "PACKAGE"
+	return caps["dist"]
 }
+
+// manual is a fix without commands that says what to do by hand.
+func manual(title string) finding.Fix { return finding.Fix{Title: title, Commands: []string{}} }
 
 // retryBuild installs the package again against the installed torch, the
 // step that follows any fix of a build prerequisite.
 func (e *env) retryBuild(caps map[string]string, env ...string) finding.Fix {
+	pkg := pkgArg(caps)
+	if pkg == "" {
+		return manual("Then build the package again against the installed torch: " + e.pip("--no-build-isolation") + " followed by its name (the log does not name it)")
+	}
 	prefix := ""
 	if len(env) > 0 {
 		prefix = strings.Join(env, " ") + " "
 	}
 	return finding.Fix{
-		Title:    "Then build " + pkgArg(caps) + " against the installed torch (no build isolation, so the build sees it)",
-		Commands: []string{prefix + e.pip("--no-build-isolation", pkgArg(caps))},
+		Title:    "Then build " + pkg + " against the installed torch (no build isolation, so the build sees it)",
+		Commands: []string{prefix + e.pip("--no-build-isolation", pkg)},
 	}
+}
+
+// fix is a remedy as a fix.
+func fix(r remedy.Remedy) finding.Fix {
+	f := finding.Fix{Title: r.Title, Commands: append([]string{}, r.Commands...)}
+	if r.Manual && len(r.Commands) == 0 && r.FillIn != "" {
+		f.Title += " (by hand: " + r.FillIn + ")"
+	}
+	return f
 }
 
 func isBuildID(id finding.ID) bool {
@@ -170,7 +280,7 @@ func (e *env) fixes(id finding.ID, caps map[string]string) []finding.Fix {
 		mm, _ := e.torchCUDA()
 		fixes := e.compilerFixes(mm)
 		if id == finding.CUDAHomeInvalid && caps["home"] != "" {
-			fixes = append([]finding.Fix{{Title: "Stop pointing builds at " + caps["home"] + ", which has no nvcc", Commands: []string{"unset CUDA_HOME CUDA_PATH"}}}, fixes...)
+			fixes = append([]finding.Fix{{Title: "Stop pointing builds at " + caps["home"] + ", which has no nvcc", Commands: []string{remedy.Unset("CUDA_HOME"), remedy.Unset("CUDA_PATH")}}}, fixes...)
 		}
 		return append(fixes, e.retryBuild(caps))
 	case finding.NVCCTorchCUDAMismatch:
@@ -182,10 +292,12 @@ func (e *env) fixes(id finding.ID, caps map[string]string) []finding.Fix {
 	case finding.NVCCCannotTargetGPU:
 		return e.targetFixes(caps)
 	case finding.HostCompilerUnsupported:
-		max := caps["max"]
-		fix := e.osInstall(fmt.Sprintf("Install g++-%s and make nvcc use it (CUDAHOSTCXX), leaving the system compiler alone", max), "g++-"+max, "")
-		fix.Commands = append(fix.Commands, "export CUDAHOSTCXX=/usr/bin/g++-"+max)
-		return []finding.Fix{fix, e.retryBuild(caps)}
+		max, err := strconv.Atoi(caps["max"])
+		if err != nil || max <= 0 {
+			return []finding.Fix{manual("Install a g++ that nvcc accepts (its crt/host_config.h names the newest) and point the build at it: CC/CXX for torch extension builds, CUDAHOSTCXX for CMake"), e.retryBuild(caps)}
+		}
+		c := e.rctx()
+		return []finding.Fix{fix(remedy.HostCompiler(c, max, c.NVCC.Value)), e.retryBuild(caps)}
 	case finding.MissingPythonHeaders:
 		mm := "3"
 		if e.py != nil && e.py.Version != "" {
@@ -194,25 +306,39 @@ func (e *env) fixes(id finding.ID, caps map[string]string) []finding.Fix {
 			}
 		}
 		if e.py != nil && e.py.Kind == "conda" {
-			return []finding.Fix{{Title: "Reinstall the environment's python (conda's python ships its headers)", Commands: []string{"conda install -y --force-reinstall python=" + mm}}, e.retryBuild(caps)}
+			return []finding.Fix{fix(remedy.CondaPython(mm)), e.retryBuild(caps)}
 		}
-		return []finding.Fix{e.osInstall("Install the headers for Python "+mm, "python"+mm+"-dev", "python"+mm+"-devel"), e.retryBuild(caps)}
+		return []finding.Fix{fix(remedy.OSPackages(e.rctx(), "Install the headers for Python "+mm, []string{"python" + mm + "-dev"}, []string{"python" + mm + "-devel"})), e.retryBuild(caps)}
 	case finding.BuildIsolationHidesTorch:
 		cmds := []string{}
 		if e.f != nil && e.f.Torch == nil {
 			cmds = append(cmds, e.pip("torch"))
 		}
-		cmds = append(cmds, e.pip("setuptools", "wheel", "packaging", "ninja"), e.pip("--no-build-isolation", pkgArg(caps)))
+		cmds = append(cmds, e.pip("setuptools", "wheel", "packaging", "ninja"))
+		if pkgArg(caps) == "" {
+			f := manual("Install the build's own requirements into this environment, then build the package with " + e.pip("--no-build-isolation") + " and its name, so it sees the installed torch")
+			f.Commands = cmds
+			return []finding.Fix{f}
+		}
+		cmds = append(cmds, e.pip("--no-build-isolation", pkgArg(caps)))
 		return []finding.Fix{{
 			Title:    "Install the build's own requirements into this environment, then build " + pkgArg(caps) + " with --no-build-isolation so it sees the installed torch",
 			Commands: cmds,
 		}}
 	case finding.BuildOutOfMemory:
-		jobs, why := e.maxJobs()
-		return []finding.Fix{{
-			Title:    fmt.Sprintf("Build with at most %d parallel jobs (%s)", jobs, why),
-			Commands: []string{fmt.Sprintf("MAX_JOBS=%d ", jobs) + e.pip("--no-build-isolation", pkgArg(caps))},
-		}}
+		c := e.rctx()
+		pkg := pkgArg(caps)
+		prof, known := kb.Builds().Packages[pkg]
+		jobs, why, _ := remedy.Jobs(c, prof)
+		if pkg == "" {
+			return []finding.Fix{manual(fmt.Sprintf("Build with at most %d parallel jobs (%s): MAX_JOBS for pip builds of torch extensions, CMAKE_BUILD_PARALLEL_LEVEL for CMake builds; the log does not name the package", jobs, why))}
+		}
+		r := remedy.StockBuild(c, pkg, c.NVCC.Value)
+		r.Title = fmt.Sprintf("Build %s with at most %d parallel jobs (%s)", pkg, jobs, why)
+		if !known {
+			r.Title += "; its build system is not known to fastpath: MAX_JOBS is for pip builds of torch extensions, CMAKE_BUILD_PARALLEL_LEVEL for CMake"
+		}
+		return []finding.Fix{fix(r)}
 	case finding.DriverTooOld:
 		return e.driverFixes(caps)
 	case finding.ExtensionABIMismatch:
@@ -222,6 +348,9 @@ func (e *env) fixes(id finding.ID, caps map[string]string) []finding.Fix {
 		}
 		if strings.HasPrefix(caps["module"], "libtorch") || strings.HasPrefix(caps["module"], "libc10") {
 			return []finding.Fix{{Title: "torch's own libraries do not match each other: reinstall torch with the CUDA libraries it pins", Commands: []string{e.pip("--force-reinstall", "torch=="+e.torchBase())}}}
+		}
+		if dist == "" {
+			return []finding.Fix{manual("Rebuild the extension that failed to load against the installed torch: " + e.pip("--no-build-isolation", "--no-cache-dir", "--force-reinstall", "--no-deps") + " and its name")}
 		}
 		title := "Rebuild " + dist + " against the installed torch"
 		if e.f != nil && e.f.Torch != nil {
@@ -238,58 +367,56 @@ func (e *env) fixes(id finding.ID, caps map[string]string) []finding.Fix {
 			dist = pkgArg(caps)
 		}
 		cc := e.gpuCapability(caps)
+		if dist == "" || cc == "" {
+			return []finding.Fix{manual("Rebuild the package for this GPU against the installed torch (the log names neither the package nor the GPU: `fastpath doctor` does)")}
+		}
 		return []finding.Fix{{
 			Title:    fmt.Sprintf("Rebuild %s for this GPU (compute capability %s) against the installed torch", dist, cc),
-			Commands: []string{fmt.Sprintf("export TORCH_CUDA_ARCH_LIST=%q", cc), e.pip("--no-build-isolation", "--no-binary", dist, "--no-cache-dir", "--force-reinstall", "--no-deps", dist)},
+			Commands: remedy.Rebuild(e.rctx(), dist, cc, e.pip("--no-build-isolation", "--no-binary", dist, "--no-cache-dir", "--force-reinstall", "--no-deps", dist)),
 		}}
 	case finding.FastPathFallback:
 		return e.fallbackFixes(caps)
 	case finding.TorchMissing:
-		return []finding.Fix{{Title: "Install torch into the environment that runs the program", Commands: []string{e.pip("torch")}}}
+		c := e.rctx()
+		r := remedy.TorchInstall(c, "", remedy.TorchWheelCUDA(c), false)
+		r.Title = "Install torch into the environment that runs the program: " + r.Title
+		return []finding.Fix{fix(r)}
 	}
 	return nil
 }
 
 // compilerFixes: an nvcc already on the machine with torch's CUDA M.m, else
-// NVIDIA's pip wheels where they hold an nvcc, else the apt or conda
-// packages of that release.
+// remedy's compiler routes for that release (NVIDIA's pip wheels where they
+// hold an nvcc, conda, NVIDIA's apt repository with its keyring, a devel
+// image; on macOS and Windows what the platform allows) whose
+// preconditions hold.
 func (e *env) compilerFixes(mm string) []finding.Fix {
 	if e.f != nil {
 		for _, n := range e.f.CUDA.Compilers {
 			if nmm, _, _, ok := kb.MajorMinor(n.Version); ok && (mm == "" || nmm == mm) {
-				return []finding.Fix{{Title: fmt.Sprintf("Point builds at the nvcc %s already here", n.Version),
-					Commands: []string{"export CUDA_HOME=" + diagnose.ShellQuote(n.Home), `export PATH="$CUDA_HOME/bin:$PATH"`}}}
+				r := remedy.ExportHome(n.Home, n.Version)
+				r.Title = fmt.Sprintf("Point builds at the nvcc %s already here", n.Version)
+				return []finding.Fix{fix(r)}
 			}
 		}
 	}
 	if mm == "" {
-		return []finding.Fix{{Title: "Install an nvcc of torch's CUDA release (`python3 -c 'import torch; print(torch.version.cuda)'`), then export CUDA_HOME to its folder; `fastpath doctor` lists the ways for this machine", Commands: []string{}}}
+		return []finding.Fix{manual("Install an nvcc of torch's CUDA release (`python3 -c 'import torch; print(torch.version.cuda)'`), then export CUDA_HOME to its folder; `fastpath doctor` lists the ways for this machine")}
 	}
-	cuda := kb.CUDA()
+	c := e.rctx()
+	if c.TorchCUDA.Value != mm {
+		c.TorchCUDA = remedy.Of(mm, remedy.FromLog)
+	}
 	var fixes []finding.Fix
-	_, major, _, _ := kb.MajorMinor(mm)
-	if pc, ok := cuda.PipCompilerFor(major); ok && pc.HasNVCC {
-		var specs []string
-		for _, p := range pc.Packages {
-			specs = append(specs, p+"=="+mm+".*")
+	routes := remedy.CompilerRoutes(c)
+	for _, r := range routes {
+		if r.Viable() && (len(r.Commands) > 0 || r.FillIn != "") {
+			fixes = append(fixes, fix(r))
 		}
-		home := pc.Home
-		if sp := e.sitePackages(); sp != "" {
-			home = sp + "/" + pc.Home
-		}
-		fixes = append(fixes, finding.Fix{
-			Title:    fmt.Sprintf("Install NVIDIA's CUDA %s compiler wheels into this environment", mm),
-			Commands: append([]string{e.pip(specs...), "export CUDA_HOME=" + diagnose.ShellQuote(home), `export PATH="$CUDA_HOME/bin:$PATH"`}, pc.PostInstall...),
-		})
 	}
-	var pkgs []string
-	for _, p := range cuda.Apt.Packages {
-		pkgs = append(pkgs, kb.Expand(p, mm))
+	if len(fixes) == 0 && len(routes) > 0 {
+		fixes = append(fixes, fix(routes[len(routes)-1]))
 	}
-	fixes = append(fixes, finding.Fix{
-		Title:    fmt.Sprintf("Install only the CUDA %s compiler from NVIDIA's apt repository (cuda-keyring set up)", mm),
-		Commands: []string{"apt-get install -y --no-install-recommends " + strings.Join(pkgs, " "), "export CUDA_HOME=/usr/local/cuda-" + mm, `export PATH="$CUDA_HOME/bin:$PATH"`},
-	})
 	return fixes
 }
 
@@ -307,8 +434,9 @@ func (e *env) targetFixes(caps map[string]string) []finding.Fix {
 	if e.f != nil {
 		for _, n := range e.f.CUDA.Compilers {
 			if v, err := cudaarch.ParseVersion(n.Version); err == nil && cudaarch.CanTarget(v, t) {
-				return []finding.Fix{{Title: fmt.Sprintf("Point builds at nvcc %s, which can target sm_%d", n.Version, sm),
-					Commands: []string{"export CUDA_HOME=" + diagnose.ShellQuote(n.Home), `export PATH="$CUDA_HOME/bin:$PATH"`}}, e.retryBuild(caps)}
+				r := remedy.ExportHome(n.Home, n.Version)
+				r.Title = fmt.Sprintf("Point builds at nvcc %s, which can target sm_%d", n.Version, sm)
+				return []finding.Fix{fix(r), e.retryBuild(caps)}
 			}
 		}
 	}
@@ -324,25 +452,6 @@ func (e *env) targetFixes(caps map[string]string) []finding.Fix {
 	return append(fixes, e.retryBuild(caps))
 }
 
-// maxJobs is floor(available memory / 6 GiB), at least 1.
-func (e *env) maxJobs() (int, string) {
-	if e.f == nil || (e.f.OS.MemAvail <= 0 && e.f.OS.MemTotal <= 0) {
-		return 1, "memory unknown: one job at a time is safe"
-	}
-	mem, what := e.f.OS.MemAvail, "available"
-	if mem <= 0 {
-		mem, what = e.f.OS.MemTotal, "total"
-	}
-	jobs := int(mem / bytesPerBuildJob)
-	if jobs < 1 {
-		jobs = 1
-	}
-	if e.f.OS.CPUs > 0 && jobs > e.f.OS.CPUs {
-		jobs = e.f.OS.CPUs
-	}
-	return jobs, fmt.Sprintf("%.1f GiB %s / 6 GiB per job", gib(mem), what)
-}
-
 // driverFixes: a newer driver, or a torch built for the CUDA the driver runs.
 func (e *env) driverFixes(caps map[string]string) []finding.Fix {
 	var fixes []finding.Fix
@@ -356,10 +465,9 @@ func (e *env) driverFixes(caps map[string]string) []finding.Fix {
 	if dc := caps["driver_cuda"]; dc != "" && dc[0] >= '0' && dc[0] <= '9' {
 		for _, b := range kb.CUDA().TorchWheels.Rows {
 			if kb.CompareDotted(b.CUDA, dc) <= 0 {
-				fixes = append(fixes, finding.Fix{
-					Title:    fmt.Sprintf("Or install torch %s built for CUDA %s, which this driver (CUDA %s at most) runs", e.torchBase(), b.CUDA, dc),
-					Commands: []string{e.pip("--force-reinstall", "torch=="+e.torchBase(), "--index-url", torchIndex(b.CUDA))},
-				})
+				r := remedy.TorchInstall(e.rctx(), e.torchBase(), b.CUDA, true)
+				r.Title = fmt.Sprintf("Or install torch %s built for CUDA %s, which this driver (CUDA %s at most) runs", e.torchBase(), b.CUDA, dc)
+				fixes = append(fixes, fix(r))
 				break
 			}
 		}
@@ -397,7 +505,12 @@ func (e *env) runtimeFixes(caps map[string]string) []finding.Fix {
 	if len(fixes) > 0 {
 		title = "Or install the CUDA " + strconv.Itoa(major) + " runtime and put it on the loader's path"
 	}
-	return append(fixes, finding.Fix{Title: title, Commands: []string{e.pip(spec), "export LD_LIBRARY_PATH=" + site + "/" + dir + "${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"}})
+	ld := remedy.LibraryPath(site + "/" + dir)
+	if e.sitePackages() == "" {
+		// The folder is asked of the interpreter: the expression stays unquoted.
+		ld = remedy.Export("LD_LIBRARY_PATH", site+"/"+dir+"${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}")
+	}
+	return append(fixes, finding.Fix{Title: title, Commands: []string{e.pip(spec), ld}})
 }
 
 // torchArchFixes: a torch build whose wheels carry SASS for the GPU.
@@ -426,10 +539,9 @@ func (e *env) torchArchFixes(caps map[string]string) []finding.Fix {
 				continue
 			}
 		}
-		return []finding.Fix{{
-			Title:    fmt.Sprintf("Install torch %s built for CUDA %s (its wheels carry %s)", e.torchBase(), b.CUDA, strings.Join(b.Archs, " ")),
-			Commands: []string{e.pip("--force-reinstall", "torch=="+e.torchBase(), "--index-url", torchIndex(b.CUDA))},
-		}}
+		r := remedy.TorchInstall(e.rctx(), e.torchBase(), b.CUDA, true)
+		r.Title = fmt.Sprintf("Install torch %s built for CUDA %s (its wheels carry %s)", e.torchBase(), b.CUDA, strings.Join(b.Archs, " "))
+		return []finding.Fix{fix(r)}
 	}
 	return []finding.Fix{{Title: fmt.Sprintf("No torch %s wheel has code for compute capability %s: build torch with TORCH_CUDA_ARCH_LIST=%s", kb.CUDA().TorchWheels.Release, cc, cc), Commands: []string{}}}
 }
@@ -447,7 +559,7 @@ func (e *env) gpuCapability(caps map[string]string) string {
 			}
 		}
 	}
-	return "X.Y"
+	return ""
 }
 
 var repoDist = regexp.MustCompile(`github\.com/(?:fla-org/(flash-linear-attention)|Dao-AILab/(causal-conv1d)|state-spaces/(mamba))`)
@@ -468,26 +580,6 @@ func (e *env) fallbackFixes(caps map[string]string) []finding.Fix {
 		fixes = append(fixes, finding.Fix{Title: "Install " + d + " (pure Python and Triton: no compiler needed)", Commands: []string{e.pip(d)}})
 	}
 	return fixes
-}
-
-func (e *env) osInstall(title, deb, rpm string) finding.Fix {
-	id := ""
-	if e.f != nil {
-		id = e.f.OS.ID
-	}
-	switch id {
-	case "ubuntu", "debian":
-		return finding.Fix{Title: title, Commands: []string{"apt-get update", "apt-get install -y " + deb}}
-	case "rhel", "rocky", "almalinux", "centos", "fedora", "amzn":
-		if rpm != "" {
-			return finding.Fix{Title: title, Commands: []string{"dnf install -y " + rpm}}
-		}
-	}
-	return finding.Fix{Title: title + " (with the OS's package manager; Debian/Ubuntu: apt-get install -y " + deb + ")", Commands: []string{}}
-}
-
-func torchIndex(cuda string) string {
-	return "https://download.pytorch.org/whl/cu" + strings.ReplaceAll(cuda, ".", "")
 }
 
 func gib(b int64) float64 { return float64(b) / (1 << 30) }

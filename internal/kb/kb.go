@@ -87,6 +87,11 @@ type PipCompiler struct {
 	Home     string   `json:"home"` // below site-packages
 	// PostInstall are shell commands to run once CUDA_HOME is exported.
 	PostInstall []string `json:"post_install"`
+	// DownloadMiB and DiskMiB are what the wheels take (SizeSource says
+	// which wheels were measured).
+	DownloadMiB int    `json:"download_mib,omitempty"`
+	DiskMiB     int    `json:"disk_mib,omitempty"`
+	SizeSource  string `json:"size_source,omitempty"`
 }
 
 var (

@@ -1,6 +1,7 @@
 package live
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -53,19 +54,53 @@ type BenchResult struct {
 	Timing
 }
 
-// Timing is a fast/fallback pair of measurements (median ms per call).
+// Timing is a fast/fallback pair of measurements (median ms per call),
+// each with its spread: min and p90 of the timed runs, the first call on its
+// own (Triton's compile and autotuning; not counted against --cap), and the
+// medians of the first and second half of the runs, Unstable when those
+// differ by more than 10%.
 type Timing struct {
-	FastMS         *float64 `json:"fast_ms,omitempty"`
-	FastRuns       int      `json:"fast_runs,omitempty"`
-	FastCapped     bool     `json:"fast_capped,omitempty"`
-	FastFrom       string   `json:"fast_from,omitempty"`
-	FastError      string   `json:"fast_error,omitempty"`
-	FallbackMS     *float64 `json:"fallback_ms,omitempty"`
-	FallbackRuns   int      `json:"fallback_runs,omitempty"`
-	FallbackCapped bool     `json:"fallback_capped,omitempty"`
-	FallbackFrom   string   `json:"fallback_from,omitempty"`
-	FallbackError  string   `json:"fallback_error,omitempty"`
-	Error          string   `json:"error,omitempty"`
+	FastMS           *float64  `json:"fast_ms,omitempty"`
+	FastRuns         int       `json:"fast_runs,omitempty"`
+	FastCapped       bool      `json:"fast_capped,omitempty"`
+	FastMinMS        *float64  `json:"fast_min_ms,omitempty"`
+	FastP90MS        *float64  `json:"fast_p90_ms,omitempty"`
+	FastFirstCallMS  *float64  `json:"fast_first_call_ms,omitempty"`
+	FastHalvesMS     []float64 `json:"fast_halves_ms,omitempty"`
+	FastUnstable     bool      `json:"fast_unstable,omitempty"`
+	FastFrom         string    `json:"fast_from,omitempty"`
+	FastError        string    `json:"fast_error,omitempty"`
+	FallbackMS       *float64  `json:"fallback_ms,omitempty"`
+	FallbackRuns     int       `json:"fallback_runs,omitempty"`
+	FallbackCapped   bool      `json:"fallback_capped,omitempty"`
+	FallbackMinMS    *float64  `json:"fallback_min_ms,omitempty"`
+	FallbackP90MS    *float64  `json:"fallback_p90_ms,omitempty"`
+	FallbackFirstMS  *float64  `json:"fallback_first_call_ms,omitempty"`
+	FallbackHalvesMS []float64 `json:"fallback_halves_ms,omitempty"`
+	FallbackUnstable bool      `json:"fallback_unstable,omitempty"`
+	FallbackFrom     string    `json:"fallback_from,omitempty"`
+	FallbackError    string    `json:"fallback_error,omitempty"`
+	Error            string    `json:"error,omitempty"`
+}
+
+// spread words one side's spread: "min 0.80, p90 0.95, 20 runs".
+func spread(min, p90 *float64, runs int) string {
+	if min == nil || p90 == nil {
+		return ""
+	}
+	return fmt.Sprintf("%.3g-%.3g, %d runs", *min, *p90, runs)
+}
+
+// unstableNotes name the sides whose two halves disagree.
+func (t Timing) unstableNotes(what string) []string {
+	var out []string
+	if t.FastUnstable && len(t.FastHalvesMS) == 2 {
+		out = append(out, fmt.Sprintf("%s fast: UNSTABLE, the two halves of its runs gave %.3g and %.3g ms (>10%% apart): run again", what, t.FastHalvesMS[0], t.FastHalvesMS[1]))
+	}
+	if t.FallbackUnstable && len(t.FallbackHalvesMS) == 2 {
+		out = append(out, fmt.Sprintf("%s fallback: UNSTABLE, the two halves of its runs gave %.3g and %.3g ms (>10%% apart): run again", what, t.FallbackHalvesMS[0], t.FallbackHalvesMS[1]))
+	}
+	return out
 }
 
 // LayerResult is one whole GatedDeltaNet layer's forward, both ways.
@@ -102,8 +137,22 @@ func (r *Runner) Bench(ctx context.Context, args BenchArgs) (*Bench, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The partial lines bench.py writes after each result are for us, not
+	// for the progress shown to the user.
+	saved := r.Stderr
+	if saved != nil {
+		r.Stderr = &dropPartial{w: saved}
+	}
 	res, err := r.Run(ctx, "bench.py", BenchScript, string(arg))
+	r.Stderr = saved
 	if err != nil {
+		// Killed at the time limit: report what finished.
+		if res != nil {
+			if b := partialBench(res.Stderr); b != nil {
+				b.Errors = append(b.Errors, err.Error()+": the results above are those that finished")
+				return b, nil
+			}
+		}
 		return nil, err
 	}
 	b, err := ParseBench(res.Stdout)
@@ -114,6 +163,52 @@ func (r *Runner) Bench(ctx context.Context, args BenchArgs) (*Bench, error) {
 		b.Errors = append(b.Errors, fmt.Sprintf("bench exited with status %d%s", res.ExitCode, tail(res.Stderr)))
 	}
 	return b, nil
+}
+
+// partialPrefix starts bench.py's stderr lines that hold everything
+// measured so far.
+const partialPrefix = "bench-partial: "
+
+// partialBench is the last complete partial result bench.py wrote to
+// stderr, nil when there is none.
+func partialBench(stderr []byte) *Bench {
+	var last *Bench
+	for _, line := range bytes.Split(stderr, []byte("\n")) {
+		rest, ok := bytes.CutPrefix(line, []byte(partialPrefix))
+		if !ok {
+			continue
+		}
+		var b Bench
+		if json.Unmarshal(rest, &b) == nil && b.Bench != 0 {
+			last = &b
+		}
+	}
+	return last
+}
+
+// dropPartial forwards whole lines except bench.py's partial results.
+type dropPartial struct {
+	w    interface{ Write([]byte) (int, error) }
+	line []byte
+}
+
+func (d *dropPartial) Write(p []byte) (int, error) {
+	d.line = append(d.line, p...)
+	for {
+		i := bytes.IndexByte(d.line, '\n')
+		if i < 0 {
+			break
+		}
+		if !bytes.HasPrefix(d.line, []byte(partialPrefix)) {
+			d.w.Write(d.line[:i+1]) //nolint:errcheck // progress display only
+		}
+		d.line = d.line[i+1:]
+	}
+	if len(d.line) > 1<<20 && !bytes.HasPrefix(d.line, []byte(partialPrefix)) {
+		d.w.Write(d.line) //nolint:errcheck
+		d.line = nil
+	}
+	return len(p), nil
 }
 
 // ParseBench reads bench.py's output.
@@ -155,7 +250,7 @@ func Render(w io.Writer, b *Bench) error {
 	if len(b.Results) > 0 {
 		fmt.Fprintln(w)
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-		fmt.Fprintln(tw, "FUNCTION\tSHAPE\tFAST ms\tFALLBACK ms\tSLOWDOWN\tPER FORWARD (+ms)")
+		fmt.Fprintln(tw, "FUNCTION\tSHAPE\tFAST ms\t(MIN-P90, RUNS)\tFALLBACK ms\t(MIN-P90, RUNS)\tSLOWDOWN\tPER FORWARD (+ms)")
 		for _, r := range b.Results {
 			slow, per := "-", "-"
 			if s := r.Slowdown(); s > 0 {
@@ -164,28 +259,44 @@ func Render(w io.Writer, b *Bench) error {
 			if d, ok := r.PerForwardMS(); ok {
 				per = fmt.Sprintf("%+.1f (%d layers x %d)", d, r.Layers, r.CallsPerLayer)
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s%s\t%s%s\t%s\t%s\n", r.Function, shape(r.Batch, r.SeqLen, r.Phase),
-				ms(r.FastMS), capMark(r.FastCapped), ms(r.FallbackMS), capMark(r.FallbackCapped), slow, per)
+			fmt.Fprintf(tw, "%s\t%s\t%s%s%s\t%s\t%s%s%s\t%s\t%s\t%s\n", r.Function, shape(r.Batch, r.SeqLen, r.Phase),
+				ms(r.FastMS), capMark(r.FastCapped), unstableMark(r.FastUnstable), orDash(spread(r.FastMinMS, r.FastP90MS, r.FastRuns)),
+				ms(r.FallbackMS), capMark(r.FallbackCapped), unstableMark(r.FallbackUnstable), orDash(spread(r.FallbackMinMS, r.FallbackP90MS, r.FallbackRuns)), slow, per)
 		}
 		if err := tw.Flush(); err != nil {
 			return err
 		}
-		fmt.Fprintln(w, "ms: median per call (CUDA events); * stopped early at the time cap. PER FORWARD: what the fallback adds to one prefill or one decode step.")
+		fmt.Fprintln(w, "ms: median per call (CUDA events), after a first call timed apart (Triton compiles there; not counted against --cap); * stopped early at the time cap; ! unstable (the two halves of the runs differ by more than 10%). PER FORWARD: what the fallback adds to one prefill or one decode step.")
 	}
 	if len(b.LayerForward) > 0 {
 		fmt.Fprintln(w)
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-		fmt.Fprintln(tw, "WHOLE LAYER\tSHAPE\tFAST ms\tFALLBACK ms\tSLOWDOWN\tNOTE")
+		fmt.Fprintln(tw, "WHOLE LAYER\tSHAPE\tFAST ms\t(MIN-P90, RUNS)\tFALLBACK ms\t(MIN-P90, RUNS)\tSLOWDOWN\tNOTE")
 		for _, l := range b.LayerForward {
 			slow := "-"
 			if s := l.Slowdown(); s > 0 {
 				slow = fmt.Sprintf("%.1fx", s)
 			}
 			note := strings.Join(nonEmpty(l.Error, l.FastError, l.FallbackError), "; ")
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", l.Kind, shape(l.Batch, l.SeqLen, "prefill"), ms(l.FastMS), ms(l.FallbackMS), slow, oneLine(note))
+			fmt.Fprintf(tw, "%s\t%s\t%s%s%s\t%s\t%s%s%s\t%s\t%s\t%s\n", l.Kind, shape(l.Batch, l.SeqLen, "prefill"),
+				ms(l.FastMS), capMark(l.FastCapped), unstableMark(l.FastUnstable), orDash(spread(l.FastMinMS, l.FastP90MS, l.FastRuns)),
+				ms(l.FallbackMS), capMark(l.FallbackCapped), unstableMark(l.FallbackUnstable), orDash(spread(l.FallbackMinMS, l.FallbackP90MS, l.FallbackRuns)), slow, oneLine(note))
 		}
 		if err := tw.Flush(); err != nil {
 			return err
+		}
+	}
+	var unstable []string
+	for _, r := range b.Results {
+		unstable = append(unstable, r.unstableNotes(r.Function+" "+shape(r.Batch, r.SeqLen, r.Phase))...)
+	}
+	for _, l := range b.LayerForward {
+		unstable = append(unstable, l.unstableNotes("whole layer "+shape(l.Batch, l.SeqLen, "prefill"))...)
+	}
+	if len(unstable) > 0 {
+		fmt.Fprintln(w, "\nUnstable:")
+		for _, n := range unstable {
+			fmt.Fprintf(w, "  %s\n", n)
 		}
 	}
 	notes := append([]string{}, b.Skipped...)
@@ -210,6 +321,13 @@ func Render(w io.Writer, b *Bench) error {
 		}
 	}
 	return nil
+}
+
+func unstableMark(u bool) string {
+	if u {
+		return "!"
+	}
+	return ""
 }
 
 func capMark(c bool) string {

@@ -4,8 +4,10 @@ Run by `fastpath bench` with the selected interpreter:
     python bench.py '{"config": PATH, "batches": [1], "seq_lens": [2048, 8192], "dtype": "bf16", ...}'
 For each kernel-dependent layer kind of the model (Gated DeltaNet for now),
 times the package's function (when importable) and transformers' own torch
-reference at the model's shapes on the GPU: warm-up, CUDA events, median of
-repeated runs, a cap on the seconds spent per measurement. Progress goes to
+reference at the model's shapes on the GPU: the first call timed on its own
+(Triton compiles there), warm-up, CUDA events, the median, min and p90 of
+repeated runs, a cap on the seconds spent per measurement (after the first
+call), and a flag when the two halves of the runs disagree by more than 10%. Progress goes to
 stderr; ONE JSON object goes to stdout. Nothing is downloaded. Python 3.8+.
 """
 import importlib
@@ -19,7 +21,7 @@ os.environ["HF_HUB_OFFLINE"] = "1"
 os.environ["TRANSFORMERS_OFFLINE"] = "1"
 os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
 
-BENCH_VERSION = 1
+BENCH_VERSION = 2
 GDN_TYPES = ("qwen3_next", "qwen3_5", "qwen3_5_moe")
 
 
@@ -53,15 +55,25 @@ class Timer(object):
         self.torch, self.warmup, self.runs, self.cap_s = torch, warmup, runs, cap_s
 
     def measure(self, fn):
-        """Median milliseconds of fn() over up to runs calls, after warm-up;
-        stops early once cap_s seconds are spent (at least one timed call)."""
+        """Times fn() on the GPU. The first call is timed on its own
+        (first_ms: Triton's compile and autotuning happen there) and does not
+        count against the cap; then warm-up, then up to runs calls timed with
+        CUDA events, stopping early once cap_s seconds are spent (at least one
+        timed call). Reports the median, min, p90 and the runs, and the
+        medians of the first and second half of the runs in the order they
+        ran: when those disagree by more than 10% the result is unstable."""
         torch = self.torch
+        t0 = time.perf_counter()
+        fn()
+        torch.cuda.synchronize()
+        first_ms = (time.perf_counter() - t0) * 1000.0
         start = time.perf_counter()
-        for _ in range(self.warmup):
+        for _ in range(max(0, self.warmup - 1)):
             fn()
             torch.cuda.synchronize()
             if time.perf_counter() - start > self.cap_s / 2:
                 break
+        start = time.perf_counter()
         times = []
         capped = False
         for _ in range(self.runs):
@@ -74,10 +86,46 @@ class Timer(object):
             if time.perf_counter() - start > self.cap_s:
                 capped = len(times) < self.runs
                 break
-        times.sort()
         n = len(times)
-        med = times[n // 2] if n % 2 else (times[n // 2 - 1] + times[n // 2]) / 2.0
-        return {"ms": med, "runs": n, "capped": capped}
+        out = {"ms": median(times), "runs": n, "capped": capped, "min_ms": min(times),
+               "p90_ms": percentile(times, 90), "first_ms": first_ms}
+        if n >= 4:
+            h1, h2 = median(times[:n // 2]), median(times[n // 2:])
+            out["halves_ms"] = [h1, h2]
+            out["unstable"] = abs(h1 - h2) > 0.10 * min(h1, h2)
+        return out
+
+
+def median(xs):
+    xs = sorted(xs)
+    n = len(xs)
+    return xs[n // 2] if n % 2 else (xs[n // 2 - 1] + xs[n // 2]) / 2.0
+
+
+def percentile(xs, p):
+    """The nearest-rank percentile."""
+    xs = sorted(xs)
+    k = max(0, min(len(xs) - 1, int(-(-p * len(xs) // 100)) - 1))
+    return xs[k]
+
+
+def partial(out):
+    """Writes everything measured so far as one stderr line, so that a run
+    killed at its time limit still reports what it finished."""
+    sys.stderr.write(PARTIAL + json.dumps(out, separators=(",", ":")) + "\n")
+    sys.stderr.flush()
+
+
+PARTIAL = "bench-partial: "
+
+
+def put(r, which, m):
+    """Copies a measurement into a result under which_* keys."""
+    r[which + "_ms"], r[which + "_runs"], r[which + "_capped"] = m["ms"], m["runs"], m["capped"]
+    r[which + "_min_ms"], r[which + "_p90_ms"], r[which + "_first_call_ms"] = m["min_ms"], m["p90_ms"], m["first_ms"]
+    if "halves_ms" in m:
+        r[which + "_halves_ms"] = m["halves_ms"]
+        r[which + "_unstable"] = m["unstable"]
 
 
 def text_config(d):
@@ -226,9 +274,7 @@ def layer_forward(torch, mod, cfg_dict, model_type, fast, fb, dtype, batch, seq_
                         setattr(layer, fname, fast[fname][0] if which == "fast" else fb[fname][0])
                 with torch.no_grad():
                     m = timer.measure(lambda: layer(x))
-                r[which + "_ms"] = m["ms"]
-                r[which + "_runs"] = m["runs"]
-                r[which + "_capped"] = m["capped"]
+                put(r, which, m)
         finally:
             for a, v in saved.items():
                 setattr(mod, a, v)
@@ -300,17 +346,19 @@ def run(args, out):
                         a, kw = make()
                         with torch.no_grad():
                             m = timer.measure(lambda: fn(*a, **kw))
-                        r[which + "_ms"], r[which + "_runs"], r[which + "_capped"] = m["ms"], m["runs"], m["capped"]
+                        put(r, which, m)
                     except Exception as e:
                         r[which + "_error"] = exc_text(e)
                     finally:
                         a = kw = None
                         torch.cuda.empty_cache()
                 out["results"].append(r)
+                partial(out)
             if not args.get("no_layer"):
                 log("whole layer forward batch=%d seq_len=%d" % (batch, seq_len))
                 out["layer_forward"].append(layer_forward(torch, mod, cfg, model_type, fast, fb, dtype, batch, seq_len,
                                                           dev, timer))
+                partial(out)
                 torch.cuda.empty_cache()
 
 

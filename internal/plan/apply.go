@@ -99,7 +99,11 @@ func (r *Runner) Run(ctx context.Context, steps []Step) Result {
 				ownGroup(cmd)
 				cmd.Env, cmd.Stdout, cmd.Stderr = env, &out, w
 				if err = cmd.Run(); err == nil {
-					env = setEnv(env, m[1], out.String())
+					v := out.String()
+					if strings.HasSuffix(m[1], "PATH") {
+						v = dedupeList(v)
+					}
+					env = setEnv(env, m[1], v)
 					if !contains(exported, m[1]) {
 						exported = append(exported, m[1])
 					}
@@ -122,6 +126,21 @@ func (r *Runner) Run(ctx context.Context, steps []Step) Result {
 	}
 	res.Env, res.Exports = env, exports(env, exported)
 	return res
+}
+
+// dedupeList drops repeated entries of a colon-separated list, keeping the
+// first (the one that wins): two steps that both put $CUDA_HOME/bin first
+// leave it there once.
+func dedupeList(v string) string {
+	seen := map[string]bool{}
+	var out []string
+	for _, e := range strings.Split(v, ":") {
+		if !seen[e] {
+			seen[e] = true
+			out = append(out, e)
+		}
+	}
+	return strings.Join(out, ":")
 }
 
 func exports(env, names []string) []string {

@@ -22,7 +22,10 @@ func TestRunnerCarriesExports(t *testing.T) {
 			`export PATH="$CUDA_HOME/bin:$PATH"`,
 			`mkdir -p "$CUDA_HOME/lib" && ln -sfn lib "$CUDA_HOME/lib64"`,
 		}},
-		{ID: "b", Finding: "fast-path-fallback", Title: "use", Commands: []string{`echo "home=$CUDA_HOME path=$PATH" > "$HOME/seen"`, "unset HOME"}},
+		// The build step repeats the compiler's exports (it must work on its
+		// own): PATH keeps $CUDA_HOME/bin once.
+		{ID: "b", Finding: "fast-path-fallback", Title: "use", Commands: []string{`export PATH="$CUDA_HOME/bin:$PATH"`,
+			`echo "home=$CUDA_HOME path=$PATH" > "$HOME/seen"`, "unset HOME"}},
 	}
 	res := r.Run(context.Background(), steps)
 	if res.Failed != nil {

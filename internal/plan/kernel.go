@@ -4,10 +4,10 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/fastpath-dev/fastpath/internal/diagnose"
 	"github.com/fastpath-dev/fastpath/internal/finding"
 	"github.com/fastpath-dev/fastpath/internal/kb"
 	"github.com/fastpath-dev/fastpath/internal/pep440"
+	"github.com/fastpath-dev/fastpath/internal/remedy"
 )
 
 const gib = int64(1) << 30
@@ -71,7 +71,7 @@ func (p *planner) packageSteps(id finding.ID, pkg string) []Step {
 		steps = append(steps, exact...)
 		later = append(later, neighbours...)
 	}
-	steps = append(steps, p.buildSteps(id, pkg, install, scheme)...)
+	steps = append(steps, p.buildSteps(id, pkg, install)...)
 	steps = append(steps, p.hubStep(id, pkg, fam)...)
 	return append(steps, later...)
 }
@@ -234,43 +234,66 @@ func (p *planner) neighbourStep(id finding.ID, pkg string, l Link, from string, 
 		Verified:   false, Verification: "unverified: ABI unknown (listed by " + from + ")"}
 }
 
-// buildSteps: (b)-(e) a compiler, then the package built against this torch.
-func (p *planner) buildSteps(id finding.ID, pkg, install string, scheme kb.WheelScheme) []Step {
-	build, checks := p.buildCommand(install, scheme)
+// buildSteps: (b)-(e) a compiler, then the package built against this
+// torch (remedy.BuildFromSource: a build narrowed to the GPUs here where the
+// package hard-codes more targets, then the stock build). Each build is
+// paired with the compiler it follows, so its targets and estimate are that
+// compiler's.
+func (p *planner) buildSteps(id finding.ID, pkg, install string) []Step {
+	c := p.rctx()
+	extra := p.buildChecks(pkg)
 	home := p.f.CUDA.TorchHome
 	if !p.compilerFinding && home != nil && home.NVCC != "" {
-		version := ""
-		for _, n := range p.f.CUDA.Compilers {
-			if n.Path == home.NVCC || n.Home == home.Path {
-				version = n.Version
-			}
-		}
-		mm, _, _, _ := kb.MajorMinor(version)
 		var cc []Precondition
-		if mm != "" {
-			cc = p.compilerChecks(mm)
+		if c.NVCC.Known() {
+			cc = p.compilerChecks(c.NVCC.Value)
 		}
-		return []Step{{ID: pkg + "/build", Finding: id, Package: pkg,
-			Title:         fmt.Sprintf("Build %s from source with the nvcc builds already find (%s)", pkg, home.NVCC),
-			Commands:      []string{build},
-			Preconditions: append(append([]Precondition{{Check: "a CUDA compiler builds find", OK: true, Detail: fmt.Sprintf("%s via %s", home.NVCC, home.Via)}}, cc...), checks...),
-			RankReason:    "no wheel for this environment is needed: it compiles against this exact torch (minutes to an hour)",
-			Verified:      true}}
+		var out []Step
+		for _, b := range remedy.BuildFromSource(c, pkg, install, c.NVCC.Value) {
+			s := fromRemedy(b, id, pkg+"/"+buildKind(b, ""), pkg)
+			s.Title = fmt.Sprintf("%s, with the nvcc builds already find (%s)", b.Title, home.NVCC)
+			s.Preconditions = append(append(append([]Precondition{{Check: "a CUDA compiler builds find", OK: true,
+				Detail: fmt.Sprintf("%s via %s", home.NVCC, home.Via)}}, cc...), s.Preconditions...), extra...)
+			s.RankReason = "no wheel for this environment is needed: " + b.Reason
+			out = append(out, s)
+		}
+		return out
 	}
 	var out []Step
 	for _, r := range p.compilerRoutes() {
-		s := Step{ID: pkg + "/build-" + r.kind, Finding: id, Package: pkg, Manual: r.manual,
-			Title:         fmt.Sprintf("Build %s from source after: %s", pkg, lowerFirst(r.title)),
-			Commands:      append(append([]string{}, r.commands...), build),
-			Preconditions: append(append([]Precondition{}, r.checks...), checks...),
-			RankReason:    "a source build compiles against this exact torch; compiler route: " + r.reason,
-			Verified:      true}
-		if len(r.commands) == 0 {
-			s.Commands = []string{}
+		kind := strings.TrimPrefix(r.ID, "compiler/")
+		for _, b := range remedy.BuildFromSource(c, pkg, install, r.CUDA) {
+			s := fromRemedy(b, id, pkg+"/"+buildKind(b, kind), pkg)
+			route := fromRemedy(r, id, "", "")
+			s.Title = fmt.Sprintf("%s after: %s", b.Title, lowerFirst(r.Title))
+			s.Commands = append(append([]string{}, r.Commands...), b.Commands...)
+			if len(r.Commands) == 0 {
+				s.Commands = []string{}
+			}
+			s.Manual, s.FillIn = r.Manual, r.FillIn
+			s.Preconditions = append(append(route.Preconditions, s.Preconditions...), extra...)
+			s.Changes = append(append([]string{}, r.Changes...), b.Changes...)
+			s.Undo = append(append([]string{}, b.Undo...), r.Undo...)
+			s.Cost = remedy.Cost{Seconds: r.Cost.Seconds + b.Cost.Seconds, Download: r.Cost.Download + b.Cost.Download,
+				DiskMiB: r.Cost.DiskMiB + b.Cost.DiskMiB, MemMiB: b.Cost.MemMiB, Basis: strings.TrimPrefix(b.Cost.Basis+"; compiler: "+r.Cost.Basis, "; ")}
+			s.RankReason = b.Reason + "; compiler route: " + r.Reason
+			out = append(out, s)
 		}
-		out = append(out, s)
 	}
 	return out
+}
+
+// buildKind names a build step: build-KIND for the stock build,
+// build-narrowed-KIND for the one narrowed to the GPUs here.
+func buildKind(b remedy.Remedy, kind string) string {
+	name := "build"
+	if strings.HasPrefix(b.ID, "build-narrowed/") {
+		name = "build-narrowed"
+	}
+	if kind == "" {
+		return name
+	}
+	return name + "-" + kind
 }
 
 func lowerFirst(s string) string {
@@ -280,43 +303,10 @@ func lowerFirst(s string) string {
 	return strings.ToLower(s[:1]) + s[1:]
 }
 
-// buildCommand is the pip command that builds pkg against the installed
-// torch: no build isolation (setup.py imports torch), MAX_JOBS from memory,
-// TORCH_CUDA_ARCH_LIST from the GPUs, the package's force-build knob (its
-// setup.py otherwise first tries to download a prebuilt wheel).
-func (p *planner) buildCommand(install string, scheme kb.WheelScheme) (string, []Precondition) {
+// buildChecks are what any source build needs besides a compiler: Python.h,
+// ninja, disk.
+func (p *planner) buildChecks(pkg string) []Precondition {
 	var checks []Precondition
-	perJob := int64(kb.Wheels().BuildGiBPerJob) * gib
-	mem := p.f.OS.MemAvail
-	memWord := "available"
-	if mem == 0 {
-		mem, memWord = p.f.OS.MemTotal, "total"
-	}
-	jobs := 1
-	if mem > 0 {
-		jobs = int(mem / perJob)
-		if jobs < 1 {
-			jobs = 1
-		}
-		if p.f.OS.CPUs > 0 && jobs > p.f.OS.CPUs {
-			jobs = p.f.OS.CPUs
-		}
-		checks = append(checks, Precondition{Check: fmt.Sprintf("memory for the build (about %d GiB a job)", perJob/gib), OK: mem >= perJob,
-			Detail: fmt.Sprintf("%.1f GiB %s, %d CPUs: MAX_JOBS=%d", float64(mem)/float64(gib), memWord, p.f.OS.CPUs, jobs)})
-	} else {
-		checks = append(checks, Precondition{Check: fmt.Sprintf("memory for the build (about %d GiB a job)", perJob/gib), OK: true, Unknown: true,
-			Detail: "unknown (not the live host): MAX_JOBS=1, the safe choice; raise it where memory allows"})
-	}
-	env := []string{fmt.Sprintf("MAX_JOBS=%d", jobs)}
-	if caps := p.capabilities(); len(caps) > 0 {
-		env = append(env, "TORCH_CUDA_ARCH_LIST="+diagnose.ShellQuote(strings.Join(caps, ";")))
-	} else {
-		checks = append(checks, Precondition{Check: "GPUs to build for", OK: true, Unknown: true,
-			Detail: "none known: torch builds for the GPUs it sees at build time (give --gpu CC to name them)"})
-	}
-	if scheme.ForceBuildEnv != "" {
-		env = append(env, scheme.ForceBuildEnv+"=TRUE")
-	}
 	py := p.f.Python.Selected
 	switch {
 	case py == nil:
@@ -330,23 +320,14 @@ func (p *planner) buildCommand(install string, scheme kb.WheelScheme) (string, [
 	} else {
 		checks = append(checks, Precondition{Check: "ninja", OK: true, Unknown: true, Detail: "absent: the build works but runs serially (slow); pip install ninja first"})
 	}
-	need := int64(scheme.BuildDiskGiB) * gib
+	need := int64(kb.Builds().Packages[pkg].DiskGiB) * gib
+	if need == 0 {
+		need = int64(kb.Wheels().Packages[pkg].BuildDiskGiB) * gib
+	}
 	if need == 0 {
 		need = 2 * gib
 	}
-	site := diagnose.SitePackages(p.f)
-	if p.o.DiskFree != nil && site != "" {
-		if free, err := p.o.DiskFree(site); err == nil {
-			checks = append(checks, Precondition{Check: fmt.Sprintf("free disk (about %d GiB)", need/gib), OK: free >= need,
-				Detail: fmt.Sprintf("%.1f GiB free on %s", float64(free)/float64(gib), site)})
-		} else {
-			checks = append(checks, Precondition{Check: fmt.Sprintf("free disk (about %d GiB)", need/gib), OK: true, Unknown: true, Detail: err.Error()})
-		}
-	} else {
-		checks = append(checks, Precondition{Check: fmt.Sprintf("free disk (about %d GiB)", need/gib), OK: true, Unknown: true,
-			Detail: "unknown: free space is read only on the live host"})
-	}
-	return strings.Join(env, " ") + " " + p.pipInstall(install, "--no-build-isolation"), checks
+	return append(checks, p.diskCheck(need)...)
 }
 
 // hubStep: (f) Hugging Face Hub kernels through the `kernels` package, in

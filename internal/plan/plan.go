@@ -8,17 +8,18 @@ package plan
 import (
 	"context"
 	"fmt"
+	"math"
 	"net/http"
 	"os"
 	"sort"
 	"strings"
 	"time"
 
-	"github.com/fastpath-dev/fastpath/internal/diagnose"
 	"github.com/fastpath-dev/fastpath/internal/facts"
 	"github.com/fastpath-dev/fastpath/internal/finding"
 	"github.com/fastpath-dev/fastpath/internal/kb"
 	"github.com/fastpath-dev/fastpath/internal/model"
+	"github.com/fastpath-dev/fastpath/internal/remedy"
 )
 
 // Plan is `fastpath plan --json`'s answer.
@@ -49,19 +50,30 @@ type Step struct {
 	// Viable: no precondition is known to fail.
 	Viable bool `json:"viable"`
 	// Manual steps change something other than this environment (an
-	// image): fix --apply shows them but never runs them.
-	Manual bool `json:"manual,omitempty"`
+	// image), or need a value fastpath does not have (FillIn says which):
+	// fix --apply shows them but never runs them.
+	Manual bool   `json:"manual,omitempty"`
+	FillIn string `json:"fill_in,omitempty"`
+	// Changes, Cost and Undo come from the remedy the step was made of.
+	Changes []string    `json:"changes,omitempty"`
+	Cost    remedy.Cost `json:"cost"`
+	Undo    []string    `json:"undo,omitempty"`
+	// Effects: what the step leaves behind (the compiler's CUDA, torch's
+	// CUDA, the distributions installed, the host g++), where known.
+	Effects Effects `json:"effects"`
 }
 
-// Precondition is one check a step made.
-type Precondition struct {
-	Check  string `json:"check"`
-	OK     bool   `json:"ok"`
-	Detail string `json:"detail"`
-	// Unknown: the facts cannot tell (under --root, from --facts); it does
-	// not count against the step.
-	Unknown bool `json:"unknown,omitempty"`
+// Effects is what a step leaves behind.
+type Effects struct {
+	CompilerCUDA string   `json:"compiler_cuda,omitempty"`
+	TorchCUDA    string   `json:"torch_cuda,omitempty"`
+	Installs     []string `json:"installs,omitempty"`
+	HostGCC      int      `json:"host_gcc,omitempty"`
 }
+
+// Precondition is one check a step made (remedy's, so that a remedy's
+// checks are a step's without copying).
+type Precondition = remedy.Check
 
 // Options say where wheels may be looked up.
 type Options struct {
@@ -119,26 +131,97 @@ func Build(ctx context.Context, in Input, o Options) *Plan {
 		switch fd.ID {
 		case finding.NoCUDACompiler:
 			steps = p.compilerSteps(fd.ID)
+		case finding.TorchMissing, finding.TorchCPUOnly:
+			steps = p.torchSteps(fd)
 		case finding.FastPathFallback, finding.ModelWillNotLoad:
-			for _, pkg := range missingPackages(in.Models, fd.ID, in.Facts) {
+			pkgs := missingPackages(in.Models, fd.ID, in.Facts)
+			gains := map[string]gain{}
+			for _, pkg := range pkgs {
+				gains[pkg] = measuredGain(in.Models, pkg)
+			}
+			// The package whose fallback costs most comes first; one never
+			// measured counts as costly (its cost is unknown).
+			sort.SliceStable(pkgs, func(i, j int) bool { return gains[pkgs[i]].rank() > gains[pkgs[j]].rank() })
+			for _, pkg := range pkgs {
 				if donePkgs[pkg] {
 					continue
 				}
 				donePkgs[pkg] = true
-				steps = append(steps, rank(p.packageSteps(fd.ID, pkg))...)
+				ps := rank(p.packageSteps(fd.ID, pkg))
+				for i := range ps {
+					ps[i].RankReason += "; " + gains[pkg].words(ps[i].Cost)
+				}
+				steps = append(steps, ps...)
 			}
 			if len(steps) == 0 {
-				steps = fromFixes(fd)
+				steps = fromFixes(p.rctx(), fd)
 			}
 			out.Steps = append(out.Steps, steps...)
 			continue
 		default:
-			steps = fromFixes(fd)
+			steps = fromFixes(p.rctx(), fd)
 		}
 		out.Steps = append(out.Steps, rank(steps)...)
 	}
 	out.Notes = p.notes
 	return out
+}
+
+// gain is what installing a package wins per forward, from the knowledge
+// base's measurements at the model's shapes.
+type gain struct {
+	ms      float64 // per forward at the reference length (prefill)
+	seqLen  int
+	where   string // the measurement's machine and command
+	unknown bool
+}
+
+func (g gain) rank() float64 {
+	if g.unknown {
+		return math.Inf(1)
+	}
+	return g.ms
+}
+
+// words puts the gain against the step's effort.
+func (g gain) words(c remedy.Cost) string {
+	effort := "effort: unknown build time"
+	switch {
+	case c.Seconds > 0:
+		effort = fmt.Sprintf("effort: about %d min", (c.Seconds+30)/60)
+	case c.Seconds == 0 && c.Basis == "":
+		effort = "effort: an install, no build"
+	}
+	if c.DiskMiB > 0 {
+		effort += fmt.Sprintf(", %.1f GiB disk", float64(c.DiskMiB)/1024)
+	}
+	if g.unknown {
+		return "gain: not measured at this model's shapes; " + effort
+	}
+	return fmt.Sprintf("gain: %.3g ms per forward at %d tokens (measured on %s); %s", g.ms, g.seqLen, g.where, effort)
+}
+
+// measuredGain sums, over the models, what the package's missing functions
+// were measured to add per prefill of 2048 tokens.
+func measuredGain(models []*model.Report, pkg string) gain {
+	g := gain{unknown: true}
+	for _, r := range models {
+		for _, kv := range r.Kinds {
+			m, ok := kb.Measurements().FallbackCostFor(r.ModelType, r.NumLayers, kv.Kind, kv.Layers)
+			if !ok {
+				continue
+			}
+			for _, fc := range m.Functions {
+				if fc.Package == pkg && fc.Phase == "prefill" && fc.SeqLen == 2048 {
+					g.unknown = false
+					g.ms += fc.PerForwardMS
+					g.seqLen = fc.SeqLen
+					g.where = m.GPU + ", " + m.Command
+				}
+			}
+		}
+	}
+	return g
 }
 
 // planner carries what the steps share.
@@ -202,15 +285,45 @@ func rank(steps []Step) []Step {
 	return steps
 }
 
-// fromFixes turns a finding's own fixes into steps, in doctor's order.
-func fromFixes(fd finding.Finding) []Step {
+// withPipArgs gives doctor's pip commands the user's index options.
+func withPipArgs(c remedy.Context, cmds []string) []string {
+	out := make([]string, len(cmds))
+	for i, cmd := range cmds {
+		out[i] = c.WithPipArgs(cmd)
+	}
+	return out
+}
+
+// torchSteps install torch built for the CUDA the driver and GPUs take
+// (remedy.TorchWheelCUDA, the same choice the compiler routes pair with);
+// without an interpreter, doctor's manual step.
+func (p *planner) torchSteps(fd finding.Finding) []Step {
+	if p.f.Python.Selected == nil {
+		return fromFixes(p.rctx(), fd)
+	}
+	c := p.rctx()
+	cuda := remedy.TorchWheelCUDA(c)
+	var r remedy.Remedy
+	if fd.ID == finding.TorchCPUOnly && c.TorchVersion.Known() {
+		base, _, _ := strings.Cut(c.TorchVersion.Value, "+")
+		r = remedy.TorchInstall(c, base, cuda, true)
+	} else {
+		r = remedy.TorchInstall(c, "", cuda, false)
+	}
+	r.Reason = fmt.Sprintf("the newest CUDA build of torch (%s) that the driver runs and that has code for every GPU here", cuda)
+	return []Step{fromRemedy(r, fd.ID, string(fd.ID)+"/torch-cu"+strings.ReplaceAll(cuda, ".", ""), "")}
+}
+
+// fromFixes turns a finding's own fixes into steps, in doctor's order, their
+// pip commands with the user's index options.
+func fromFixes(c remedy.Context, fd finding.Finding) []Step {
 	var out []Step
 	for i, fx := range fd.Fixes {
 		s := Step{
 			ID:         fmt.Sprintf("%s/%d", fd.ID, i+1),
 			Title:      fx.Title,
 			Finding:    fd.ID,
-			Commands:   append([]string{}, fx.Commands...),
+			Commands:   withPipArgs(c, fx.Commands),
 			RankReason: fmt.Sprintf("doctor's fix %d of %d for %s, in doctor's order", i+1, len(fd.Fixes), fd.ID),
 			Verified:   true,
 		}
@@ -287,7 +400,33 @@ func (p *planner) pipArgs() []string {
 }
 
 func (p *planner) pipInstall(args ...string) string {
-	return diagnose.PipInstall(p.f, append(p.pipArgs(), args...)...)
+	c := p.rctx()
+	return c.Pip(args...)
+}
+
+// rctx is the remedy Context of the facts and the options: the user's
+// index options go into every pip command.
+func (p *planner) rctx() remedy.Context {
+	c := remedy.FromFacts(p.f)
+	c.PipArgs = p.pipArgs()
+	if p.o.Euid != nil {
+		root := *p.o.Euid == 0
+		c.Root = &root
+	}
+	return c
+}
+
+// fromRemedy is a step made of a remedy.
+func fromRemedy(r remedy.Remedy, id finding.ID, stepID, pkg string) Step {
+	s := Step{ID: stepID, Title: r.Title, Finding: id, Package: pkg, Commands: r.Commands, RankReason: r.Reason,
+		Verified: true, Manual: r.Manual, FillIn: r.FillIn, Changes: r.Changes, Cost: r.Cost, Undo: r.Undo,
+		Effects: Effects{CompilerCUDA: r.CUDA, TorchCUDA: r.TorchCUDA, Installs: r.Installs, HostGCC: r.HostGCC}}
+	s.Preconditions = append(s.Preconditions, r.Preconditions...)
+	if r.Manual && r.FillIn != "" {
+		s.Preconditions = append(s.Preconditions, Precondition{Check: "everything the commands need is known", OK: false,
+			Detail: "do it by hand: " + r.FillIn})
+	}
+	return s
 }
 
 func (p *planner) note(format string, a ...any) {

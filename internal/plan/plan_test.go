@@ -95,13 +95,34 @@ func TestSeedOffline(t *testing.T) {
 	if !strings.Contains(w.Title, seedWheel) || !strings.Contains(w.Commands[0], "/root/venv/bin/python3 -m pip install https://github.com/Dao-AILab/causal-conv1d/releases/download/v1.7.0/"+seedWheel) {
 		t.Errorf("wheel step: %s %v", w.Title, w.Commands)
 	}
+	// causal-conv1d's setup.py hard-codes 9 targets for nvcc 12.8 and
+	// ignores TORCH_CUDA_ARCH_LIST: first its own sdist narrowed to the
+	// GPU here (sm_120), then the stock build, which does not pretend
+	// TORCH_CUDA_ARCH_LIST narrows anything.
+	n := stepByID(pl, "causal-conv1d/build-narrowed-apt")
+	if n == nil || n.Option != 2 || !n.Viable {
+		t.Fatalf("narrowed build with apt's compiler: %+v\n%s", n, ids(pl))
+	}
+	ncmds := strings.Join(n.Commands, "\n")
+	for _, want := range []string{"export FASTPATH_SDIST_DIR=\"$(mktemp -d)\"", "pip download --no-deps --no-build-isolation -d \"$FASTPATH_SDIST_DIR\" --no-binary causal-conv1d causal-conv1d==1.7.0",
+		"\"$FASTPATH_SDIST_DIR\"/causal_conv1d-1.7.0/setup.py 120", "MAX_JOBS=1 CAUSAL_CONV1D_FORCE_BUILD=TRUE /root/venv/bin/python3 -m pip wheel --no-deps --no-build-isolation -w \"$FASTPATH_SDIST_DIR\"/wheels \"$FASTPATH_SDIST_DIR\"/causal_conv1d-1.7.0", "/root/venv/bin/python3 -m pip install \"$FASTPATH_SDIST_DIR\"/wheels/causal_conv1d-1.7.0-*.whl"} {
+		if !strings.Contains(ncmds, want) {
+			t.Errorf("narrowed build lacks %q:\n%s", want, ncmds)
+		}
+	}
+	if !strings.Contains(n.Title, "sm_120 instead of its 6 targets") || !strings.Contains(n.Cost.Basis, "1 target with nvcc 12.8") {
+		t.Errorf("narrowed build: %s / %s", n.Title, n.Cost.Basis)
+	}
 	b := stepByID(pl, "causal-conv1d/build-apt")
-	if b == nil || b.Option != 2 || !b.Viable {
+	if b == nil || b.Option != 3 || !b.Viable {
 		t.Fatalf("build with apt's compiler: %+v", b)
 	}
 	last := b.Commands[len(b.Commands)-1]
-	if !strings.Contains(last, "MAX_JOBS=1 TORCH_CUDA_ARCH_LIST=12.0 CAUSAL_CONV1D_FORCE_BUILD=TRUE") || !strings.Contains(last, "--no-build-isolation") {
+	if !strings.Contains(last, "MAX_JOBS=1 CAUSAL_CONV1D_FORCE_BUILD=TRUE") || strings.Contains(last, "TORCH_CUDA_ARCH_LIST") || !strings.Contains(last, "--no-build-isolation") {
 		t.Errorf("build command: %s", last)
+	}
+	if !strings.Contains(b.Cost.Basis, "6 targets with nvcc 12.8") {
+		t.Errorf("stock build estimate: %s", b.Cost.Basis)
 	}
 	for _, s := range pl.Steps {
 		if s.RankReason == "" || s.Preconditions == nil || s.Commands == nil {
@@ -130,7 +151,7 @@ func TestBuildChecks(t *testing.T) {
 			fails[pc.Check] = true
 		}
 	}
-	if !fails["root (dpkg and apt-get need it)"] || !fails["free disk (about 2 GiB)"] || b.Viable {
+	if !fails["root (dpkg and apt-get need it)"] || !fails["free disk (about 2.0 GiB)"] || b.Viable {
 		t.Errorf("uid 1000 and 1 GiB free must fail: %+v", b.Preconditions)
 	}
 

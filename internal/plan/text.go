@@ -48,8 +48,20 @@ func WriteText(w io.Writer, pl *Plan) error {
 			}
 			fmt.Fprintf(&b, "     %s %s: %s\n", tag, pc.Check, pc.Detail)
 		}
+		if s.FillIn != "" {
+			fmt.Fprintf(&b, "     by hand: %s\n", s.FillIn)
+		}
+		if c := costWords(s); c != "" {
+			fmt.Fprintf(&b, "     cost: %s\n", c)
+		}
+		for _, c := range s.Changes {
+			fmt.Fprintf(&b, "     changes: %s\n", c)
+		}
 		for _, c := range s.Commands {
 			fmt.Fprintf(&b, "     $ %s\n", c)
+		}
+		for _, u := range s.Undo {
+			fmt.Fprintf(&b, "     undo: %s\n", u)
 		}
 	}
 	for _, n := range pl.Notes {
@@ -57,4 +69,26 @@ func WriteText(w io.Writer, pl *Plan) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// costWords is a step's cost in one line ("" when nothing is known).
+func costWords(s Step) string {
+	var parts []string
+	c := s.Cost
+	if c.Seconds > 0 {
+		parts = append(parts, fmt.Sprintf("about %d min", (c.Seconds+30)/60))
+	}
+	if c.Download > 0 {
+		parts = append(parts, fmt.Sprintf("%d MiB download", c.Download))
+	}
+	if c.DiskMiB > 0 {
+		parts = append(parts, fmt.Sprintf("%.1f GiB disk", float64(c.DiskMiB)/1024))
+	}
+	if c.MemMiB > 0 {
+		parts = append(parts, fmt.Sprintf("%.0f GiB memory", float64(c.MemMiB)/1024))
+	}
+	if c.Basis != "" {
+		parts = append(parts, "("+c.Basis+")")
+	}
+	return strings.Join(parts, ", ")
 }

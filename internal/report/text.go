@@ -199,7 +199,8 @@ func FactRows(f *facts.Facts) [][2]string {
 	tc := f.Toolchain
 	add("g++", toolDesc(tc.GXX))
 	if tc.CUDAHostCXX != nil {
-		add("CUDAHOSTCXX", toolDesc(tc.CUDAHostCXX))
+		// Only CMake reads it: pip builds of torch extensions do not.
+		add("CUDAHOSTCXX (CMake)", toolDesc(tc.CUDAHostCXX))
 	}
 	add("ninja", toolDesc(tc.Ninja))
 	add("cmake", toolDesc(tc.CMake))

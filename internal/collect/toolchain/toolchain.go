@@ -171,7 +171,8 @@ func versionLess(a, b string) bool {
 	return len(as) < len(bs)
 }
 
-// hostCXX is the CUDAHOSTCXX compiler nvcc is told to use.
+// hostCXX is the compiler CUDAHOSTCXX names: CMake's host compiler for nvcc
+// (pip builds of torch extensions do not read it).
 func (c *collector) hostCXX() *facts.Tool {
 	v := c.src.Env().Get("CUDAHOSTCXX")
 	if v == "" {

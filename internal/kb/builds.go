@@ -1,0 +1,122 @@
+package kb
+
+import (
+	_ "embed"
+	"encoding/json"
+	"fmt"
+	"sync"
+)
+
+//go:embed data/builds.json
+var buildsJSON []byte
+
+// BuildsData is data/builds.json: how each kernel package builds from
+// source, read from that version's own build files (its sdist on PyPI or
+// its repository at a tag), and what its builds were measured to cost.
+type BuildsData struct {
+	Source string `json:"source"`
+	// GiBPerJob is fastpath's rule of thumb for one nvcc compile job of
+	// these kernels where no package figure is known.
+	GiBPerJob       float64                 `json:"gib_per_job"`
+	GiBPerJobSource string                  `json:"gib_per_job_source"`
+	Packages        map[string]BuildProfile `json:"packages"`
+}
+
+// BuildProfile is one package version's build.
+type BuildProfile struct {
+	Version string `json:"version"`
+	// Sdist is the file the profile was read from (on PyPI unless SdistURL
+	// names another place), SdistSHA256 its digest; "" where the package
+	// publishes no sdist.
+	Sdist       string `json:"sdist,omitempty"`
+	SdistSHA256 string `json:"sdist_sha256,omitempty"`
+	SdistURL    string `json:"sdist_url,omitempty"`
+	Source      string `json:"source"`
+	// BuildSystem: "setuptools" (setup.py with torch.utils.cpp_extension),
+	// "cmake", or "none" (pure Python/Triton).
+	BuildSystem string `json:"build_system"`
+	// ArchFile is the build file that lists the targets.
+	ArchFile string `json:"arch_file,omitempty"`
+	// HonoursArchList: TORCH_CUDA_ARCH_LIST (or the package's ArchEnv)
+	// decides the targets. torch ignores TORCH_CUDA_ARCH_LIST as soon as a
+	// package passes its own -gencode/arch flags (cpp_extension.py
+	// _get_cuda_arch_flags returns nothing when a cflag contains "arch").
+	HonoursArchList bool   `json:"honours_arch_list"`
+	ArchEnv         string `json:"arch_env,omitempty"`
+	ArchNote        string `json:"arch_note,omitempty"`
+	// Targets are the SASS targets built per nvcc version range.
+	Targets []BuildTargets `json:"targets,omitempty"`
+	// Narrowable: the targets are literal -gencode pairs in ArchFile that
+	// fastpath's narrowing step can cut down to the GPUs present.
+	Narrowable bool `json:"narrowable,omitempty"`
+	// Parallel are the variables that set build parallelism.
+	Parallel []string `json:"parallel,omitempty"`
+	// NVCCThreads is the nvcc --threads value the build passes (targets
+	// compiled at once per file); NVCCThreadsEnv the variable that sets it.
+	NVCCThreads    int    `json:"nvcc_threads,omitempty"`
+	NVCCThreadsEnv string `json:"nvcc_threads_env,omitempty"`
+	// CUDASources is how many .cu files one build compiles: more jobs than
+	// that do not help.
+	CUDASources int `json:"cuda_sources,omitempty"`
+	// HostCompiler is how the build picks nvcc's host compiler.
+	HostCompiler string `json:"host_compiler,omitempty"`
+	// ForceBuildEnv makes setup.py build instead of downloading its
+	// prebuilt wheel; WheelScheme says where those wheels come from.
+	ForceBuildEnv string `json:"force_build_env,omitempty"`
+	WheelScheme   string `json:"wheel_scheme,omitempty"`
+	// GiBPerJob is the package's own memory guidance per job (0: the
+	// rule of thumb), with its source.
+	GiBPerJob       float64            `json:"gib_per_job,omitempty"`
+	GiBPerJobSource string             `json:"gib_per_job_source,omitempty"`
+	DiskGiB         int                `json:"disk_gib,omitempty"`
+	Measured        []BuildMeasurement `json:"measured,omitempty"`
+}
+
+// BuildTargets are the SASS targets (sm numbers) a build compiles with an
+// nvcc from NVCCFrom to NVCCTo (inclusive, "" open).
+type BuildTargets struct {
+	NVCCFrom string `json:"nvcc_from,omitempty"`
+	NVCCTo   string `json:"nvcc_to,omitempty"`
+	SMs      []int  `json:"sms"`
+}
+
+// BuildMeasurement is one timed build.
+type BuildMeasurement struct {
+	What    string `json:"what"`
+	SMs     []int  `json:"sms"`
+	NVCC    string `json:"nvcc"`
+	Cores   int    `json:"cores"`
+	MaxJobs int    `json:"max_jobs"`
+	Seconds int    `json:"seconds"`
+	// AtLeast: the build was stopped before it finished; Seconds is a
+	// lower bound.
+	AtLeast bool   `json:"at_least,omitempty"`
+	Machine string `json:"machine"`
+	Source  string `json:"source"`
+}
+
+var (
+	buildsOnce sync.Once
+	buildsData BuildsData
+)
+
+// Builds returns the parsed data/builds.json.
+func Builds() *BuildsData {
+	buildsOnce.Do(func() {
+		if err := json.Unmarshal(buildsJSON, &buildsData); err != nil {
+			panic(fmt.Sprintf("kb: data/builds.json: %v", err))
+		}
+	})
+	return &buildsData
+}
+
+// TargetsFor are the SMs the profile builds with nvcc cuda ("13.0"), nil
+// when no range covers it.
+func (b BuildProfile) TargetsFor(cuda string) []int {
+	for _, t := range b.Targets {
+		if (t.NVCCFrom == "" || CompareDotted(cuda, t.NVCCFrom) >= 0) && (t.NVCCTo == "" || CompareDotted(cuda, t.NVCCTo) <= 0) {
+			return t.SMs
+		}
+	}
+	return nil
+}

@@ -1,0 +1,231 @@
+package kb
+
+import (
+	"archive/tar"
+	"archive/zip"
+	"compress/gzip"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/fastpath-dev/fastpath/internal/testenv"
+)
+
+// readTarFiles reads the named files (paths below the sdist's top folder)
+// from a .tar.gz, each at most 1 MiB.
+func readTarFiles(t *testing.T, path string, names ...string) map[string]string {
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	gz, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := tar.NewReader(gz)
+	out := map[string]string{}
+	for {
+		h, err := tr.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, rest, ok := strings.Cut(h.Name, "/")
+		if ok && slices.Contains(names, rest) {
+			b, err := io.ReadAll(io.LimitReader(tr, 1<<20))
+			if err != nil {
+				t.Fatal(err)
+			}
+			out[rest] = string(b)
+		}
+	}
+	return out
+}
+
+var (
+	ifLine     = regexp.MustCompile(`^(\s*)(?:if|elif) (.*):\s*$`)
+	elseLine   = regexp.MustCompile(`^(\s*)else:\s*$`)
+	gencodeSM  = regexp.MustCompile(`arch=compute_\d+a?,code=sm_(\d+)a?`)
+	versionCmp = regexp.MustCompile(`bare_metal_version\s*(>=|<=|<|>)\s*Version\("([\d.]+)"\)`)
+	archIn     = regexp.MustCompile(`"(\d+)" in cuda_archs\(\)`)
+)
+
+// gencodeTargets evaluates a setup.py's literal -gencode pairs for an nvcc
+// version: the if-blocks around each pair (bare_metal_version comparisons,
+// flash-attn's `"NN" in cuda_archs()` with its default list) decide; other
+// conditions (CUDA_HOME is not None, the non-HIP branch) count as true.
+func gencodeTargets(src, nvcc string, archs []string) []int {
+	type cond struct {
+		indent int
+		ok     bool
+	}
+	var stack []cond
+	seen := map[int]bool{}
+	for _, line := range strings.Split(src, "\n") {
+		if strings.TrimSpace(line) == "" || strings.HasPrefix(strings.TrimSpace(line), "#") {
+			continue
+		}
+		indent := len(line) - len(strings.TrimLeft(line, " \t"))
+		for len(stack) > 0 && indent <= stack[len(stack)-1].indent {
+			stack = stack[:len(stack)-1]
+		}
+		if m := ifLine.FindStringSubmatch(line); m != nil {
+			ok := true
+			for _, v := range versionCmp.FindAllStringSubmatch(m[2], -1) {
+				c := CompareDotted(nvcc, v[2])
+				switch v[1] {
+				case ">=":
+					ok = ok && c >= 0
+				case "<=":
+					ok = ok && c <= 0
+				case "<":
+					ok = ok && c < 0
+				case ">":
+					ok = ok && c > 0
+				}
+			}
+			for _, a := range archIn.FindAllStringSubmatch(m[2], -1) {
+				ok = ok && slices.Contains(archs, a[1])
+			}
+			if strings.Contains(m[2], "HIP_BUILD") && !strings.Contains(m[2], "not") {
+				ok = false
+			}
+			stack = append(stack, cond{len(m[1]), ok})
+			continue
+		}
+		if m := elseLine.FindStringSubmatch(line); m != nil {
+			stack = append(stack, cond{len(m[1]), true})
+			continue
+		}
+		if m := gencodeSM.FindStringSubmatch(line); m != nil {
+			active := true
+			for _, c := range stack {
+				active = active && c.ok
+			}
+			if active {
+				sm, _ := strconv.Atoi(m[1])
+				seen[sm] = true
+			}
+		}
+	}
+	var out []int
+	for sm := range seen {
+		out = append(out, sm)
+	}
+	sort.Ints(out)
+	return out
+}
+
+// TestBuildProfilesNetwork checks data/builds.json against the packages'
+// own sdists from PyPI (downloaded once into the test cache, by sha256):
+// the targets each nvcc version builds, whether TORCH_CUDA_ARCH_LIST or the
+// package's own variable decides them, nvcc --threads, the number of .cu
+// sources, the force-build variable and the memory guidance.
+func TestBuildProfilesNetwork(t *testing.T) {
+	if testing.Short() {
+		t.Skip("downloads sdists from PyPI")
+	}
+	checked := 0
+	for name, p := range Builds().Packages {
+		if p.Sdist == "" {
+			continue
+		}
+		t.Run(name, func(t *testing.T) {
+			path := testenv.Sdist(t, name, p.Sdist, p.SdistSHA256)
+			files := []string{"setup.py"}
+			if p.ArchFile != "" && p.ArchFile != "setup.py" {
+				files = append(files, p.ArchFile)
+			}
+			got := readTarFiles(t, path, files...)
+			setup, arch := got["setup.py"], got[p.ArchFile]
+			if setup == "" {
+				t.Fatalf("%s has no setup.py", p.Sdist)
+			}
+			all := setup + arch
+			if p.ForceBuildEnv != "" && !strings.Contains(all, p.ForceBuildEnv) {
+				t.Errorf("%s is not read by its build", p.ForceBuildEnv)
+			}
+			if p.NVCCThreadsEnv != "" && !strings.Contains(all, p.NVCCThreadsEnv) {
+				t.Errorf("%s is not read by its build", p.NVCCThreadsEnv)
+			}
+			if p.NVCCThreads > 0 {
+				m := regexp.MustCompile(`"--threads",\s*"(\d+)"|NVCC_THREADS"\) or "(\d+)"`).FindStringSubmatch(setup)
+				if m == nil || m[1]+m[2] != strconv.Itoa(p.NVCCThreads) {
+					t.Errorf("nvcc --threads: setup.py says %q, profile %d", m, p.NVCCThreads)
+				}
+			}
+			if p.CUDASources > 0 {
+				if n := len(regexp.MustCompile(`"csrc/[^"]*\.cu"`).FindAllString(setup, -1)); n != p.CUDASources {
+					t.Errorf("setup.py lists %d .cu sources, profile %d", n, p.CUDASources)
+				}
+			}
+			if p.GiBPerJob > 0 && !strings.Contains(setup, "/ "+strconv.Itoa(int(p.GiBPerJob))) {
+				t.Errorf("setup.py does not size jobs at %.0f GB", p.GiBPerJob)
+			}
+			hasGencode := gencodeSM.MatchString(setup)
+			switch {
+			case !p.HonoursArchList && !hasGencode:
+				t.Errorf("profile says the build ignores TORCH_CUDA_ARCH_LIST, but setup.py has no -gencode list")
+			case p.HonoursArchList && p.ArchEnv == "" && hasGencode:
+				t.Errorf("profile says TORCH_CUDA_ARCH_LIST decides, but setup.py passes its own -gencode list")
+			case p.HonoursArchList && p.ArchEnv == "" && !strings.Contains(all, "TORCH_CUDA_ARCH_LIST"):
+				t.Errorf("TORCH_CUDA_ARCH_LIST is named nowhere in its build files")
+			case p.ArchEnv != "" && !strings.Contains(setup, p.ArchEnv):
+				t.Errorf("%s is not read by setup.py", p.ArchEnv)
+			}
+			var archs []string
+			if m := regexp.MustCompile(`os\.getenv\("` + regexp.QuoteMeta(p.ArchEnv) + `", "([\d;]+)"\)`).FindStringSubmatch(setup); p.ArchEnv != "" && m != nil {
+				archs = strings.Split(m[1], ";")
+			}
+			for _, tr := range p.Targets {
+				for _, v := range []string{tr.NVCCFrom, tr.NVCCTo} {
+					if v == "" {
+						continue
+					}
+					if got := gencodeTargets(setup, v, archs); !slices.Equal(got, tr.SMs) {
+						t.Errorf("nvcc %s: setup.py builds sm %v, profile %v", v, got, tr.SMs)
+					}
+				}
+			}
+			checked++
+		})
+	}
+	// flash-linear-attention: pure Python and Triton; its optional native
+	// piece is causal-conv1d (extra conv1d), tilelang the other extra.
+	dir := testenv.Wheels(t, "flash-linear-attention==0.6.0")
+	whl, _ := filepath.Glob(filepath.Join(dir, "flash_linear_attention-0.6.0-*.whl"))
+	if len(whl) == 1 {
+		zr, err := zip.OpenReader(whl[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer zr.Close()
+		for _, f := range zr.File {
+			if strings.HasSuffix(f.Name, ".dist-info/METADATA") {
+				rc, _ := f.Open()
+				b, _ := io.ReadAll(io.LimitReader(rc, 1<<20))
+				rc.Close()
+				for _, want := range []string{`causal-conv1d>=1.7.0; extra == "conv1d"`, `tilelang>=0.1.9; extra == "tilelang"`} {
+					if !strings.Contains(string(b), want) {
+						t.Errorf("flash-linear-attention 0.6.0 METADATA lacks %q", want)
+					}
+				}
+			}
+			if strings.HasSuffix(f.Name, ".so") {
+				t.Errorf("flash-linear-attention ships compiled code: %s", f.Name)
+			}
+		}
+	} else {
+		t.Errorf("flash-linear-attention 0.6.0 wheel not found in %s", dir)
+	}
+	t.Logf("%d build profiles checked against their sdists", checked)
+}

@@ -1,0 +1,153 @@
+package remedy
+
+import (
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/fastpath-dev/fastpath/internal/kb"
+)
+
+func ids(rs []Remedy) string {
+	var out []string
+	for _, r := range rs {
+		out = append(out, r.ID)
+	}
+	return strings.Join(out, " ")
+}
+
+// TestPlatforms: macOS gets no CUDA build at all, Windows NVIDIA's
+// installer and MSVC (by hand), WSL NVIDIA's WSL-Ubuntu repository.
+func TestPlatforms(t *testing.T) {
+	c := h200()
+	c.Platform = Of(Darwin, FromLog)
+	rs := CompilerRoutes(c)
+	if len(rs) != 1 || rs[0].Title != "CUDA extensions do not build on macOS" || rs[0].Viable() || len(rs[0].Commands) != 0 {
+		t.Errorf("macOS: %+v", rs)
+	}
+	c.Platform = Of(Windows, FromLog)
+	rs = CompilerRoutes(c)
+	if len(rs) != 1 || !strings.Contains(rs[0].Title, "Windows") || !strings.Contains(rs[0].Title, "MSVC") || !rs[0].Manual || !strings.Contains(rs[0].FillIn, "Visual Studio") {
+		t.Errorf("Windows: %+v", rs)
+	}
+	c = h200()
+	c.WSL = Of(true, FromMachine)
+	for _, r := range CompilerRoutes(c) {
+		if r.ID == "compiler/apt" && !strings.Contains(strings.Join(r.Commands, "\n"), "/repos/wsl-ubuntu/x86_64/cuda-keyring") {
+			t.Errorf("WSL apt route: %v", r.Commands)
+		}
+	}
+}
+
+// TestHostCompilerPerBuildSystem: what each build system really reads.
+func TestHostCompilerPerBuildSystem(t *testing.T) {
+	c := h200()
+	for _, tc := range []struct {
+		bs        string
+		want, not []string
+	}{
+		{BuildSetuptools, []string{"export CC=/usr/bin/gcc-12", "export CXX=/usr/bin/g++-12"}, []string{"CUDAHOSTCXX"}},
+		{BuildCMake, []string{"export CUDAHOSTCXX=/usr/bin/g++-12"}, []string{"export CC=", "NVCC_CCBIN"}},
+		{BuildUnknown, []string{"export CC=/usr/bin/gcc-12", "export NVCC_CCBIN=/usr/bin/g++-12", "export CUDAHOSTCXX=/usr/bin/g++-12"}, nil},
+	} {
+		c.BuildSystem = Of(tc.bs, FromLog)
+		r := HostCompiler(c, 12, "12.6")
+		cmds := strings.Join(r.Commands, "\n")
+		if !strings.Contains(cmds, "apt-get install -y g++-12") {
+			t.Errorf("%q: %s", tc.bs, cmds)
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(cmds, w) {
+				t.Errorf("%q lacks %q:\n%s", tc.bs, w, cmds)
+			}
+		}
+		for _, n := range tc.not {
+			if strings.Contains(cmds, n) {
+				t.Errorf("%q has %q:\n%s", tc.bs, n, cmds)
+			}
+		}
+	}
+}
+
+// TestParallelismPerBuildSystem: MAX_JOBS for setuptools builds, and
+// CMAKE_BUILD_PARALLEL_LEVEL (never MAX_JOBS) for CMake ones; memory named
+// with its origin.
+func TestParallelismPerBuildSystem(t *testing.T) {
+	c := h200()
+	c.MemTotal = Of(int64(24)<<30, FromLog)
+	r := StockBuild(c, "causal-conv1d", "13.0")
+	if !strings.HasPrefix(r.Commands[0], "MAX_JOBS=4 CAUSAL_CONV1D_FORCE_BUILD=TRUE ") || !strings.Contains(r.Preconditions[0].Detail, "24.0 GiB total memory (log)") {
+		t.Errorf("setuptools: %s / %s", r.Commands[0], r.Preconditions[0].Detail)
+	}
+	if strings.Contains(r.Commands[0], "TORCH_CUDA_ARCH_LIST") {
+		t.Errorf("causal-conv1d ignores TORCH_CUDA_ARCH_LIST: %s", r.Commands[0])
+	}
+	if got := parallelEnv(cmakeProfile()); got != "CMAKE_BUILD_PARALLEL_LEVEL" {
+		t.Errorf("CMake: %s", got)
+	}
+}
+
+// TestWithPipArgs: doctor's pip commands take the user's index options;
+// --no-index drops the fix's --index-url.
+func TestWithPipArgs(t *testing.T) {
+	c := h200()
+	bare := c.Pip("torch==2.11.0", "--index-url", "https://download.pytorch.org/whl/cu130")
+	c.PipArgs = []string{"--no-index", "--find-links", "/w"}
+	if got := c.WithPipArgs(bare); got != "/opt/torch/.venv/bin/python3 -m pip install --no-index --find-links /w torch==2.11.0" {
+		t.Errorf("got %s", got)
+	}
+	if got := c.WithPipArgs("apt-get update"); got != "apt-get update" {
+		t.Errorf("non-pip command changed: %s", got)
+	}
+}
+
+// placeholder matches the words a command must never contain: an
+// uppercase stand-in, a /path/to/, an <angle> slot.
+var placeholder = regexp.MustCompile(`\b(PACKAGE|NAME|VERSION|PATH_TO)\b|/path/to/|<[a-z_]+>|X\.Y`)
+
+// TestNoPlaceholders: no remedy of any builder, on any platform, with
+// facts known or not, has a placeholder in a command; unknown values make
+// the remedy manual.
+func TestNoPlaceholders(t *testing.T) {
+	contexts := []Context{h200(), {}, {Platform: Of(Darwin, FromLog)}, {Platform: Of(Windows, FromLog)}}
+	for _, c := range contexts {
+		var all []Remedy
+		all = append(all, CompilerRoutes(c)...)
+		all = append(all, BuildFromSource(c, "causal-conv1d", "causal-conv1d", "13.0")...)
+		all = append(all, BuildFromSource(c, "flash-attn", "flash-attn", "12.8")...)
+		all = append(all, HostCompiler(c, 13, "12.8"), OSPackages(c, "x", []string{"build-essential"}, nil), OwnPip(c),
+			TorchInstall(c, "", TorchWheelCUDA(c), false), CondaPython("3.12"), GPUProcesses())
+		for _, r := range all {
+			for _, cmd := range r.Commands {
+				if placeholder.MatchString(cmd) {
+					t.Errorf("%s: placeholder in %q", r.ID, cmd)
+				}
+			}
+			if r.Manual && len(r.Commands) == 0 && r.FillIn == "" && r.ID != "compiler/image" {
+				t.Errorf("%s: manual without saying what to fill in", r.ID)
+			}
+		}
+	}
+	if r := OwnPip(h200()); len(r.Commands) != 0 || !r.Manual || r.Viable() {
+		t.Errorf("the pip habit must be manual: %+v", r)
+	}
+}
+
+// TestPairs: with no torch, the compiler is the CUDA of the torch the plan
+// installs (never cu130 torch with a 12.8 compiler).
+func TestPairs(t *testing.T) {
+	c := h200()
+	c.TorchCUDA, c.TorchVersion = Fact[string]{}, Fact[string]{}
+	torch := TorchInstall(c, "", TorchWheelCUDA(c), false)
+	mm, from := CompilerCUDA(c)
+	if mm != torch.TorchCUDA || from != FromDefault {
+		t.Errorf("compiler %s (%s) vs torch %s", mm, from, torch.TorchCUDA)
+	}
+	for _, r := range CompilerRoutes(c) {
+		if r.CUDA != "" && r.CUDA != torch.TorchCUDA {
+			t.Errorf("%s installs CUDA %s, torch would be %s", r.ID, r.CUDA, torch.TorchCUDA)
+		}
+	}
+}
+
+func cmakeProfile() kb.BuildProfile { return kb.BuildProfile{BuildSystem: BuildCMake} }

@@ -1,0 +1,107 @@
+package testenv
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+// Sdist makes sure PyPI's file (an sdist, or any file of the project) with
+// the given sha256 is in the cache's sdists folder, downloading it once
+// through PyPI's JSON simple API, and returns its path. A digest mismatch
+// fails the test: the data it checks was read from that exact file.
+func Sdist(t testing.TB, project, file, sha string) string {
+	t.Helper()
+	dir := filepath.Join(CacheDir(t), "sdists")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, file)
+	if got, err := fileSHA256(path); err == nil && got == sha {
+		return path
+	}
+	url, err := pypiFileURL(project, file)
+	if err != nil {
+		t.Fatalf("%s: %v", file, err)
+	}
+	if err := download(url, path+".part"); err != nil {
+		t.Fatalf("%s: %v", url, err)
+	}
+	if got, err := fileSHA256(path + ".part"); err != nil || got != sha {
+		t.Fatalf("%s: sha256 %s, want %s (%v)", url, got, sha, err)
+	}
+	if err := os.Rename(path+".part", path); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func pypiFileURL(project, file string) (string, error) {
+	req, err := http.NewRequest("GET", "https://pypi.org/simple/"+project+"/", nil)
+	if err != nil {
+		return "", err
+	}
+	req.Header.Set("Accept", "application/vnd.pypi.simple.v1+json")
+	c := &http.Client{Timeout: 60 * time.Second}
+	resp, err := c.Do(req)
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	var idx struct {
+		Files []struct {
+			Filename string `json:"filename"`
+			URL      string `json:"url"`
+		} `json:"files"`
+	}
+	if err := json.NewDecoder(io.LimitReader(resp.Body, 32<<20)).Decode(&idx); err != nil {
+		return "", err
+	}
+	for _, f := range idx.Files {
+		if f.Filename == file {
+			return f.URL, nil
+		}
+	}
+	return "", fmt.Errorf("PyPI lists no %s for %s", file, project)
+}
+
+func download(url, path string) error {
+	c := &http.Client{Timeout: 10 * time.Minute}
+	resp, err := c.Get(url)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != 200 {
+		return fmt.Errorf("%s", resp.Status)
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(f, resp.Body); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+func fileSHA256(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
