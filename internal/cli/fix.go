@@ -252,10 +252,12 @@ func isTerminalReader(r io.Reader) bool {
 
 // factsFingerprint is a SHA-256 of the facts a plan is made from, leaving
 // out what changes on its own from one second to the next (free memory,
-// GPU memory in use and the processes holding it, collection warnings).
+// GPU memory in use and the processes holding it, collection warnings, and
+// --timings' figures).
 func factsFingerprint(f *facts.Facts) string {
 	c := *f
 	c.OS.MemAvail = 0
+	c.Timings = nil
 	c.Warnings = nil
 	c.Live = nil
 	c.GPU.Processes = nil
