@@ -36,7 +36,10 @@ type Cache struct {
 	// smallBytes is the content held by small.
 	smallBytes int64
 	opened     map[string]bool // distinct names opened
-	read       atomic.Int64    // bytes read from the source, all views
+	// pending holds a lock per name whose first open is under way, so
+	// that views opening one file at once reach the source once.
+	pending map[string]*sync.Mutex
+	read    atomic.Int64 // bytes read from the source, all views
 }
 
 type result[T any] struct {
@@ -77,7 +80,8 @@ const (
 func NewCache(src Source) *Cache {
 	return &Cache{src: src,
 		resolve: map[string]result[string]{}, stat: map[string]result[fs.FileInfo]{}, lstat: map[string]result[fs.FileInfo]{},
-		link: map[string]result[string]{}, dir: map[string]result[[]fs.DirEntry]{}, small: map[string]*smallFile{}, opened: map[string]bool{}}
+		link: map[string]result[string]{}, dir: map[string]result[[]fs.DirEntry]{}, small: map[string]*smallFile{}, opened: map[string]bool{},
+		pending: map[string]*sync.Mutex{}}
 }
 
 // ReadStats is what one view asked of its source (defined in facts, which
@@ -175,7 +179,29 @@ func (v *View) Open(name string) (File, error) {
 	c.mu.Lock()
 	c.opened[name] = true
 	sf := c.small[name]
+	var first *sync.Mutex
+	if sf == nil {
+		if first = c.pending[name]; first == nil {
+			first = new(sync.Mutex)
+			c.pending[name] = first
+		}
+	}
 	c.mu.Unlock()
+	if first != nil {
+		// One view at a time takes the first open of a name; the others
+		// wait, then find its cache entry (collectors start together and
+		// often open the same METADATA or version file at once).
+		first.Lock()
+		defer func() {
+			c.mu.Lock()
+			delete(c.pending, name)
+			c.mu.Unlock()
+			first.Unlock()
+		}()
+		c.mu.Lock()
+		sf = c.small[name]
+		c.mu.Unlock()
+	}
 	if sf != nil {
 		v.cached.Add(1)
 		return &prefixFile{sf: sf, v: v}, nil
@@ -192,7 +218,14 @@ func (v *View) Open(name string) (File, error) {
 	if sf == nil { // the cache is full
 		return &countedFile{File: f, v: v}, nil
 	}
-	return &prefixFile{sf: sf, v: v, src: f}, nil
+	pf := &prefixFile{sf: sf, v: v, src: f}
+	// Read the first chunk (a whole file of up to fillChunk bytes) while
+	// the other views wait, so they need no source handle of their own.
+	if _, err := pf.ReadAt(make([]byte, 1), 0); err != nil && err != io.EOF {
+		pf.Close()
+		return nil, err
+	}
+	return pf, nil
 }
 
 // binaryName reports names of shared objects, archives and CUDA binaries:
