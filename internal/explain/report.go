@@ -37,30 +37,15 @@ func (r *Report) Errors() bool {
 
 // Text writes the report for people; color adds ANSI colour.
 func (r *Report) Text(w io.Writer, color bool) error {
-	bold, reset := "", ""
-	if color {
-		bold, reset = "\x1b[1m", "\x1b[0m"
-	}
+	bold, reset, name, counts := r.heading(color)
 	var b strings.Builder
-	name := r.Log
-	if name == "-" {
-		name = "stdin"
-	}
 	if len(r.Findings) == 0 {
 		fmt.Fprintf(&b, "%sfastpath explain%s  %s  no known failure signature in %s\n", bold, reset, name, plural(r.LinesRead, "line", "lines"))
 		fmt.Fprintf(&b, "  Nothing in this log matches a message fastpath knows; it does not guess. `fastpath doctor` checks the environment itself.\n")
 		_, err := io.WriteString(w, b.String())
 		return err
 	}
-	var e, wn int
-	for _, f := range r.Findings {
-		if f.Severity == finding.Error {
-			e++
-		} else {
-			wn++
-		}
-	}
-	fmt.Fprintf(&b, "%sfastpath explain%s  %s  %s%s, %s%s in %s\n", bold, reset, name, bold, plural(e, "error", "errors"), plural(wn, "warning", "warnings"), reset, plural(r.LinesRead, "line", "lines"))
+	fmt.Fprintf(&b, "%sfastpath explain%s  %s  %s%s%s in %s\n", bold, reset, name, bold, counts, reset, plural(r.LinesRead, "line", "lines"))
 	if r.Facts != "" {
 		fmt.Fprintf(&b, "  fixes for: %s\n", r.Facts)
 	}
@@ -81,24 +66,9 @@ func (r *Report) Text(w io.Writer, color bool) error {
 // read and the findings, root cause first (each was printed in full as it
 // came).
 func (r *Report) Summary(w io.Writer, color bool) error {
-	bold, reset := "", ""
-	if color {
-		bold, reset = "\x1b[1m", "\x1b[0m"
-	}
+	bold, reset, name, counts := r.heading(color)
 	var b strings.Builder
-	name := r.Log
-	if name == "-" {
-		name = "stdin"
-	}
-	var e, wn int
-	for _, f := range r.Findings {
-		if f.Severity == finding.Error {
-			e++
-		} else {
-			wn++
-		}
-	}
-	fmt.Fprintf(&b, "\n%sfastpath explain%s  %s  %s, %s in %s\n", bold, reset, name, plural(e, "error", "errors"), plural(wn, "warning", "warnings"), plural(r.LinesRead, "line", "lines"))
+	fmt.Fprintf(&b, "\n%sfastpath explain%s  %s  %s in %s\n", bold, reset, name, counts, plural(r.LinesRead, "line", "lines"))
 	for i, f := range r.Findings {
 		if i == 0 && len(r.Findings) > 1 {
 			fmt.Fprintf(&b, "  Most likely root cause first:\n")
@@ -110,6 +80,27 @@ func (r *Report) Summary(w io.Writer, color bool) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// heading is what Text's and Summary's first lines share: the bold codes
+// (empty without colour), the log's name, and "N errors, M warnings".
+func (r *Report) heading(color bool) (bold, reset, name, counts string) {
+	if color {
+		bold, reset = "\x1b[1m", "\x1b[0m"
+	}
+	name = r.Log
+	if name == "-" {
+		name = "stdin"
+	}
+	var e, wn int
+	for _, f := range r.Findings {
+		if f.Severity == finding.Error {
+			e++
+		} else {
+			wn++
+		}
+	}
+	return bold, reset, name, plural(e, "error", "errors") + ", " + plural(wn, "warning", "warnings")
 }
 
 // WriteFinding writes one finding for people, as Text does: `explain
