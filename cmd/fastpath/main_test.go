@@ -18,7 +18,7 @@ import (
 // TestMain lets the scripts run `fastpath` as a real command.
 func TestMain(m *testing.M) {
 	testscript.Main(m, map[string]func(){
-		"fastpath": func() { os.Exit(cli.Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) },
+		"fastpath": func() { os.Exit(int(cli.Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))) },
 	})
 }
 

@@ -40,7 +40,7 @@ their evidence and the commands that fix them. Nothing from the inspected
 environment is executed; on the live host only nvcc --version, gcc
 -dumpfullversion and nvidia-smi are run, each with a timeout. With --live
 (live host only) the selected interpreter also runs fastpath's probe, and
-wherever its answers differ from the static reading a finding says so.` + exitStatusHelp,
+wherever its answers differ from the static reading a finding says so.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return RunDoctor(cmd.Context(), o, ios)

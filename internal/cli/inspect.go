@@ -42,14 +42,7 @@ device".
 Like cuobjdump, it lists the executable fatbin (.nv_fatbin, the code the CUDA runtime
 loads) and, only where there is none, the relocatable one (__nv_relfatbin); --all lists
 both, as 'cuobjdump -all'. Counts, targets and verdicts describe the loaded code; the
-JSON's "relocatable" field describes the rest.
-
-Exit status:
-  0  every file read; no verdict predicts "no kernel image"
-  1  some --gpu verdict predicts "no kernel image"
-  2  usage error, or a file named on the command line could not be read (missing,
-     not a regular file, not ELF or fatbin, malformed); errors met inside a folder
-     walk are reported on their entry and do not change the status`,
+JSON's "relocatable" field describes the rest.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return RunInspect(o, args, ios)

@@ -32,7 +32,7 @@ func newModelCommand(ios *IO) *cobra.Command {
 local Hugging Face cache of the machine or --root: $HF_HUB_CACHE, $HF_HOME/hub,
 ~/.cache/huggingface/hub; never the network), counts its layers by kind the
 way transformers does, and says for the selected environment which kernel
-functions transformers will resolve to a package and which to torch.` + exitStatusHelp,
+functions transformers will resolve to a package and which to torch.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return RunModel(cmd.Context(), o, args[0], ios)

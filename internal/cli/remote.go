@@ -32,13 +32,6 @@ type RemoteOptions struct {
 	Models []string
 }
 
-const remoteExitHelp = `
-Exit status:
-  0  every target was diagnosed, none has an error-severity finding
-  1  every target was diagnosed, at least one has an error-severity finding
-  2  at least one target could not be diagnosed (unreachable, failed, timed
-     out), or a usage error; this wins over 1`
-
 func newRemoteCommand(ios *IO) *cobra.Command {
 	o := &RemoteOptions{}
 	cmd := &cobra.Command{
@@ -63,7 +56,7 @@ shell); any other template gets "sh -c SCRIPT" as three arguments. Targets
 run --parallel at a time, each within --timeout (its processes are killed
 after it); one that fails, refuses or hangs is reported with the end of its
 stderr and never stops the others. The report lists every target, then the
-facts that differ between those that answered.` + remoteExitHelp,
+facts that differ between those that answered.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return RunRemote(cmd, o, args, ios)
 		},

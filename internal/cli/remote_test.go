@@ -386,7 +386,7 @@ func TestRemoteSignalKillsChildren(t *testing.T) {
 			cmd.Process.Kill()
 			t.Fatalf("%v: fastpath remote still running 30s after the signal", sig)
 		}
-		if code := cmd.ProcessState.ExitCode(); code != ExitFailure || !strings.Contains(errb.String(), "interrupted") {
+		if code := ExitCode(cmd.ProcessState.ExitCode()); code != ExitFailure || !strings.Contains(errb.String(), "interrupted") {
 			t.Errorf("%v: exit %d, stderr %q", sig, code, errb.String())
 		}
 		if r := decodeReport(t, out.String()); len(r.Targets) != 3 || r.Targets[0].Error != "interrupted; its processes were killed" {
