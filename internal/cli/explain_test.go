@@ -31,7 +31,7 @@ func TestExplainCommand(t *testing.T) {
 		name  string
 		args  []string
 		stdin string
-		want  int
+		want  ExitCode
 		out   []string
 	}{
 		{"nameerror", append([]string{"explain", logs + "causal-conv1d-no-nvcc.log"}, src...), "", ExitFindings,

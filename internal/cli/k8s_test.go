@@ -185,7 +185,7 @@ func TestK8sManifestStrict(t *testing.T) {
 func TestK8sAndFormatUsage(t *testing.T) {
 	for _, tc := range []struct {
 		args []string
-		want int
+		want ExitCode
 		out  string
 	}{
 		{[]string{"k8s", "manifest"}, ExitFailure, "--image is required"},
