@@ -46,7 +46,7 @@ wherever its answers differ from the static reading a finding says so.`,
 			return RunDoctor(cmd.Context(), o, ios)
 		},
 	}
-	o.Source.register(cmd.Flags(), true)
+	o.Source.register(cmd.Flags(), diagnoseFlags)
 	cmd.Flags().BoolVar(&o.JSON, "json", false, "print JSON (schema fastpath.v1)")
 	cmd.Flags().BoolVar(&o.Markdown, "markdown", false, "print Markdown, to paste into a bug report")
 	cmd.Flags().StringArrayVar(&o.Models, "model", nil, "also judge this model's layers: `CONFIG|DIR|ORG/NAME` (repeatable)")

@@ -51,7 +51,7 @@ log is still being written:  tail -f build.log | fastpath explain --follow -
 			return RunExplain(cmd.Context(), o, args[0], ios)
 		},
 	}
-	o.Source.register(cmd.Flags(), true)
+	o.Source.register(cmd.Flags(), diagnoseFlags)
 	cmd.Flags().BoolVar(&o.JSON, "json", false, "print JSON (schema fastpath.v1)")
 	cmd.Flags().BoolVar(&o.Follow, "follow", false, "print each finding as soon as its evidence is complete (for a log still being written: tail -f build.log | fastpath explain --follow -)")
 	return cmd

@@ -38,7 +38,7 @@ functions transformers will resolve to a package and which to torch.`,
 			return RunModel(cmd.Context(), o, args[0], ios)
 		},
 	}
-	o.Source.register(cmd.Flags(), true)
+	o.Source.register(cmd.Flags(), diagnoseFlags)
 	cmd.Flags().BoolVar(&o.JSON, "json", false, "print JSON (DESIGN's model shape, with per-function verdicts)")
 	return cmd
 }

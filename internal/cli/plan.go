@@ -32,7 +32,7 @@ type PlanOptions struct {
 }
 
 func (o *PlanOptions) register(fs *pflag.FlagSet, withJSON bool) {
-	o.Source.register(fs, true)
+	o.Source.register(fs, diagnoseFlags)
 	fs.StringArrayVar(&o.Models, "model", nil, "also plan for this model's kernel packages: `CONFIG|DIR|ORG/NAME` (repeatable)")
 	fs.BoolVar(&o.Offline, "offline", false, "look nothing up: wheel names are given unverified")
 	fs.BoolVar(&o.NoIndex, "no-index", false, "pip --no-index: install only from --find-links locations (no GitHub lookups either)")
