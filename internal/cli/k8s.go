@@ -94,7 +94,7 @@ fastpath copied to /usr/local/bin (the binary is static).`,
 		},
 	}
 	manifest.Flags().StringVar(&o.PodImage, "pod-image", "", "the container `IMAGE` the pods run: fastpath at /usr/local/bin/fastpath and a POSIX sh (your training image; required)")
-	manifest.Flags().StringVar(&o.legacyImage, "image", "", "the old name of --pod-image")
+	manifest.Flags().StringVar(&o.legacyImage, "image", "", "the old name of --pod-image `IMAGE`")
 	// Hidden, not MarkDeprecated: cobra swallows pflag's deprecation note;
 	// RunK8sManifest prints its own.
 	_ = manifest.Flags().MarkHidden("image")
