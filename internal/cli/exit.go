@@ -69,7 +69,7 @@ var exitStatuses = map[string]ExitStatus{
 	"fastpath explain": {
 		OK:       "no error-severity cause in the log (warnings only, or no known message)",
 		Findings: "the log shows an error-severity cause",
-		Failure:  "the log could not be read, or the machine, root, image or facts file could not be",
+		Failure:  "the log, the machine, the root, the image or the facts file could not be read",
 	},
 	"fastpath plan": {
 		OK:      "the plan was made (empty when nothing needs fixing)",

@@ -68,7 +68,7 @@ func TestExplainCommand(t *testing.T) {
 	}
 }
 
-// --json: DESIGN's {"findings": [Finding]} with the lines read, root cause
+// --json: {"findings": [Finding]} with the lines read, root cause
 // first, and fixes made with the facts saved by `fastpath facts`.
 func TestExplainJSONWithSavedFacts(t *testing.T) {
 	src := seedSourceFlags(t)

@@ -39,7 +39,7 @@ functions transformers will resolve to a package and which to torch.`,
 		},
 	}
 	o.Source.register(cmd.Flags(), diagnoseFlags)
-	cmd.Flags().BoolVar(&o.JSON, "json", false, "print JSON (DESIGN's model shape, with per-function verdicts)")
+	cmd.Flags().BoolVar(&o.JSON, "json", false, "print JSON (the model report of docs/model.md, with per-function verdicts)")
 	return cmd
 }
 
