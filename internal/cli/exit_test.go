@@ -151,6 +151,7 @@ func TestExitCodesOfEveryCommand(t *testing.T) {
 		"fastpath inspect": {
 			usageCase("requires at least 1 arg", "inspect"),
 			usageCase("cannot be combined", "inspect", "--cuobjdump", "--json", one),
+			usageCase("give --cuobjdump too", "inspect", "--all", one),
 			failureCase("could not read", "inspect", missing),
 		},
 		"fastpath model": {

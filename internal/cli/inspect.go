@@ -61,6 +61,9 @@ func RunInspect(o *InspectOptions, paths []string, ios *IO) error {
 	if o.Cuobjdump && (o.JSON || len(o.GPUs) > 0) {
 		return usageErrorf("--cuobjdump prints cuobjdump's listing only: it cannot be combined with --json or --gpu")
 	}
+	if o.All && !o.Cuobjdump {
+		return usageErrorf("--all adds relocatable code to --cuobjdump's listing: give --cuobjdump too")
+	}
 	var gpus []cudaarch.Capability
 	for _, g := range o.GPUs {
 		s, err := gpu.ParseCapability(g)
