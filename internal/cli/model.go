@@ -26,7 +26,7 @@ type ModelOptions struct {
 func newModelCommand(ios *IO) *cobra.Command {
 	o := &ModelOptions{}
 	cmd := &cobra.Command{
-		Use:   "model CONFIG|MODEL_DIR|ORG/NAME",
+		Use:   "model CONFIG|DIR|ORG/NAME",
 		Short: "Which layers of a model run fast kernels, which fall back to torch, and why",
 		Long: `model reads a model's config.json (a file, a model folder, or ORG/NAME from the
 local Hugging Face cache of the machine or --root: $HF_HUB_CACHE, $HF_HOME/hub,
