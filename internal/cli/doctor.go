@@ -43,6 +43,9 @@ environment is executed; on the live host only nvcc --version, gcc
 wherever its answers differ from the static reading a finding says so.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if cmd.Flags().Changed("live-timeout") && !o.Live.Enabled {
+				return usageErrorf("--live-timeout limits the probe of --live: give --live too")
+			}
 			return RunDoctor(cmd.Context(), o, ios)
 		},
 	}

@@ -136,6 +136,8 @@ func TestExitCodesOfEveryCommand(t *testing.T) {
 			usageCase(`unknown command "extra" for "fastpath doctor"`, "doctor", "extra"),
 			usageCase("none of the others can be", "doctor", "--json", "--markdown"),
 			usageCase("two different sources", "doctor", "--root", empty, "--image", one),
+			usageCase("give --live too", "doctor", "--live-timeout", "5s", "--root", empty),
+			usageCase("nothing is collected", "doctor", "--timings", "--facts", one),
 			failureCase("no such file", "doctor", "--facts", missing),
 		},
 		"fastpath facts": {

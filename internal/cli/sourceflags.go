@@ -121,6 +121,9 @@ func (s *SourceFlags) Load(ctx context.Context) (*facts.Facts, error) {
 		if s.Root != "" || s.Image != "" || s.Python != "" || len(s.Env) > 0 {
 			return nil, usageErrorf("--facts cannot be combined with --root, --image, --python or --env")
 		}
+		if s.Timings {
+			return nil, usageErrorf("--timings measures collecting the facts: --facts reads saved ones, nothing is collected")
+		}
 		return readFacts(s.Facts, s.GPUs)
 	}
 	for _, g := range s.GPUs {
