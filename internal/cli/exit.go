@@ -116,12 +116,14 @@ func ExitStatusOf(c *cobra.Command) (ExitStatus, bool) {
 // exitHeading starts the generated section of every command's long help.
 const exitHeading = "Exit status:"
 
-// Help is the "Exit status:" section of a command's long help.
+// Help is the "Exit status:" section of a command's long help. The rows
+// are indented four spaces after a blank line, so that the Markdown
+// reference and the man pages (cobra/doc) keep them as preformatted lines.
 func (s ExitStatus) Help() string {
 	var b strings.Builder
-	b.WriteString(exitHeading + "\n")
+	b.WriteString(exitHeading + "\n\n")
 	row := func(code ExitCode, text string) {
-		b.WriteString(wrapHanging(fmt.Sprintf("  %d  ", code), text, 80))
+		b.WriteString(wrapHanging(fmt.Sprintf("    %d  ", code), text, 80))
 	}
 	row(ExitOK, s.OK)
 	if s.Findings != "" {
