@@ -76,7 +76,7 @@ var exitStatuses = map[string]ExitStatus{
 		Failure: "the facts could not be collected",
 	},
 	"fastpath fix": {
-		OK:       "the plan was shown (no --apply), or no error-severity finding remains after --apply",
+		OK:       "nothing was run (no --apply, no step that can be applied, or the answer was no), or no error-severity finding remains after --apply ran its steps",
 		Findings: "--apply ran and error-severity findings remain",
 		Failure: "a refusal (--apply with --root, --image or --facts; no --yes without a terminal; " +
 			"the facts changed since the plan), a step that failed, or an interruption",
