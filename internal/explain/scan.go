@@ -50,6 +50,8 @@ type Matcher struct {
 	lits []literal
 	// absorbed maps a signature name to the signatures that absorb it.
 	absorbed map[string][]string
+	// candidates finds the lines a block scan feeds (built on first use).
+	candidates func() *candidates
 }
 
 // literal is one prefilter string with the bigrams that must all be in a
@@ -156,6 +158,7 @@ func Compile(d *kb.SignaturesData) (*Matcher, error) {
 		}
 		m.facts = append(m.facts, c)
 	}
+	m.candidates = sync.OnceValue(func() *candidates { return newCandidates(m.lits) })
 	return m, nil
 }
 
@@ -232,9 +235,11 @@ func (f *frames) recent(n int) []string {
 	return out
 }
 
-// Scan reads r to its end, line by line.
+// Scan reads r to its end. It reads in blocks and searches them in
+// parallel for the lines that can match (see scanBlocks); the result is
+// the line-by-line scan's.
 func (m *Matcher) Scan(r io.Reader) (*Scan, error) {
-	return m.ScanFunc(r, nil)
+	return m.scanBlocks(r)
 }
 
 // ScanFunc reads r to its end, line by line, and calls done (when not nil)
@@ -243,7 +248,23 @@ func (m *Matcher) Scan(r io.Reader) (*Scan, error) {
 // continues (Next, Wrap); and with a nil hit when the log states a new
 // fact about its environment after a hit. The scan is read-only to done.
 func (m *Matcher) ScanFunc(r io.Reader, done func(s *Scan, h *Hit)) (*Scan, error) {
-	br := bufio.NewReaderSize(r, MaxLine)
+	if done == nil {
+		return m.scanBlocks(r)
+	}
+	return m.scanLines(r, done)
+}
+
+// scanLines is the line-by-line scan: every line is fed to the state as
+// soon as it is read, so a callback hears of a hit at once. The block scan
+// is held to its results.
+func (m *Matcher) scanLines(r io.Reader, done func(s *Scan, h *Hit)) (*Scan, error) {
+	return m.scanLinesSized(r, MaxLine, done)
+}
+
+// scanLinesSized is scanLines with its longest line as an argument (at
+// least 16, bufio's smallest buffer).
+func (m *Matcher) scanLinesSized(r io.Reader, maxLine int, done func(s *Scan, h *Hit)) (*Scan, error) {
+	br := bufio.NewReaderSize(r, maxLine)
 	st := m.newState(done)
 	var long []byte // the start of an overlong line, kept while its rest is skipped
 	for {

@@ -1,0 +1,267 @@
+package explain
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"runtime"
+	"sync"
+)
+
+// The block scan: what Scan does with a log, with the same result as
+// feeding every line to state.feed (the line-by-line scan ScanFunc runs,
+// which TestBlockScanMatchesLineScan and FuzzBlockScan hold it to).
+//
+// The log is read in blocks of whole lines (blockSize, whatever the size
+// of the log: memory stays bounded and stdin still streams). Workers find
+// each block's candidate lines (candidates.find) and count its lines, in
+// parallel; one goroutine then feeds the candidates, block after block in
+// log order, to the same state the line-by-line scan uses, with the line
+// numbers and byte counts they would have had. A line that follows a hit
+// still waiting for its continuation is fed whatever it holds.
+
+const (
+	// blockSize is the bytes read per block: big enough that handing a
+	// block to a worker costs little, small enough to stay in a core's
+	// cache while it is searched.
+	blockSize = 256 << 10
+	// maxWorkers bounds the goroutines searching blocks: beyond a few, the
+	// one goroutine that feeds candidates in order is the limit.
+	maxWorkers = 8
+)
+
+// block is a run of whole lines of the log and what the workers found in
+// it.
+type block struct {
+	buf  []byte // the block's storage (blockSize), reused
+	data []byte // whole lines; the last may lack its newline at the end of the log
+	// head marks a block that is only the first MaxLine bytes of one
+	// overlong line; tail is how many more bytes that line had, its
+	// newline included.
+	head bool
+	tail int64
+	// found by a worker
+	cands []lineSpan
+	longs []lineSpan
+	lines int // lines in data
+	done  chan struct{}
+}
+
+// scanBlocks reads r to its end in blocks and scans it.
+func (m *Matcher) scanBlocks(r io.Reader) (*Scan, error) {
+	return m.scanBlocksSized(r, blockSize, MaxLine)
+}
+
+// scanBlocksSized is scanBlocks with its sizes as arguments (tests make
+// them small, to cross block boundaries and overlong lines often); size
+// must be more than maxLine.
+func (m *Matcher) scanBlocksSized(r io.Reader, size, maxLine int) (*Scan, error) {
+	st := m.newState(nil)
+	cand := m.candidates()
+	workers := min(runtime.GOMAXPROCS(0), maxWorkers)
+	// Blocks in flight: each worker one, one being read, one being fed.
+	nbuf := workers + 2
+	free := make(chan *block, nbuf)
+	for range nbuf {
+		free <- &block{buf: make([]byte, size), done: make(chan struct{}, 1)}
+	}
+	work := make(chan *block, nbuf)
+	ordered := make(chan *block, nbuf)
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for b := range work {
+				b.search(cand, maxLine)
+				b.done <- struct{}{}
+			}
+		}()
+	}
+	var readErr error
+	go func() {
+		readErr = readBlocks(r, size, maxLine, free, work, ordered)
+		close(work)
+		close(ordered)
+	}()
+	feedBlocks(st, maxLine, ordered, free)
+	wg.Wait()
+	st.finish()
+	return st.s, readErr
+}
+
+// search finds the block's candidate lines and counts its lines.
+func (b *block) search(c *candidates, maxLine int) {
+	b.cands, b.longs = b.cands[:0], b.longs[:0]
+	if b.head {
+		b.lines = 1
+		b.cands = append(b.cands, lineSpan{start: 0, end: len(b.data)})
+		b.longs = append(b.longs, lineSpan{start: 0, end: len(b.data)})
+		return
+	}
+	b.cands = c.find(b.data, b.cands)
+	b.longs = longSpans(b.data, maxLine, b.longs)
+	// Line indexes: the newlines before each candidate, counted once.
+	n, at := 0, 0
+	for i := range b.cands {
+		n += bytes.Count(b.data[at:b.cands[i].start], []byte{'\n'})
+		at = b.cands[i].start
+		b.cands[i].index = n
+	}
+	n += bytes.Count(b.data[at:], []byte{'\n'})
+	if len(b.data) > 0 && b.data[len(b.data)-1] != '\n' {
+		n++ // the log's last line, without its newline
+	}
+	b.lines = n
+}
+
+// readBlocks fills blocks from r and hands each to a worker and, in log
+// order, to the feeder. A partial last line is carried to the next block;
+// a line that does not fit a block is overlong: its first MaxLine bytes go
+// as a block of their own (head) and the rest is read past.
+func readBlocks(r io.Reader, size, maxLine int, free, work, ordered chan *block) error {
+	var (
+		carry []byte // the partial line after a block's last newline
+		err   error  // the reader's error, once it has one
+		empty int    // reads in a row that returned nothing
+	)
+	// What follows an overlong line in the same read is carried to the
+	// next block: reads past it are never more than a block.
+	skip := make([]byte, min(32<<10, size))
+	read := func(p []byte) int {
+		if err != nil {
+			return 0
+		}
+		k, e := r.Read(p)
+		if k > 0 {
+			empty = 0
+		} else if empty++; e == nil && empty >= 100 {
+			e = io.ErrNoProgress // as bufio.Reader says of such a reader
+		}
+		err = e
+		return k
+	}
+	for {
+		b := <-free
+		n := copy(b.buf, carry)
+		carry = carry[:0]
+		for n < len(b.buf) && err == nil {
+			n += read(b.buf[n:])
+		}
+		data := b.buf[:n]
+		b.head, b.tail = false, 0
+		if err == nil {
+			last := bytes.LastIndexByte(data, '\n')
+			if last < 0 {
+				// One line fills the block: overlong. Keep its start,
+				// read past its rest.
+				b.head = true
+				b.tail = int64(len(data) - maxLine)
+				data = data[:maxLine]
+				for {
+					k := read(skip)
+					if i := bytes.IndexByte(skip[:k], '\n'); i >= 0 {
+						b.tail += int64(i + 1)
+						carry = append(carry, skip[i+1:k]...)
+						break
+					}
+					b.tail += int64(k)
+					if err != nil {
+						break
+					}
+				}
+			} else {
+				carry = append(carry, data[last+1:]...)
+				data = data[:last+1]
+			}
+		}
+		b.data = data
+		if len(data) > 0 || b.head {
+			work <- b
+			ordered <- b
+		} else {
+			free <- b
+		}
+		if err != nil && len(carry) == 0 {
+			if errors.Is(err, io.EOF) {
+				return nil
+			}
+			return err
+		}
+	}
+}
+
+// feedBlocks feeds each block's candidates to st in log order, with the
+// line numbers and byte counts the line-by-line scan would have had, and
+// the line after any fed line while a hit waits for its continuation.
+func feedBlocks(st *state, maxLine int, ordered, free chan *block) {
+	s := st.s
+	var (
+		lines  int   // lines before the block
+		nbytes int64 // bytes before the block
+		long   int   // overlong lines before the block
+		// contNext: the first line of the next block continues a hit.
+		contNext bool
+	)
+	for b := range ordered {
+		<-b.done
+		if b.head {
+			s.Lines, s.Bytes = lines, nbytes+b.tail
+			s.LongLines = long + 1
+			st.feed(b.data)
+			lines, nbytes, long = lines+1, nbytes+int64(len(b.data))+b.tail, long+1
+			contNext = len(st.pending) > 0
+			free <- b
+			continue
+		}
+		d := b.data
+		li := 0 // the next long line of the block
+		// pos, idx: the first byte and index of the first line not yet fed.
+		pos, idx := 0, 0
+		feedLine := func(start, index int) (next int) {
+			end := len(d)
+			if k := bytes.IndexByte(d[start:], '\n'); k >= 0 {
+				end = start + k
+			}
+			raw := d[start:min(end+1, len(d))]
+			for li < len(b.longs) && b.longs[li].start < start {
+				li++
+			}
+			s.LongLines = long + li
+			if end-start >= maxLine {
+				raw = d[start : start+maxLine]
+				s.LongLines++
+			}
+			s.Lines = lines + index
+			s.Bytes = nbytes + int64(min(end+1, len(d))-len(raw))
+			st.feed(raw)
+			return min(end+1, len(d))
+		}
+		if contNext && len(d) > 0 {
+			pos, idx = feedLine(0, 0), 1
+		}
+		ci := 0
+		for {
+			// Follow a hit's continuations line by line.
+			for len(st.pending) > 0 && pos < len(d) {
+				pos = feedLine(pos, idx)
+				idx++
+			}
+			for ci < len(b.cands) && b.cands[ci].start < pos {
+				ci++
+			}
+			if ci == len(b.cands) {
+				break
+			}
+			c := b.cands[ci]
+			pos, idx = feedLine(c.start, c.index), c.index+1
+			ci++
+		}
+		contNext = len(st.pending) > 0
+		lines += b.lines
+		nbytes += int64(len(d))
+		long += len(b.longs)
+		s.Lines, s.Bytes, s.LongLines = lines, nbytes, long
+		free <- b
+	}
+}
