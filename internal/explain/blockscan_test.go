@@ -14,7 +14,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-// The block scan (Scan) must give what the line-by-line scan (scanLines,
+// The block scan (Scan) must give what the line-by-line scan (refScan,
 // the plain reference: every line normalized and matched) gives, on every
 // log: the same hits with the same text, captures, packages and frames,
 // the same counts, facts and totals. These tests and FuzzBlockScan hold
@@ -38,7 +38,7 @@ func sameScan(t testing.TB, name string, log []byte, size, maxLine int, wrap fun
 		wrap = func(r io.Reader) io.Reader { return r }
 	}
 	m := Default()
-	want, wantErr := m.scanLinesSized(wrap(bytes.NewReader(log)), maxLine, nil)
+	want, wantErr := refScan(m, wrap(bytes.NewReader(log)), maxLine, nil)
 	got, gotErr := m.scanBlocksSized(wrap(bytes.NewReader(log)), size, maxLine)
 	if fmt.Sprint(wantErr) != fmt.Sprint(gotErr) {
 		t.Fatalf("%s (block %d, line %d): error %v, want %v", name, size, maxLine, gotErr, wantErr)

@@ -42,8 +42,10 @@ type block struct {
 	tail int64
 	// found by a worker
 	cands []lineSpan
+	found []lineFacts // by candidate, in an.ints
 	longs []lineSpan
 	lines int // lines in data
+	an    analyzer
 	done  chan struct{}
 }
 
@@ -57,13 +59,12 @@ func (m *Matcher) scanBlocks(r io.Reader) (*Scan, error) {
 // must be more than maxLine.
 func (m *Matcher) scanBlocksSized(r io.Reader, size, maxLine int) (*Scan, error) {
 	st := m.newState(nil)
-	cand := m.candidates()
 	workers := min(runtime.GOMAXPROCS(0), maxWorkers)
 	// Blocks in flight: each worker one, one being read, one being fed.
 	nbuf := workers + 2
 	free := make(chan *block, nbuf)
 	for range nbuf {
-		free <- &block{buf: make([]byte, size), done: make(chan struct{}, 1)}
+		free <- &block{buf: make([]byte, size), an: m.newAnalyzer(), done: make(chan struct{}, 1)}
 	}
 	work := make(chan *block, nbuf)
 	ordered := make(chan *block, nbuf)
@@ -73,7 +74,7 @@ func (m *Matcher) scanBlocksSized(r io.Reader, size, maxLine int) (*Scan, error)
 		go func() {
 			defer wg.Done()
 			for b := range work {
-				b.search(cand, maxLine)
+				b.search(maxLine)
 				b.done <- struct{}{}
 			}
 		}()
@@ -90,16 +91,22 @@ func (m *Matcher) scanBlocksSized(r io.Reader, size, maxLine int) (*Scan, error)
 	return st.s, readErr
 }
 
-// search finds the block's candidate lines and counts its lines.
-func (b *block) search(c *candidates, maxLine int) {
-	b.cands, b.longs = b.cands[:0], b.longs[:0]
+// search finds the block's candidate lines, analyzes them and counts the
+// block's lines.
+func (b *block) search(maxLine int) {
+	b.cands, b.longs, b.found = b.cands[:0], b.longs[:0], b.found[:0]
+	b.an.reset()
 	if b.head {
 		b.lines = 1
 		b.cands = append(b.cands, lineSpan{start: 0, end: len(b.data)})
 		b.longs = append(b.longs, lineSpan{start: 0, end: len(b.data)})
+		b.found = append(b.found, b.an.analyze(b.data))
 		return
 	}
-	b.cands = c.find(b.data, b.cands)
+	b.cands = b.an.cand.find(b.data, b.cands)
+	for _, c := range b.cands {
+		b.found = append(b.found, b.an.analyze(fedLine(b.data, c.start, c.end, maxLine)))
+	}
 	b.longs = longSpans(b.data, maxLine, b.longs)
 	// Line indexes: the newlines before each candidate, counted once.
 	n, at := 0, 0
@@ -113,6 +120,16 @@ func (b *block) search(c *candidates, maxLine int) {
 		n++ // the log's last line, without its newline
 	}
 	b.lines = n
+}
+
+// fedLine is the bytes of the line at start (its newline at end, or none
+// at the end of the log) that the scan matches: the line with its newline,
+// or the first maxLine bytes of an overlong line.
+func fedLine(d []byte, start, end, maxLine int) []byte {
+	if end-start >= maxLine {
+		return d[start : start+maxLine]
+	}
+	return d[start:min(end+1, len(d))]
 }
 
 // readBlocks fills blocks from r and hands each to a worker and, in log
@@ -208,7 +225,7 @@ func feedBlocks(st *state, maxLine int, ordered, free chan *block) {
 		if b.head {
 			s.Lines, s.Bytes = lines, nbytes+b.tail
 			s.LongLines = long + 1
-			st.feed(b.data)
+			st.apply(&b.found[0], b.an.ints, b.data)
 			lines, nbytes, long = lines+1, nbytes+int64(len(b.data))+b.tail, long+1
 			contNext = len(st.pending) > 0
 			free <- b
@@ -218,33 +235,38 @@ func feedBlocks(st *state, maxLine int, ordered, free chan *block) {
 		li := 0 // the next long line of the block
 		// pos, idx: the first byte and index of the first line not yet fed.
 		pos, idx := 0, 0
-		feedLine := func(start, index int) (next int) {
+		// feedLine feeds the line at start (or applies its lineFacts,
+		// when the worker found them) and returns where the next begins.
+		feedLine := func(start, index int, found *lineFacts) (next int) {
 			end := len(d)
 			if k := bytes.IndexByte(d[start:], '\n'); k >= 0 {
 				end = start + k
 			}
-			raw := d[start:min(end+1, len(d))]
+			raw := fedLine(d, start, end, maxLine)
 			for li < len(b.longs) && b.longs[li].start < start {
 				li++
 			}
 			s.LongLines = long + li
 			if end-start >= maxLine {
-				raw = d[start : start+maxLine]
 				s.LongLines++
 			}
 			s.Lines = lines + index
 			s.Bytes = nbytes + int64(min(end+1, len(d))-len(raw))
-			st.feed(raw)
+			if found != nil {
+				st.apply(found, b.an.ints, raw)
+			} else {
+				st.feed(raw)
+			}
 			return min(end+1, len(d))
 		}
 		if contNext && len(d) > 0 {
-			pos, idx = feedLine(0, 0), 1
+			pos, idx = feedLine(0, 0, nil), 1
 		}
 		ci := 0
 		for {
 			// Follow a hit's continuations line by line.
 			for len(st.pending) > 0 && pos < len(d) {
-				pos = feedLine(pos, idx)
+				pos = feedLine(pos, idx, nil)
 				idx++
 			}
 			for ci < len(b.cands) && b.cands[ci].start < pos {
@@ -254,7 +276,7 @@ func feedBlocks(st *state, maxLine int, ordered, free chan *block) {
 				break
 			}
 			c := b.cands[ci]
-			pos, idx = feedLine(c.start, c.index), c.index+1
+			pos, idx = feedLine(c.start, c.index, &b.found[ci]), c.index+1
 			ci++
 		}
 		contNext = len(st.pending) > 0

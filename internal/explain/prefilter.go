@@ -26,6 +26,8 @@ type candidates struct {
 	// one-byte literals), tested at the block's last byte, which has no
 	// pair.
 	single [256]bool
+	// oneByte are the one-byte literals, by index.
+	oneByte map[int]byte
 }
 
 // anchor is one thing a byte pair may start: a literal whose pair is at
@@ -33,6 +35,7 @@ type candidates struct {
 type anchor struct {
 	lit  []byte
 	off  int
+	idx  int // the literal's index in Matcher.lits
 	kind anchorKind
 }
 
@@ -45,7 +48,7 @@ const (
 )
 
 func newCandidates(lits []literal) *candidates {
-	c := &candidates{at: map[uint16][]anchor{}}
+	c := &candidates{at: map[uint16][]anchor{}, oneByte: map[int]byte{}}
 	add := func(g uint16, a anchor) {
 		c.set[g>>6] |= 1 << (g & 63)
 		if a.kind != anchorLiteral && slices.ContainsFunc(c.at[g], func(b anchor) bool { return b.kind == a.kind }) {
@@ -59,16 +62,17 @@ func newCandidates(lits []literal) *candidates {
 			add(uint16(b)<<8|uint16(x), anchor{kind: anchorAlways})
 		}
 	}
-	for _, l := range lits {
+	for k, l := range lits {
 		t := l.text
 		switch {
 		case bytes.IndexByte(t, '\n') >= 0:
 			// A line never holds a newline: the literal never matches.
 		case len(t) == 1:
 			always(t[0])
+			c.oneByte[k] = t[0]
 		default:
 			off := rarestPair(t)
-			add(uint16(t[off])<<8|uint16(t[off+1]), anchor{lit: t, off: off, kind: anchorLiteral})
+			add(uint16(t[off])<<8|uint16(t[off+1]), anchor{lit: t, off: off, idx: k, kind: anchorLiteral})
 		}
 	}
 	always(0x1b)
@@ -170,6 +174,39 @@ func (c *candidates) verify(b []byte, i int, g uint16) bool {
 		}
 	}
 	return false
+}
+
+// present appends to out the index of every literal in line, once each;
+// seen marks them (the caller clears the bits of those returned).
+func (c *candidates) present(line []byte, seen []uint64, out []int) []int {
+	mark := func(k int) {
+		if seen[k>>6]&(1<<(k&63)) == 0 {
+			seen[k>>6] |= 1 << (k & 63)
+			out = append(out, k)
+		}
+	}
+	set := &c.set
+	for i := 0; i+1 < len(line); i++ {
+		g := uint16(line[i])<<8 | uint16(line[i+1])
+		if set[g>>6]&(1<<(g&63)) == 0 {
+			continue
+		}
+		for _, a := range c.at[g] {
+			if a.kind != anchorLiteral {
+				continue
+			}
+			s := i - a.off
+			if s >= 0 && s+len(a.lit) <= len(line) && bytes.Equal(line[s:s+len(a.lit)], a.lit) {
+				mark(a.idx)
+			}
+		}
+	}
+	for k, b := range c.oneByte {
+		if bytes.IndexByte(line, b) >= 0 {
+			mark(k)
+		}
+	}
+	return out
 }
 
 // remnantEndsAt reports whether b[i] is the last digit of an ESC-less

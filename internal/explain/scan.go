@@ -54,11 +54,9 @@ type Matcher struct {
 	candidates func() *candidates
 }
 
-// literal is one prefilter string with the bigrams that must all be in a
-// line's bigram filter before the string is searched for.
+// literal is one prefilter string.
 type literal struct {
-	text  []byte
-	grams []uint16
+	text []byte
 }
 
 type compiled struct {
@@ -85,7 +83,7 @@ func Compile(d *kb.SignaturesData) (*Matcher, error) {
 		if !ok {
 			i = len(m.lits)
 			litAt[l] = i
-			m.lits = append(m.lits, newLiteral(l))
+			m.lits = append(m.lits, literal{text: []byte(l)})
 		}
 		return i
 	}
@@ -308,37 +306,157 @@ type state struct {
 	m          *Matcher
 	s          *Scan
 	done       func(*Scan, *Hit)
-	norm       normalizer
+	an         analyzer // for the lines fed whole (feed)
 	markerSeen []int
-	present    []bool
-	bf         bloom
+	isMarker   []bool // by literal
 	pkg        string
 	fr         frames
 	pending    []pendingNext
 	next       []pendingNext // reused for the pending list of the next line
 	open       map[int]int   // hit index -> continuations still open
 	factDone   []bool        // facts signatures already matched
+	one        lineFacts     // reused by feed
 }
 
 func (m *Matcher) newState(done func(*Scan, *Hit)) *state {
-	return &state{
+	st := &state{
 		m:          m,
 		s:          &Scan{Counts: map[string]int{}, Absorbed: map[string]string{}},
 		done:       done,
+		an:         m.newAnalyzer(),
 		markerSeen: make([]int, len(m.lits)),
-		present:    make([]bool, len(m.lits)),
+		isMarker:   make([]bool, len(m.lits)),
 		open:       map[int]int{},
 		factDone:   make([]bool, len(m.facts)),
 	}
+	for _, k := range m.markers {
+		st.isMarker[k] = true
+	}
+	return st
+}
+
+// lineFacts is what one line holds, whatever the lines before it: the line
+// normalized, the literals in it, and what the context and signature
+// patterns matched. Workers find it for many lines at once (analyzer);
+// state.apply then adds the lines in order to what the scan knows.
+// Indexes are into an arena of ints that the lines of a block share.
+type lineFacts struct {
+	norm []byte
+	// present: the literals in norm (arena[presentAt:ctxAt]); ctx: the
+	// context patterns that matched, each as its index and its three
+	// captures' spans (package, frame, torch version: 7 ints, -1 when
+	// absent); facts: the facts signatures whose literal is present; sigs:
+	// each matching signature's index, then its submatch indexes.
+	presentAt, ctxAt, factsAt, sigsAt, end int
+}
+
+// analyzer finds lineFacts; each goroutine has its own.
+type analyzer struct {
+	m     *Matcher
+	cand  *candidates
+	norm  normalizer
+	seen  []uint64 // literals seen in the line, as bits
+	ints  []int    // the arena
+	bytes []byte   // normalized lines that are not the raw line's bytes
+	lits  []int    // scratch
+}
+
+func (m *Matcher) newAnalyzer() analyzer {
+	return analyzer{m: m, cand: m.candidates(), seen: make([]uint64, (len(m.lits)+63)/64)}
+}
+
+// reset forgets the lines analyzed so far (their arena is reused).
+func (a *analyzer) reset() {
+	a.ints, a.bytes = a.ints[:0], a.bytes[:0]
+}
+
+// analyze finds what the raw line (with its end of line) holds. The
+// normalized line aliases raw or the analyzer's bytes: both must outlive
+// the lineFacts, until reset.
+func (a *analyzer) analyze(raw []byte) lineFacts {
+	m := a.m
+	line := a.norm.line(raw)
+	if a.norm.rewrote {
+		// Rewritten into the normalizer's buffer, which the next line
+		// reuses: keep a copy.
+		at := len(a.bytes)
+		a.bytes = append(a.bytes, line...)
+		line = a.bytes[at:len(a.bytes):len(a.bytes)]
+	}
+	lf := lineFacts{norm: line, presentAt: len(a.ints)}
+	// Each distinct literal is looked for once, by its anchor pair.
+	a.lits = a.cand.present(line, a.seen, a.lits[:0])
+	a.ints = append(a.ints, a.lits...)
+	lf.ctxAt = len(a.ints)
+	if len(a.lits) == 0 {
+		lf.factsAt, lf.sigsAt, lf.end = lf.ctxAt, lf.ctxAt, lf.ctxAt
+		return lf
+	}
+	has := func(c *compiled) bool {
+		for _, k := range c.lits {
+			if a.seen[k>>6]&(1<<(k&63)) != 0 {
+				return true
+			}
+		}
+		return false
+	}
+	for i := range m.ctxs {
+		c := &m.ctxs[i]
+		if !has(c) {
+			continue
+		}
+		loc := c.re.FindSubmatchIndex(line)
+		if loc == nil {
+			continue
+		}
+		a.ints = append(a.ints, i)
+		for _, j := range []int{c.pkgIdx, c.frameIdx, c.torchIdx} {
+			if j <= 0 || loc[2*j] < 0 {
+				a.ints = append(a.ints, -1, -1)
+			} else {
+				a.ints = append(a.ints, loc[2*j], loc[2*j+1])
+			}
+		}
+	}
+	lf.factsAt = len(a.ints)
+	for i := range m.facts {
+		if has(&m.facts[i]) {
+			a.ints = append(a.ints, i)
+		}
+	}
+	lf.sigsAt = len(a.ints)
+	for i := range m.sigs {
+		c := &m.sigs[i]
+		if !has(c) {
+			continue
+		}
+		if loc := c.re.FindSubmatchIndex(line); loc != nil {
+			a.ints = append(a.ints, i)
+			a.ints = append(a.ints, loc...)
+		}
+	}
+	lf.end = len(a.ints)
+	for _, k := range a.lits {
+		a.seen[k>>6] = 0
+	}
+	return lf
 }
 
 // feed matches one raw line (with its end of line).
 func (st *state) feed(raw []byte) {
+	st.an.reset()
+	st.one = st.an.analyze(raw)
+	st.apply(&st.one, st.an.ints, raw)
+}
+
+// apply adds one line, analyzed, to the scan: the line after those
+// applied before it. ints is the arena of its lineFacts.
+func (st *state) apply(lf *lineFacts, ints []int, raw []byte) {
 	s, m := st.s, st.m
 	s.Bytes += int64(len(raw))
 	s.Lines++
 	n := s.Lines
-	line := st.norm.line(raw)
+	line := lf.norm
 
 	// Continuations first: a message's following lines.
 	if len(st.pending) > 0 {
@@ -368,48 +486,37 @@ func (st *state) feed(raw []byte) {
 		}
 		st.pending, st.next = st.next, st.pending
 	}
-
-	// Each distinct literal is looked for once: first in the line's
-	// bigram filter (a few bit tests), then, rarely, for real.
-	st.bf.fill(line)
-	for k := range m.lits {
-		st.present[k] = st.bf.has(m.lits[k].grams) && bytes.Contains(line, m.lits[k].text)
+	if lf.presentAt == lf.ctxAt {
+		return // no literal: nothing more to match
 	}
-	for _, k := range m.markers {
-		if st.present[k] {
+
+	for _, k := range ints[lf.presentAt:lf.ctxAt] {
+		if st.isMarker[k] {
 			st.markerSeen[k] = n
 		}
 	}
-	for i := range m.ctxs {
-		c := &m.ctxs[i]
-		if !c.prefilter(st.present) {
-			continue
-		}
-		loc := c.re.FindSubmatchIndex(line)
-		if loc == nil {
-			continue
-		}
-		group := func(j int) []byte {
-			if j <= 0 || loc[2*j] < 0 {
+	for at := lf.ctxAt; at < lf.factsAt; at += 7 {
+		span := func(j int) []byte {
+			if ints[at+j] < 0 {
 				return nil
 			}
-			return line[loc[2*j]:loc[2*j+1]]
+			return line[ints[at+j]:ints[at+j+1]]
 		}
-		if v := group(c.pkgIdx); len(v) > 0 {
+		if v := span(1); len(v) > 0 {
 			st.pkg = cleanCapture(v)
 		}
-		if v := group(c.frameIdx); len(v) > 0 {
+		if v := span(3); len(v) > 0 {
 			st.fr.add(v, n)
 		}
-		if v := group(c.torchIdx); len(v) > 0 {
+		if v := span(5); len(v) > 0 {
 			s.TorchVersion = cleanCapture(v)
 		}
 	}
-	for i := range m.facts {
+	for _, i := range ints[lf.factsAt:lf.sigsAt] {
 		c := &m.facts[i]
 		// A fact is stated once: the first statement wins, and a long
 		// log repeats it on every frame (".../python3.12/site-packages/").
-		if st.factDone[i] || !c.prefilter(st.present) {
+		if st.factDone[i] {
 			continue
 		}
 		sub := c.re.FindSubmatch(line)
@@ -434,15 +541,10 @@ func (st *state) feed(raw []byte) {
 		}
 		st.factDone[i] = true
 	}
-	for i := range m.sigs {
-		c := &m.sigs[i]
-		if !c.prefilter(st.present) {
-			continue
-		}
-		sub := c.re.FindSubmatchIndex(line)
-		if sub == nil {
-			continue
-		}
+	for at := lf.sigsAt; at < lf.end; {
+		c := &m.sigs[ints[at]]
+		sub := ints[at+1 : at+1+2*len(c.captures)]
+		at += 1 + 2*len(c.captures)
 		if c.hasCtx {
 			seen := false
 			for _, mi := range c.markers {
@@ -512,77 +614,6 @@ type pendingNext struct {
 	wrap    bool
 	capture string
 	left    int
-}
-
-func (c *compiled) prefilter(present []bool) bool {
-	for _, k := range c.lits {
-		if present[k] {
-			return true
-		}
-	}
-	return false
-}
-
-// bloom is a 1024-bit set of the byte pairs (bigrams) of one line: a
-// literal can be in the line only if all of its chosen bigrams are.
-type bloom [16]uint64
-
-func gram(a, b byte) uint16 { return (uint16(a)*31 + uint16(b)) & 1023 }
-
-func (f *bloom) fill(line []byte) {
-	*f = bloom{}
-	for i := 0; i+1 < len(line); i++ {
-		g := gram(line[i], line[i+1])
-		f[g>>6] |= 1 << (g & 63)
-	}
-}
-
-func (f *bloom) has(grams []uint16) bool {
-	for _, g := range grams {
-		if f[g>>6]&(1<<(g&63)) == 0 {
-			return false
-		}
-	}
-	return true
-}
-
-// maxGrams is how many bigrams of a literal the filter tests.
-const maxGrams = 8
-
-// newLiteral picks the literal's rarest bigrams (capitals, digits and
-// punctuation are rarer in logs than lower-case letters and spaces), so
-// that an ordinary line fails the filter on its first test or so.
-func newLiteral(l string) literal {
-	type cand struct {
-		g     uint16
-		score int
-	}
-	var cs []cand
-	seen := map[uint16]bool{}
-	for i := 0; i+1 < len(l); i++ {
-		g := gram(l[i], l[i+1])
-		if seen[g] {
-			continue
-		}
-		seen[g] = true
-		cs = append(cs, cand{g, rarity(l[i]) + rarity(l[i+1])})
-	}
-	slices.SortStableFunc(cs, func(a, b cand) int { return b.score - a.score })
-	lit := literal{text: []byte(l)}
-	for i := 0; i < len(cs) && i < maxGrams; i++ {
-		lit.grams = append(lit.grams, cs[i].g)
-	}
-	return lit
-}
-
-func rarity(b byte) int {
-	switch {
-	case b == ' ' || strings.IndexByte("etaoinsrhl", b) >= 0:
-		return 0
-	case b >= 'a' && b <= 'z', b == '.', b == '/', b == '_', b == '-':
-		return 1
-	}
-	return 2
 }
 
 func captures(c *compiled, line []byte, loc []int) map[string]string {
