@@ -26,6 +26,7 @@ import (
 var blockSizes = []struct{ size, maxLine int }{
 	{blockSize, MaxLine},
 	{4096, 1024},
+	{1024, 256},
 	{200, 64},
 	{40, 16},
 	{17, 16},
@@ -138,6 +139,11 @@ func TestBlockScanEdges(t *testing.T) {
 		"long exactly":  pad(63) + "\n" + pad(64) + "\n" + pad(65) + "\n" + pad(1023) + "\n" + pad(1024) + "\n" + pad(1025) + "\nc++: fatal error: Killed signal terminated program cc1plus\n",
 		"long then hit": pad(5000) + "\nc++: fatal error: Killed signal terminated program cc1plus\n",
 		"single bytes":  "\x1b\n\r\n[1m\n\x1b",
+		"frames far above": strings.Repeat("  File \"/opt/venv/lib/python3.12/site-packages/torch/nn/modules/module.py\", line 12, in f\n", 20) +
+			strings.Repeat("noise\n", 45) + "  File \"/x/y.py\", line 1, in g\n" + strings.Repeat("noise\n", 14) +
+			"ImportError: libcudart.so.12: cannot open shared object file: No such file or directory\n" +
+			strings.Repeat("  File \"/z.py\", line 1, in h\n", 3) + strings.Repeat("noise\n", 57) + strings.Repeat("  File \"/w.py\", line 1, in h\n", 3) +
+			"ImportError: libcudart.so.12: cannot open shared object file: No such file or directory\n",
 		"frames": strings.Repeat("  File \"/opt/venv/lib/python3.12/site-packages/torch/nn/modules/module.py\", line 12, in f\n", 20) +
 			"ImportError: /venv/lib/python3.12/site-packages/causal_conv1d_cuda.cpython-312-x86_64-linux-gnu.so: undefined symbol: _ZN3c106detail14torchCheckFailEPKcS2_jRKSs\n",
 	}
@@ -149,6 +155,37 @@ func TestBlockScanEdges(t *testing.T) {
 				sameScan(t, name, []byte(pad(shift)+"\n"+log), bs.size, bs.maxLine, nil)
 			}
 		}
+	}
+}
+
+// Traceback frames count for a hit only within frameWindow lines above it,
+// and the block scan matches frames only there (or near a block's end):
+// frames every 13 lines, hits every 83, so that hits see frames at every
+// distance, 60 and 61 lines included, across block boundaries.
+func TestBlockScanFramesNearHits(t *testing.T) {
+	var b strings.Builder
+	for i := 1; i <= 3000; i++ {
+		switch {
+		case i%166 == 0:
+			b.WriteString("NameError: name 'bare_metal_version' is not defined\n")
+		case i%83 == 0:
+			b.WriteString("c++: fatal error: Killed signal terminated program cc1plus\n")
+		case i%13 == 0:
+			fmt.Fprintf(&b, "  File \"/f/%d.py\", line 1, in g\n", i)
+		default:
+			fmt.Fprintf(&b, "step %d\n", i)
+		}
+	}
+	frames := 0
+	s, _ := Default().Scan(strings.NewReader(b.String()))
+	for _, h := range s.Hits {
+		frames += len(h.Frames)
+	}
+	if frames < 50 {
+		t.Fatalf("only %d frames in the hits", frames)
+	}
+	for _, bs := range blockSizes {
+		sameScan(t, "frames", []byte(b.String()), bs.size, bs.maxLine, nil)
 	}
 }
 

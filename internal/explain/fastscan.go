@@ -100,12 +100,12 @@ func (b *block) search(maxLine int) {
 		b.lines = 1
 		b.cands = append(b.cands, lineSpan{start: 0, end: len(b.data)})
 		b.longs = append(b.longs, lineSpan{start: 0, end: len(b.data)})
-		b.found = append(b.found, b.an.analyze(b.data))
+		b.found = append(b.found, b.an.analyze(b.data, false))
 		return
 	}
 	b.cands = b.an.cand.find(b.data, b.cands)
 	for _, c := range b.cands {
-		b.found = append(b.found, b.an.analyze(fedLine(b.data, c.start, c.end, maxLine)))
+		b.found = append(b.found, b.an.analyze(fedLine(b.data, c.start, c.end, maxLine), true))
 	}
 	b.longs = longSpans(b.data, maxLine, b.longs)
 	// Line indexes: the newlines before each candidate, counted once.
@@ -120,6 +120,19 @@ func (b *block) search(maxLine int) {
 		n++ // the log's last line, without its newline
 	}
 	b.lines = n
+	// Frames count only within frameWindow lines above a hit: match the
+	// deferred ones above a line a signature matched, and near the
+	// block's end (a hit in the next blocks may be close below).
+	below := n // the nearest signature match below, as a line index (the next block's first line at most)
+	for i := len(b.found) - 1; i >= 0; i-- {
+		lf := &b.found[i]
+		if lf.sigsAt < lf.end {
+			below = b.cands[i].index
+		}
+		if lf.deferred && below-b.cands[i].index <= frameWindow {
+			b.an.matchFrames(lf)
+		}
+	}
 }
 
 // fedLine is the bytes of the line at start (its newline at end, or none

@@ -20,8 +20,11 @@ import (
 // one bit test per byte) and verifies the few that are set.
 type candidates struct {
 	set [1 << 16 / 64]uint64
-	// at holds, for an anchor pair, what to verify when the pair is seen.
-	at map[uint16][]anchor
+	// at holds, for an anchor pair, the index in lists of what to verify
+	// when the pair is seen (a table, not a map: a map's hash costs more
+	// than the rest of a look-up).
+	at    [1 << 16]uint16
+	lists [][]anchor
 	// single are bytes that make a line a candidate on their own (ESC,
 	// one-byte literals), tested at the block's last byte, which has no
 	// pair.
@@ -48,13 +51,18 @@ const (
 )
 
 func newCandidates(lits []literal) *candidates {
-	c := &candidates{at: map[uint16][]anchor{}, oneByte: map[int]byte{}}
+	c := &candidates{lists: [][]anchor{nil}, oneByte: map[int]byte{}}
 	add := func(g uint16, a anchor) {
 		c.set[g>>6] |= 1 << (g & 63)
-		if a.kind != anchorLiteral && slices.ContainsFunc(c.at[g], func(b anchor) bool { return b.kind == a.kind }) {
+		if c.at[g] == 0 {
+			c.at[g] = uint16(len(c.lists))
+			c.lists = append(c.lists, nil)
+		}
+		l := &c.lists[c.at[g]]
+		if a.kind != anchorLiteral && slices.ContainsFunc(*l, func(b anchor) bool { return b.kind == a.kind }) {
 			return
 		}
-		c.at[g] = append(c.at[g], a)
+		*l = append(*l, a)
 	}
 	always := func(b byte) {
 		c.single[b] = true
@@ -158,7 +166,7 @@ func (c *candidates) find(b []byte, out []lineSpan) []lineSpan {
 }
 
 func (c *candidates) verify(b []byte, i int, g uint16) bool {
-	for _, a := range c.at[g] {
+	for _, a := range c.lists[c.at[g]] {
 		switch a.kind {
 		case anchorAlways:
 			return true
@@ -191,7 +199,7 @@ func (c *candidates) present(line []byte, seen []uint64, out []int) []int {
 		if set[g>>6]&(1<<(g&63)) == 0 {
 			continue
 		}
-		for _, a := range c.at[g] {
+		for _, a := range c.lists[c.at[g]] {
 			if a.kind != anchorLiteral {
 				continue
 			}

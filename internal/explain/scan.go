@@ -52,7 +52,12 @@ type Matcher struct {
 	absorbed map[string][]string
 	// candidates finds the lines a block scan feeds (built on first use).
 	candidates func() *candidates
+	// users are, by literal, the context, facts and signature patterns
+	// that need it (indexes into ctxs, facts and sigs, in order).
+	users []litUsers
 }
+
+type litUsers struct{ ctxs, facts, sigs []int }
 
 // literal is one prefilter string.
 type literal struct {
@@ -155,6 +160,22 @@ func Compile(d *kb.SignaturesData) (*Matcher, error) {
 			return nil, err
 		}
 		m.facts = append(m.facts, c)
+	}
+	m.users = make([]litUsers, len(m.lits))
+	for i := range m.ctxs {
+		for _, k := range m.ctxs[i].lits {
+			m.users[k].ctxs = append(m.users[k].ctxs, i)
+		}
+	}
+	for i := range m.facts {
+		for _, k := range m.facts[i].lits {
+			m.users[k].facts = append(m.users[k].facts, i)
+		}
+	}
+	for i := range m.sigs {
+		for _, k := range m.sigs[i].lits {
+			m.users[k].sigs = append(m.users[k].sigs, i)
+		}
 	}
 	m.candidates = sync.OnceValue(func() *candidates { return newCandidates(m.lits) })
 	return m, nil
@@ -348,17 +369,25 @@ type lineFacts struct {
 	// absent); facts: the facts signatures whose literal is present; sigs:
 	// each matching signature's index, then its submatch indexes.
 	presentAt, ctxAt, factsAt, sigsAt, end int
+	// Frames-only context patterns (a traceback's "File" lines) may be
+	// left for later (deferred): a frame counts only for a hit at most
+	// frameWindow lines below it, so a worker matches them only where a
+	// signature matched close enough below (block.search). Their matches
+	// are at arena[frameAt:frameEnd], as the ctx ones.
+	deferred          bool
+	frameAt, frameEnd int
 }
 
 // analyzer finds lineFacts; each goroutine has its own.
 type analyzer struct {
-	m     *Matcher
-	cand  *candidates
-	norm  normalizer
-	seen  []uint64 // literals seen in the line, as bits
-	ints  []int    // the arena
-	bytes []byte   // normalized lines that are not the raw line's bytes
-	lits  []int    // scratch
+	m                 *Matcher
+	cand              *candidates
+	norm              normalizer
+	seen              []uint64 // literals seen in the line, as bits
+	ints              []int    // the arena
+	bytes             []byte   // normalized lines that are not the raw line's bytes
+	lits              []int    // scratch
+	ctxs, facts, sigs []int    // scratch
 }
 
 func (m *Matcher) newAnalyzer() analyzer {
@@ -370,10 +399,16 @@ func (a *analyzer) reset() {
 	a.ints, a.bytes = a.ints[:0], a.bytes[:0]
 }
 
-// analyze finds what the raw line (with its end of line) holds. The
+// framesOnly reports a context pattern whose only capture is a frame.
+func (c *compiled) framesOnly() bool {
+	return c.frameIdx > 0 && c.pkgIdx == 0 && c.torchIdx == 0
+}
+
+// analyze finds what the raw line (with its end of line) holds; with
+// deferFrames, frames-only context patterns are left for matchFrames. The
 // normalized line aliases raw or the analyzer's bytes: both must outlive
 // the lineFacts, until reset.
-func (a *analyzer) analyze(raw []byte) lineFacts {
+func (a *analyzer) analyze(raw []byte, deferFrames bool) lineFacts {
 	m := a.m
 	line := a.norm.line(raw)
 	if a.norm.rewrote {
@@ -392,60 +427,80 @@ func (a *analyzer) analyze(raw []byte) lineFacts {
 		lf.factsAt, lf.sigsAt, lf.end = lf.ctxAt, lf.ctxAt, lf.ctxAt
 		return lf
 	}
-	has := func(c *compiled) bool {
-		for _, k := range c.lits {
-			if a.seen[k>>6]&(1<<(k&63)) != 0 {
-				return true
-			}
-		}
-		return false
+	// The patterns to try: those with a literal present, in table order.
+	a.ctxs, a.facts, a.sigs = a.ctxs[:0], a.facts[:0], a.sigs[:0]
+	for _, k := range a.lits {
+		u := &m.users[k]
+		a.ctxs = append(a.ctxs, u.ctxs...)
+		a.facts = append(a.facts, u.facts...)
+		a.sigs = append(a.sigs, u.sigs...)
+		a.seen[k>>6] = 0
 	}
-	for i := range m.ctxs {
-		c := &m.ctxs[i]
-		if !has(c) {
+	if len(a.lits) > 1 {
+		a.ctxs, a.facts, a.sigs = sortedSet(a.ctxs), sortedSet(a.facts), sortedSet(a.sigs)
+	}
+	for _, i := range a.ctxs {
+		if c := &m.ctxs[i]; deferFrames && c.framesOnly() {
+			lf.deferred = true
 			continue
 		}
-		loc := c.re.FindSubmatchIndex(line)
-		if loc == nil {
-			continue
-		}
-		a.ints = append(a.ints, i)
-		for _, j := range []int{c.pkgIdx, c.frameIdx, c.torchIdx} {
-			if j <= 0 || loc[2*j] < 0 {
-				a.ints = append(a.ints, -1, -1)
-			} else {
-				a.ints = append(a.ints, loc[2*j], loc[2*j+1])
-			}
-		}
+		a.matchContext(i, line)
 	}
 	lf.factsAt = len(a.ints)
-	for i := range m.facts {
-		if has(&m.facts[i]) {
-			a.ints = append(a.ints, i)
-		}
-	}
+	a.ints = append(a.ints, a.facts...)
 	lf.sigsAt = len(a.ints)
-	for i := range m.sigs {
-		c := &m.sigs[i]
-		if !has(c) {
-			continue
-		}
-		if loc := c.re.FindSubmatchIndex(line); loc != nil {
+	for _, i := range a.sigs {
+		if loc := m.sigs[i].re.FindSubmatchIndex(line); loc != nil {
 			a.ints = append(a.ints, i)
 			a.ints = append(a.ints, loc...)
 		}
 	}
 	lf.end = len(a.ints)
-	for _, k := range a.lits {
-		a.seen[k>>6] = 0
-	}
 	return lf
+}
+
+// matchContext adds context pattern i's match in line, if any, to the
+// arena.
+func (a *analyzer) matchContext(i int, line []byte) {
+	c := &a.m.ctxs[i]
+	loc := c.re.FindSubmatchIndex(line)
+	if loc == nil {
+		return
+	}
+	a.ints = append(a.ints, i)
+	for _, j := range []int{c.pkgIdx, c.frameIdx, c.torchIdx} {
+		if j <= 0 || loc[2*j] < 0 {
+			a.ints = append(a.ints, -1, -1)
+		} else {
+			a.ints = append(a.ints, loc[2*j], loc[2*j+1])
+		}
+	}
+}
+
+// matchFrames matches the frames-only context patterns analyze left.
+func (a *analyzer) matchFrames(lf *lineFacts) {
+	lf.frameAt = len(a.ints)
+	for _, k := range a.ints[lf.presentAt:lf.ctxAt] {
+		for _, i := range a.m.users[k].ctxs {
+			if a.m.ctxs[i].framesOnly() {
+				a.matchContext(i, lf.norm)
+			}
+		}
+	}
+	lf.frameEnd = len(a.ints)
+	lf.deferred = false
+}
+
+// sortedSet sorts a few indexes and drops repeats.
+func sortedSet(x []int) []int {
+	slices.Sort(x)
+	return slices.Compact(x)
 }
 
 // feed matches one raw line (with its end of line).
 func (st *state) feed(raw []byte) {
 	st.an.reset()
-	st.one = st.an.analyze(raw)
+	st.one = st.an.analyze(raw, false)
 	st.apply(&st.one, st.an.ints, raw)
 }
 
@@ -495,12 +550,20 @@ func (st *state) apply(lf *lineFacts, ints []int, raw []byte) {
 			st.markerSeen[k] = n
 		}
 	}
-	for at := lf.ctxAt; at < lf.factsAt; at += 7 {
+	// The context matches in table order: those analyze found, merged
+	// with the frames matched later (matchFrames).
+	for at, fat := lf.ctxAt, lf.frameAt; at < lf.factsAt || fat < lf.frameEnd; {
+		var c int
+		if fat >= lf.frameEnd || (at < lf.factsAt && ints[at] < ints[fat]) {
+			c, at = at, at+7
+		} else {
+			c, fat = fat, fat+7
+		}
 		span := func(j int) []byte {
-			if ints[at+j] < 0 {
+			if ints[c+j] < 0 {
 				return nil
 			}
-			return line[ints[at+j]:ints[at+j+1]]
+			return line[ints[c+j]:ints[c+j+1]]
 		}
 		if v := span(1); len(v) > 0 {
 			st.pkg = cleanCapture(v)
