@@ -71,7 +71,7 @@ func BenchmarkExplain(b *testing.B) {
 			name string
 			scan func(*Matcher, io.Reader) (*Scan, error)
 		}{
-			{"lines", func(m *Matcher, r io.Reader) (*Scan, error) { return m.scanLines(r, nil) }},
+			{"lines", func(m *Matcher, r io.Reader) (*Scan, error) { return refScan(m, r, MaxLine, nil) }},
 			{"blocks", (*Matcher).Scan},
 		} {
 			b.Run(fmt.Sprintf("%dMB/%s", size>>20, way.name), func(b *testing.B) {

@@ -3,6 +3,7 @@ package explain
 import (
 	"bytes"
 	"slices"
+	"strings"
 )
 
 // candidates finds, in one pass over a block of whole lines, the lines that
@@ -29,8 +30,8 @@ type candidates struct {
 	// one-byte literals), tested at the block's last byte, which has no
 	// pair.
 	single [256]bool
-	// oneByte are the one-byte literals, by index.
-	oneByte map[int]byte
+	// oneByte are the one-byte literals.
+	oneByte []oneByteLit
 }
 
 // anchor is one thing a byte pair may start: a literal whose pair is at
@@ -42,6 +43,11 @@ type anchor struct {
 	kind anchorKind
 }
 
+type oneByteLit struct {
+	b   byte
+	idx int
+}
+
 type anchorKind uint8
 
 const (
@@ -51,7 +57,7 @@ const (
 )
 
 func newCandidates(lits []literal) *candidates {
-	c := &candidates{lists: [][]anchor{nil}, oneByte: map[int]byte{}}
+	c := &candidates{lists: [][]anchor{nil}}
 	add := func(g uint16, a anchor) {
 		c.set[g>>6] |= 1 << (g & 63)
 		if c.at[g] == 0 {
@@ -77,7 +83,7 @@ func newCandidates(lits []literal) *candidates {
 			// A line never holds a newline: the literal never matches.
 		case len(t) == 1:
 			always(t[0])
-			c.oneByte[k] = t[0]
+			c.oneByte = append(c.oneByte, oneByteLit{b: t[0], idx: k})
 		default:
 			off := rarestPair(t)
 			add(uint16(t[off])<<8|uint16(t[off+1]), anchor{lit: t, off: off, idx: k, kind: anchorLiteral})
@@ -99,35 +105,49 @@ func newCandidates(lits []literal) *candidates {
 }
 
 // rarestPair returns the offset of the literal's byte pair least likely in
-// a log (see pairRarity); the first of equals.
+// a log: the least product of the two bytes' frequencies (byteFreq); the
+// first of equals.
 func rarestPair(t []byte) int {
 	best, bestScore := 0, -1
 	for i := 0; i+1 < len(t); i++ {
-		if s := pairRarity(t[i], t[i+1]); s > bestScore {
+		if s := byteFreq(t[i]) * byteFreq(t[i+1]); bestScore < 0 || s < bestScore {
 			best, bestScore = i, s
 		}
 	}
 	return best
 }
 
-// pairRarity scores a byte pair by how seldom logs hold it: capitals and
-// most punctuation are rarer than lower-case letters, digits and spaces,
-// and a pair of two rare bytes rarer still.
-func pairRarity(a, b byte) int {
-	return byteRarity(a)*byteRarity(b) + byteRarity(a) + byteRarity(b)
+// byteFreq is a rough frequency (per mille) of a byte in build and
+// training logs: English words, paths, numbers, few capitals. It only
+// steers the choice of anchors; any choice gives the same result.
+func byteFreq(b byte) int {
+	switch {
+	case b == ' ':
+		return 150
+	case b >= 'a' && b <= 'z':
+		return letterFreq[b-'a']
+	case b >= '0' && b <= '2':
+		return 20
+	case b >= '3' && b <= '9':
+		return 10
+	case b == '/' || b == '.':
+		return 25
+	case b == '_' || b == '-':
+		return 15
+	case b == ':':
+		return 12
+	case strings.IndexByte("ETAIOSCRN", b) >= 0:
+		return 5
+	case strings.IndexByte(",=()\"'[]", b) >= 0:
+		return 6
+	case b >= 'A' && b <= 'Z':
+		return 3
+	}
+	return 1
 }
 
-func byteRarity(b byte) int {
-	switch {
-	case b == ' ' || bytes.IndexByte([]byte("etaoinsrhl"), b) >= 0:
-		return 0
-	case b >= 'a' && b <= 'z', b >= '0' && b <= '9', b == '.', b == '/', b == '_', b == '-', b == ':', b == ',':
-		return 1
-	case b >= 'A' && b <= 'Z':
-		return 2
-	}
-	return 3
-}
+// letterFreq: a to z.
+var letterFreq = [26]int{55, 15, 30, 30, 80, 18, 15, 30, 50, 2, 8, 35, 25, 50, 50, 25, 1, 45, 50, 60, 25, 10, 10, 6, 15, 2}
 
 // lineSpan is one candidate line of a block: its start, the index of its
 // newline (or the block's end), and its index among the block's lines.
@@ -176,7 +196,7 @@ func (c *candidates) verify(b []byte, i int, g uint16) bool {
 			}
 		case anchorLiteral:
 			s := i - a.off
-			if s >= 0 && s+len(a.lit) <= len(b) && bytes.Equal(b[s:s+len(a.lit)], a.lit) {
+			if s >= 0 && s+len(a.lit) <= len(b) && b[s] == a.lit[0] && bytes.Equal(b[s:s+len(a.lit)], a.lit) {
 				return true
 			}
 		}
@@ -204,14 +224,14 @@ func (c *candidates) present(line []byte, seen []uint64, out []int) []int {
 				continue
 			}
 			s := i - a.off
-			if s >= 0 && s+len(a.lit) <= len(line) && bytes.Equal(line[s:s+len(a.lit)], a.lit) {
+			if s >= 0 && s+len(a.lit) <= len(line) && line[s] == a.lit[0] && bytes.Equal(line[s:s+len(a.lit)], a.lit) {
 				mark(a.idx)
 			}
 		}
 	}
-	for k, b := range c.oneByte {
-		if bytes.IndexByte(line, b) >= 0 {
-			mark(k)
+	for _, o := range c.oneByte {
+		if bytes.IndexByte(line, o.b) >= 0 {
+			mark(o.idx)
 		}
 	}
 	return out
