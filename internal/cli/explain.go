@@ -73,8 +73,21 @@ func RunExplain(ctx context.Context, o *ExplainOptions, log string, ios *IO) err
 		}
 		in = fh
 	}
-	// Facts first: a mistake in the source flags is a usage error whatever
-	// the log says.
+	// A log file is scanned while the facts are collected: the two are
+	// independent. (Not stdin, nor --follow: a mistake in the source flags
+	// is a usage error whatever the log says, and must not wait for input.)
+	type scanned struct {
+		scan *explain.Scan
+		err  error
+	}
+	var early chan scanned
+	if log != "-" && !o.Follow {
+		early = make(chan scanned, 1)
+		go func() {
+			s, err := explain.Default().Scan(in)
+			early <- scanned{s, err}
+		}()
+	}
 	f, err := o.Source.Load(ctx)
 	if err != nil {
 		return err
@@ -98,7 +111,12 @@ func RunExplain(ctx context.Context, o *ExplainOptions, log string, ios *IO) err
 			return explain.WriteFinding(ios.Out, fd, color)
 		})
 	} else {
-		scan, err = explain.Default().Scan(in)
+		if early != nil {
+			r := <-early
+			scan, err = r.scan, r.err
+		} else {
+			scan, err = explain.Default().Scan(in)
+		}
 		if scan != nil {
 			findings = explain.Findings(scan, f)
 		}
