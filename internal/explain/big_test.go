@@ -96,6 +96,21 @@ func BenchmarkExplain(b *testing.B) {
 	}
 }
 
+// BenchmarkFindCandidates: the workers' first pass alone (the byte-pair
+// anchor search for candidate lines) over the 50 MB log, on one core.
+func BenchmarkFindCandidates(b *testing.B) {
+	data := (&bigLog{size: 50 << 20}).bytes()
+	c := Default().candidates()
+	b.SetBytes(int64(len(data)))
+	var out []lineSpan
+	cpu0 := cpuTime()
+	for b.Loop() {
+		out = c.find(data, out[:0])
+	}
+	b.ReportMetric(float64(cpuTime()-cpu0)/float64(b.N)/1e6, "cpu-ms/op")
+	b.ReportMetric(float64(len(out)), "lines")
+}
+
 // A 50 MB log streamed through explain: the failures are found on the
 // lines they were written to, root cause first, and the heap does not grow
 // with the log (it is never held whole: the reader hands out 64 KiB at a time).
