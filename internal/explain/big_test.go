@@ -105,7 +105,7 @@ func BenchmarkFindCandidates(b *testing.B) {
 	var out []lineSpan
 	cpu0 := cpuTime()
 	for b.Loop() {
-		out = c.find(data, out[:0])
+		out, _ = c.find(data, out[:0], len(data))
 	}
 	b.ReportMetric(float64(cpuTime()-cpu0)/float64(b.N)/1e6, "cpu-ms/op")
 	b.ReportMetric(float64(len(out)), "lines")

@@ -23,24 +23,25 @@ import (
 // blockSizes are the sizes the block scan is compared at: the real ones,
 // and small ones that put block boundaries and overlong lines everywhere
 // (the reference then cuts lines at the same small maxLine).
-var blockSizes = []struct{ size, maxLine int }{
-	{blockSize, MaxLine},
-	{4096, 1024},
-	{1024, 256},
-	{200, 64},
-	{40, 16},
-	{17, 16},
+var blockSizes = []struct{ size, maxLine, maxCands int }{
+	{blockSize, MaxLine, maxAnalyzed},
+	{4096, 1024, 4096},
+	{4096, 1024, 3},
+	{1024, 256, 8},
+	{200, 64, 1},
+	{40, 16, 2},
+	{17, 16, 1},
 }
 
 // sameScan scans log both ways at one size and reports any difference.
-func sameScan(t testing.TB, name string, log []byte, size, maxLine int, wrap func(io.Reader) io.Reader) {
+func sameScan(t testing.TB, name string, log []byte, size, maxLine, maxCands int, wrap func(io.Reader) io.Reader) {
 	t.Helper()
 	if wrap == nil {
 		wrap = func(r io.Reader) io.Reader { return r }
 	}
 	m := Default()
 	want, wantErr := refScan(m, wrap(bytes.NewReader(log)), maxLine, nil)
-	got, gotErr := m.scanBlocksSized(wrap(bytes.NewReader(log)), size, maxLine)
+	got, gotErr := m.scanBlocksSized(wrap(bytes.NewReader(log)), size, maxLine, maxCands)
 	if fmt.Sprint(wantErr) != fmt.Sprint(gotErr) {
 		t.Fatalf("%s (block %d, line %d): error %v, want %v", name, size, maxLine, gotErr, wantErr)
 	}
@@ -81,7 +82,7 @@ func TestBlockScanMatchesLineScan(t *testing.T) {
 	hits := 0
 	for name, log := range logs {
 		for _, bs := range blockSizes {
-			sameScan(t, name, log, bs.size, bs.maxLine, nil)
+			sameScan(t, name, log, bs.size, bs.maxLine, bs.maxCands, nil)
 		}
 		s, _ := Default().Scan(bytes.NewReader(log))
 		hits += len(s.Hits)
@@ -114,7 +115,7 @@ func TestBlockScanReaders(t *testing.T) {
 			if name == "one byte" && bs.size < 4096 {
 				continue // slow, and nothing the other sizes do not cover
 			}
-			sameScan(t, name, all, bs.size, bs.maxLine, wrap)
+			sameScan(t, name, all, bs.size, bs.maxLine, bs.maxCands, wrap)
 		}
 	}
 }
@@ -149,10 +150,10 @@ func TestBlockScanEdges(t *testing.T) {
 	}
 	for name, log := range cases {
 		for _, bs := range blockSizes {
-			sameScan(t, name, []byte(log), bs.size, bs.maxLine, nil)
+			sameScan(t, name, []byte(log), bs.size, bs.maxLine, bs.maxCands, nil)
 			// And at every offset of a boundary.
 			for shift := range min(bs.size, 80) {
-				sameScan(t, name, []byte(pad(shift)+"\n"+log), bs.size, bs.maxLine, nil)
+				sameScan(t, name, []byte(pad(shift)+"\n"+log), bs.size, bs.maxLine, bs.maxCands, nil)
 			}
 		}
 	}
@@ -185,7 +186,7 @@ func TestBlockScanFramesNearHits(t *testing.T) {
 		t.Fatalf("only %d frames in the hits", frames)
 	}
 	for _, bs := range blockSizes {
-		sameScan(t, "frames", []byte(b.String()), bs.size, bs.maxLine, nil)
+		sameScan(t, "frames", []byte(b.String()), bs.size, bs.maxLine, bs.maxCands, nil)
 	}
 }
 
@@ -195,8 +196,8 @@ func TestBlockScanBigLog(t *testing.T) {
 		t.Skip("50 MB log: skipped with -short")
 	}
 	data := (&bigLog{size: 50 << 20}).bytes()
-	sameScan(t, "50 MB", data, blockSize, MaxLine, nil)
-	sameScan(t, "50 MB", data, 100_000, 1000, nil)
+	sameScan(t, "50 MB", data, blockSize, MaxLine, maxAnalyzed, nil)
+	sameScan(t, "50 MB", data, 100_000, 1000, 50, nil)
 }
 
 // FuzzBlockScan: on any input, at any of the block sizes, the block scan
@@ -214,6 +215,6 @@ func FuzzBlockScan(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, data []byte, which uint8) {
 		bs := blockSizes[int(which)%len(blockSizes)]
-		sameScan(t, "fuzz", data, bs.size, bs.maxLine, nil)
+		sameScan(t, "fuzz", data, bs.size, bs.maxLine, bs.maxCands, nil)
 	})
 }

@@ -28,6 +28,12 @@ const (
 	// maxWorkers bounds the goroutines searching blocks: beyond a few, the
 	// one goroutine that feeds candidates in order is the limit.
 	maxWorkers = 8
+	// maxAnalyzed caps the candidate lines a worker analyzes in one block
+	// (a real block of 256 KiB has a few hundred): what it keeps of each
+	// costs more than a short line, so a hostile log of short matching
+	// lines would otherwise hold many times its blocks in memory. The rest
+	// of such a block is fed line by line, in order.
+	maxAnalyzed = 4096
 )
 
 // block is a run of whole lines of the log and what the workers found in
@@ -45,19 +51,23 @@ type block struct {
 	found []lineFacts // by candidate, in an.ints
 	longs []lineSpan
 	lines int // lines in data
-	an    analyzer
-	done  chan struct{}
+	// rest: where the candidates stopped at the cap (len(data) when they
+	// did not); the lines from there are fed one by one. restIndex is
+	// the index of the line at rest.
+	rest, restIndex int
+	an              analyzer
+	done            chan struct{}
 }
 
 // scanBlocks reads r to its end in blocks and scans it.
 func (m *Matcher) scanBlocks(r io.Reader) (*Scan, error) {
-	return m.scanBlocksSized(r, blockSize, MaxLine)
+	return m.scanBlocksSized(r, blockSize, MaxLine, maxAnalyzed)
 }
 
 // scanBlocksSized is scanBlocks with its sizes as arguments (tests make
-// them small, to cross block boundaries and overlong lines often); size
-// must be more than maxLine.
-func (m *Matcher) scanBlocksSized(r io.Reader, size, maxLine int) (*Scan, error) {
+// them small, to cross block boundaries, overlong lines and the cap on
+// analyzed lines often); size must be more than maxLine.
+func (m *Matcher) scanBlocksSized(r io.Reader, size, maxLine, maxCands int) (*Scan, error) {
 	st := m.newState(nil)
 	workers := min(runtime.GOMAXPROCS(0), maxWorkers)
 	// Blocks in flight: each worker one, one being read, one being fed.
@@ -74,7 +84,7 @@ func (m *Matcher) scanBlocksSized(r io.Reader, size, maxLine int) (*Scan, error)
 		go func() {
 			defer wg.Done()
 			for b := range work {
-				b.search(maxLine)
+				b.search(maxLine, maxCands)
 				b.done <- struct{}{}
 			}
 		}()
@@ -93,9 +103,10 @@ func (m *Matcher) scanBlocksSized(r io.Reader, size, maxLine int) (*Scan, error)
 
 // search finds the block's candidate lines, analyzes them and counts the
 // block's lines.
-func (b *block) search(maxLine int) {
+func (b *block) search(maxLine, maxCands int) {
 	b.cands, b.longs, b.found = b.cands[:0], b.longs[:0], b.found[:0]
 	b.an.reset()
+	b.rest = len(b.data)
 	if b.head {
 		b.lines = 1
 		b.cands = append(b.cands, lineSpan{start: 0, end: len(b.data)})
@@ -103,7 +114,7 @@ func (b *block) search(maxLine int) {
 		b.found = append(b.found, b.an.analyze(b.data, false))
 		return
 	}
-	b.cands = b.an.cand.find(b.data, b.cands)
+	b.cands, b.rest = b.an.cand.find(b.data, b.cands, maxCands)
 	for _, c := range b.cands {
 		b.found = append(b.found, b.an.analyze(fedLine(b.data, c.start, c.end, maxLine), true))
 	}
@@ -115,6 +126,7 @@ func (b *block) search(maxLine int) {
 		at = b.cands[i].start
 		b.cands[i].index = n
 	}
+	b.restIndex = n + bytes.Count(b.data[at:b.rest], []byte{'\n'})
 	n += bytes.Count(b.data[at:], []byte{'\n'})
 	if len(b.data) > 0 && b.data[len(b.data)-1] != '\n' {
 		n++ // the log's last line, without its newline
@@ -122,8 +134,9 @@ func (b *block) search(maxLine int) {
 	b.lines = n
 	// Frames count only within frameWindow lines above a hit: match the
 	// deferred ones above a line a signature matched, and near the
-	// block's end (a hit in the next blocks may be close below).
-	below := n // the nearest signature match below, as a line index (the next block's first line at most)
+	// block's end or the cap (a hit in the lines fed one by one or in the
+	// next blocks may be close below).
+	below := b.restIndex // the nearest signature match below, as a line index
 	for i := len(b.found) - 1; i >= 0; i-- {
 		lf := &b.found[i]
 		if lf.sigsAt < lf.end {
@@ -291,6 +304,14 @@ func feedBlocks(st *state, maxLine int, ordered, free chan *block) {
 			c := b.cands[ci]
 			pos, idx = feedLine(c.start, c.index, &b.found[ci]), c.index+1
 			ci++
+		}
+		// Past the cap: every line, as the line-by-line scan does.
+		if pos < b.rest {
+			pos, idx = b.rest, b.restIndex
+		}
+		for b.rest < len(d) && pos < len(d) {
+			pos = feedLine(pos, idx, nil)
+			idx++
 		}
 		contNext = len(st.pending) > 0
 		lines += b.lines

@@ -155,9 +155,12 @@ type lineSpan struct {
 	start, end, index int
 }
 
-// find appends the candidate lines of b to out, in order. b holds whole
-// lines: each ends with a newline except, at the end of the log, the last.
-func (c *candidates) find(b []byte, out []lineSpan) []lineSpan {
+// find appends the candidate lines of b to out, in order, at most limit
+// of them; rest is the start of the line where it stopped at the limit
+// (len(b) when it did not). b holds whole lines: each ends with a newline
+// except, at the end of the log, the last.
+func (c *candidates) find(b []byte, out []lineSpan, limit int) (_ []lineSpan, rest int) {
+	n := 0
 	set := &c.set
 	i := 0
 	for i+1 < len(b) {
@@ -171,18 +174,25 @@ func (c *candidates) find(b []byte, out []lineSpan) []lineSpan {
 			continue
 		}
 		start := bytes.LastIndexByte(b[:i], '\n') + 1
+		if n == limit {
+			return out, start
+		}
 		end := len(b)
 		if k := bytes.IndexByte(b[i:], '\n'); k >= 0 {
 			end = i + k
 		}
 		out = append(out, lineSpan{start: start, end: end})
+		n++
 		i = end + 1
 	}
 	if i == len(b)-1 && c.single[b[i]] {
 		start := bytes.LastIndexByte(b[:i], '\n') + 1
+		if n == limit {
+			return out, start
+		}
 		out = append(out, lineSpan{start: start, end: len(b)})
 	}
-	return out
+	return out, len(b)
 }
 
 func (c *candidates) verify(b []byte, i int, g uint16) bool {
