@@ -74,14 +74,15 @@ func RunExplain(ctx context.Context, o *ExplainOptions, log string, ios *IO) err
 		in = fh
 	}
 	// A log file is scanned while the facts are collected: the two are
-	// independent. (Not stdin, nor --follow: a mistake in the source flags
-	// is a usage error whatever the log says, and must not wait for input.)
+	// independent. (Not a pipe or a terminal on stdin, nor --follow: a
+	// mistake in the source flags is a usage error whatever the log says,
+	// and must not wait for input.)
 	type scanned struct {
 		scan *explain.Scan
 		err  error
 	}
 	var early chan scanned
-	if log != "-" && !o.Follow {
+	if !o.Follow && (log != "-" || isRegularFile(in)) {
 		early = make(chan scanned, 1)
 		go func() {
 			s, err := explain.Default().Scan(in)
@@ -157,6 +158,17 @@ func RunExplain(ctx context.Context, o *ExplainOptions, log string, ios *IO) err
 		return findingsError{}
 	}
 	return nil
+}
+
+// isRegularFile reports a reader that is a regular file (stdin redirected
+// from one: `fastpath explain - < build.log`).
+func isRegularFile(r io.Reader) bool {
+	f, ok := r.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode().IsRegular()
 }
 
 func factsLabel(s *SourceFlags) string {
