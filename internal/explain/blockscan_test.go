@@ -48,6 +48,15 @@ func sameScan(t testing.TB, name string, log []byte, size, maxLine, maxCands int
 	if d := cmp.Diff(want, got); d != "" {
 		t.Fatalf("%s (block %d, line %d): block scan differs from line scan (-line +block):\n%s", name, size, maxLine, d)
 	}
+	// And the line-by-line scan --follow runs (scanLines: the same
+	// analysis and state as the block scan, one line at a time).
+	lines, linesErr := m.scanLinesSized(wrap(bytes.NewReader(log)), maxLine, func(*Scan, *Hit) {})
+	if fmt.Sprint(wantErr) != fmt.Sprint(linesErr) {
+		t.Fatalf("%s (line %d): scanLines error %v, want %v", name, maxLine, linesErr, wantErr)
+	}
+	if d := cmp.Diff(want, lines); d != "" {
+		t.Fatalf("%s (line %d): scanLines differs from the reference (-reference +scanLines):\n%s", name, maxLine, d)
+	}
 }
 
 // realLogs are the corpus of real logs and the hand-written ones.
