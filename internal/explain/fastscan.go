@@ -9,16 +9,19 @@ import (
 )
 
 // The block scan: what Scan does with a log, with the same result as
-// feeding every line to state.feed (the line-by-line scan ScanFunc runs,
-// which TestBlockScanMatchesLineScan and FuzzBlockScan hold it to).
+// feeding every line to state.feed (the line-by-line scan), and as the
+// scanner before it (refScan, kept in reference_test.go), which
+// TestBlockScanMatchesLineScan and FuzzBlockScan hold it to.
 //
 // The log is read in blocks of whole lines (blockSize, whatever the size
 // of the log: memory stays bounded and stdin still streams). Workers find
-// each block's candidate lines (candidates.find) and count its lines, in
-// parallel; one goroutine then feeds the candidates, block after block in
-// log order, to the same state the line-by-line scan uses, with the line
-// numbers and byte counts they would have had. A line that follows a hit
-// still waiting for its continuation is fed whatever it holds.
+// each block's candidate lines (candidates.find), analyze them (the
+// stateless part of matching a line: analyzer.analyze) and count its
+// lines, in parallel; one goroutine then applies the analyzed lines,
+// block after block in log order, to the state the line-by-line scan
+// uses, with the line numbers and byte counts they would have had. A line
+// that follows a hit still waiting for its continuation is fed whatever it
+// holds.
 
 const (
 	// blockSize is the bytes read per block: big enough that handing a

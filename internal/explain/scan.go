@@ -4,8 +4,10 @@
 // likely root cause first, with fixes made concrete by the environment's
 // facts.
 //
-// Logs are streamed line by line: memory stays bounded whatever the size of
-// the log, and overlong lines are cut, never buffered whole.
+// Logs are streamed, in blocks of lines searched in parallel (Scan) or line
+// by line (ScanFunc with a callback, for --follow), with the same result:
+// memory stays bounded whatever the size of the log, and overlong lines are
+// cut, never buffered whole.
 package explain
 
 import (
