@@ -73,8 +73,22 @@ func RunExplain(ctx context.Context, o *ExplainOptions, log string, ios *IO) err
 		}
 		in = fh
 	}
-	// Facts first: a mistake in the source flags is a usage error whatever
-	// the log says.
+	// A log file is scanned while the facts are collected: the two are
+	// independent. (Not a pipe or a terminal on stdin, nor --follow: a
+	// mistake in the source flags is a usage error whatever the log says,
+	// and must not wait for input.)
+	type scanned struct {
+		scan *explain.Scan
+		err  error
+	}
+	var early chan scanned
+	if !o.Follow && (log != "-" || isRegularFile(in)) {
+		early = make(chan scanned, 1)
+		go func() {
+			s, err := explain.Default().Scan(in)
+			early <- scanned{s, err}
+		}()
+	}
 	f, err := o.Source.Load(ctx)
 	if err != nil {
 		return err
@@ -98,7 +112,12 @@ func RunExplain(ctx context.Context, o *ExplainOptions, log string, ios *IO) err
 			return explain.WriteFinding(ios.Out, fd, color)
 		})
 	} else {
-		scan, err = explain.Default().Scan(in)
+		if early != nil {
+			r := <-early
+			scan, err = r.scan, r.err
+		} else {
+			scan, err = explain.Default().Scan(in)
+		}
 		if scan != nil {
 			findings = explain.Findings(scan, f)
 		}
@@ -139,6 +158,17 @@ func RunExplain(ctx context.Context, o *ExplainOptions, log string, ios *IO) err
 		return findingsError{}
 	}
 	return nil
+}
+
+// isRegularFile reports a reader that is a regular file (stdin redirected
+// from one: `fastpath explain - < build.log`).
+func isRegularFile(r io.Reader) bool {
+	f, ok := r.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode().IsRegular()
 }
 
 func factsLabel(s *SourceFlags) string {
