@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/fastpath-dev/fastpath/internal/render"
 	"io"
 	"os"
 	"os/signal"
@@ -16,7 +17,6 @@ import (
 	"syscall"
 
 	"github.com/spf13/cobra"
-	"golang.org/x/term"
 
 	"github.com/fastpath-dev/fastpath/internal/diagnose"
 	"github.com/fastpath-dev/fastpath/internal/facts"
@@ -106,7 +106,7 @@ func RunFix(ctx context.Context, o *FixOptions, ios *IO) error {
 		}
 		return nil
 	}
-	fmt.Fprintf(ios.Out, "fix --apply will run %s:\n", plural(len(best), "step", "steps"))
+	fmt.Fprintf(ios.Out, "fix --apply will run %s:\n", render.Count(len(best), "step", "steps"))
 	for i, s := range best {
 		fmt.Fprintf(ios.Out, "  %d. [%s] %s\n", i+1, s.Finding, s.Title)
 		for _, c := range s.Commands {
@@ -214,15 +214,8 @@ func writeBeforeAfter(w io.Writer, before, after []finding.Finding) {
 		sort.Strings(ids)
 		return strings.Join(ids, ", ")
 	}
-	fmt.Fprintf(w, "\ndoctor before -> after: %s -> %s\n", plural(len(before), "finding", "findings"), plural(len(after), "finding", "findings"))
+	fmt.Fprintf(w, "\ndoctor before -> after: %s -> %s\n", render.Count(len(before), "finding", "findings"), render.Count(len(after), "finding", "findings"))
 	fmt.Fprintf(w, "  gone:     %s\n  remain:   %s\n  appeared: %s\n", list(gone), list(remain), list(appeared))
-}
-
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return fmt.Sprintf("%d %s", n, one)
-	}
-	return fmt.Sprintf("%d %s", n, many)
 }
 
 func indent(s, prefix string) string {
@@ -242,13 +235,10 @@ func confirm(in io.Reader, out io.Writer) bool {
 	return a == "y" || a == "yes"
 }
 
-// isTerminalReader reports whether r is a terminal: a tcgetattr that
-// succeeds (golang.org/x/term, no cgo), so /dev/null and /dev/zero, which
-// are character devices but not terminals, are not (F11).
-func isTerminalReader(r io.Reader) bool {
-	f, ok := r.(*os.File)
-	return ok && term.IsTerminal(int(f.Fd()))
-}
+// isTerminalReader reports whether r is a terminal (render.Terminal: a
+// tcgetattr that succeeds, so /dev/null and /dev/zero, which are character
+// devices but not terminals, are not; F11).
+func isTerminalReader(r io.Reader) bool { return render.Terminal(r) }
 
 // factsFingerprint is a SHA-256 of the facts a plan is made from, leaving
 // out what changes on its own from one second to the next (free memory,

@@ -1,0 +1,116 @@
+package cli
+
+import (
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/fastpath-dev/fastpath/internal/render"
+)
+
+// Output is the output flags every command that prints shares
+// (docs/output.md): --format, its aliases --json and --markdown, -v/--verbose,
+// -q/--quiet and --width. A command embeds it in its options and registers
+// it with one addOutputFlags call.
+type Output struct {
+	Format   string // --format; "" is the command's first format
+	JSON     bool   // --json: --format json
+	Markdown bool   // --markdown: --format markdown
+	Verbose  bool   // -v: every searched place, all evidence, every fact
+	Quiet    bool   // -q: ids and titles only; the exit status is unchanged
+	Width    int    // --width: columns to wrap text to (0: the terminal's, else 100)
+
+	formats []string
+}
+
+// formatHelp says what each --format value is, for the flag's help.
+var formatHelp = map[string]string{
+	"text":     "text",
+	"json":     "json",
+	"markdown": "markdown",
+	"prom":     "prom (node_exporter textfile metrics)",
+	"nfd":      "nfd (node-feature-discovery labels)",
+}
+
+// addOutputFlags registers o's flags on cmd. formats are the values
+// --format takes, the default first; --json and --markdown are registered
+// as aliases when their format is among them.
+func addOutputFlags(cmd *cobra.Command, o *Output, formats ...string) {
+	o.formats = formats
+	fs := cmd.Flags()
+	var names []string
+	for _, f := range formats {
+		names = append(names, formatHelp[f])
+	}
+	fs.StringVar(&o.Format, "format", "", "output `FORMAT`: "+strings.Join(names, ", ")+" (default "+formats[0]+")")
+	group := []string{"format"}
+	if slices.Contains(formats, "json") {
+		fs.BoolVar(&o.JSON, "json", false, "print JSON (the same as --format json)")
+		group = append(group, "json")
+	}
+	if slices.Contains(formats, "markdown") {
+		fs.BoolVar(&o.Markdown, "markdown", false, "print Markdown (the same as --format markdown)")
+		group = append(group, "markdown")
+	}
+	fs.BoolVarP(&o.Verbose, "verbose", "v", false, "text: show every place searched, all evidence and every fact")
+	fs.BoolVarP(&o.Quiet, "quiet", "q", false, "text: show only each finding's id and title (the exit status is unchanged)")
+	fs.IntVar(&o.Width, "width", 0, "wrap text to `COLUMNS` (default: the terminal's width, else $COLUMNS, else 100)")
+	if len(group) > 1 {
+		cmd.MarkFlagsMutuallyExclusive(group...)
+	}
+	cmd.MarkFlagsMutuallyExclusive("verbose", "quiet")
+}
+
+// format is the format asked for: --json, --markdown, --format, or the
+// command's default. A format the command does not print is a usage error.
+func (o *Output) format() (string, error) {
+	switch {
+	case o.JSON:
+		return "json", nil
+	case o.Markdown:
+		return "markdown", nil
+	case o.Format == "":
+		if len(o.formats) == 0 {
+			return "text", nil
+		}
+		return o.formats[0], nil
+	}
+	if len(o.formats) > 0 && !slices.Contains(o.formats, o.Format) {
+		return "", usageErrorf("--format %q: want %s", o.Format, strings.Join(o.formats, ", "))
+	}
+	return o.Format, nil
+}
+
+// level is -q, the default or -v.
+func (o *Output) level() render.Level {
+	switch {
+	case o.Quiet:
+		return render.Quiet
+	case o.Verbose:
+		return render.Verbose
+	}
+	return render.Normal
+}
+
+// text is how text is rendered to ios.Out: colour only on a terminal
+// without NO_COLOR, the width from --width, the terminal, $COLUMNS or 100,
+// and the level.
+func (o *Output) text(ios *IO) render.Options {
+	r := render.Options{Color: ios.IsTTY && !ios.NoColor, Level: o.level(), Width: o.Width}
+	if r.Width <= 0 {
+		r.Width = ios.Width
+	}
+	if r.Width <= 0 {
+		r.Width = render.Detect(nil, os.Getenv, 0, r.Level).Width
+	}
+	return r
+}
+
+// String is o as flags, for messages.
+func (o *Output) String() string {
+	f, _ := o.format()
+	return fmt.Sprintf("--format %s", f)
+}
