@@ -16,8 +16,7 @@ import (
 
 // DiffOptions are `fastpath diff`'s flags.
 type DiffOptions struct {
-	JSON     bool
-	Markdown bool
+	Output   // --format text|json|markdown, -v, -q
 	All      bool
 	Expect   int // --expect N: machines that should have reported
 }
@@ -61,11 +60,9 @@ machines than --expect reported.`,
 			return RunDiff(o, args, ios)
 		},
 	}
-	cmd.Flags().BoolVar(&o.JSON, "json", false, "print JSON: machines, every fact compared with a differs flag, findings")
-	cmd.Flags().BoolVar(&o.Markdown, "markdown", false, "print Markdown tables")
+	addOutputFlags(cmd, &o.Output, "text", "json", "markdown")
 	cmd.Flags().BoolVar(&o.All, "all", false, "also print the facts every machine agrees on")
 	cmd.Flags().IntVar(&o.Expect, "expect", 0, "`N` machines should have reported (e.g. $SLURM_JOB_NUM_NODES); fewer is an error")
-	cmd.MarkFlagsMutuallyExclusive("json", "markdown")
 	return cmd
 }
 

@@ -19,10 +19,10 @@ import (
 
 // DoctorOptions are `fastpath doctor`'s flags.
 type DoctorOptions struct {
-	Source   SourceFlags
-	Output            // --format text|json|markdown|prom|nfd (--json, --markdown are aliases), -v, -q
-	Models   []string // --model CONFIG|DIR|ORG/NAME (repeatable)
-	Live     LiveFlags
+	Source SourceFlags
+	Output          // --format text|json|markdown|prom|nfd (--json, --markdown are aliases), -v, -q
+	Models []string // --model CONFIG|DIR|ORG/NAME (repeatable)
+	Live   LiveFlags
 	// JSONLines: one line of JSON labelled with the node's name (diff.go).
 	JSONLines bool
 }

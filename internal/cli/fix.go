@@ -65,6 +65,7 @@ findings remain, 2 usage error, refusal, or a step that failed.`,
 		},
 	}
 	o.Plan.register(cmd.Flags(), false)
+	addOutputFlags(cmd, &o.Plan.Output, "text")
 	cmd.Flags().BoolVar(&o.Apply, "apply", false, "carry out the plan (otherwise it is only shown)")
 	cmd.Flags().BoolVar(&o.Yes, "yes", false, "do not ask for confirmation")
 	return cmd

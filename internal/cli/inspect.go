@@ -17,7 +17,7 @@ import (
 // InspectOptions are `fastpath inspect`'s flags.
 type InspectOptions struct {
 	GPUs      []string // --gpu CC (repeatable)
-	JSON      bool
+	Output    // --format text|json, -v, -q
 	Cuobjdump bool
 	All       bool // --all: with --cuobjdump, list relocatable fatbins too (cuobjdump -all)
 }
@@ -57,7 +57,7 @@ Exit status:
 	}
 	f := cmd.Flags()
 	f.StringArrayVar(&o.GPUs, "gpu", nil, "judge each file for a GPU of compute capability `CC` (12.0, sm_120 or 120; repeatable)")
-	f.BoolVar(&o.JSON, "json", false, `print {"files": [...]} as JSON`)
+	addOutputFlags(cmd, &o.Output, "text", "json")
 	f.BoolVar(&o.Cuobjdump, "cuobjdump", false, "print what cuobjdump --list-elf then --list-ptx print for each file")
 	f.BoolVar(&o.All, "all", false, "with --cuobjdump: list relocatable (__nv_relfatbin) code too, as cuobjdump -all does")
 	return cmd

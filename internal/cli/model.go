@@ -20,7 +20,7 @@ import (
 // ModelOptions are `fastpath model`'s flags.
 type ModelOptions struct {
 	Source SourceFlags
-	JSON   bool
+	Output // --format text|json, -v, -q
 }
 
 func newModelCommand(ios *IO) *cobra.Command {
@@ -39,7 +39,7 @@ functions transformers will resolve to a package and which to torch.` + exitStat
 		},
 	}
 	o.Source.register(cmd.Flags(), true)
-	cmd.Flags().BoolVar(&o.JSON, "json", false, "print JSON (DESIGN's model shape, with per-function verdicts)")
+	addOutputFlags(cmd, &o.Output, "text", "json")
 	return cmd
 }
 

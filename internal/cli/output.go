@@ -62,6 +62,28 @@ func addOutputFlags(cmd *cobra.Command, o *Output, formats ...string) {
 		cmd.MarkFlagsMutuallyExclusive(group...)
 	}
 	cmd.MarkFlagsMutuallyExclusive("verbose", "quiet")
+	// Resolve --format into JSON/Markdown before the command runs, so a
+	// run function reads o.JSON whichever spelling was used.
+	prev := cmd.PreRunE
+	cmd.PreRunE = func(c *cobra.Command, args []string) error {
+		if err := o.resolve(); err != nil {
+			return err
+		}
+		if prev != nil {
+			return prev(c, args)
+		}
+		return nil
+	}
+}
+
+// resolve validates --format and sets Format, JSON and Markdown to agree.
+func (o *Output) resolve() error {
+	f, err := o.format()
+	if err != nil {
+		return err
+	}
+	o.Format, o.JSON, o.Markdown = f, f == "json", f == "markdown"
+	return nil
 }
 
 // format is the format asked for: --json, --markdown, --format, or the

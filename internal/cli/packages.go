@@ -14,7 +14,7 @@ import (
 // PackagesOptions are `fastpath packages`' flags.
 type PackagesOptions struct {
 	Source SourceFlags
-	JSON   bool
+	Output // --format text|json (pip list --format=json's JSON), -v, -q
 }
 
 func newPackagesCommand(ios *IO) *cobra.Command {
@@ -31,7 +31,7 @@ without running Python. --json prints exactly what
 		},
 	}
 	o.Source.register(cmd.Flags(), false)
-	cmd.Flags().BoolVar(&o.JSON, "json", false, "print pip list --format=json's JSON")
+	addOutputFlags(cmd, &o.Output, "text", "json")
 	return cmd
 }
 
