@@ -16,9 +16,9 @@ import (
 
 // DiffOptions are `fastpath diff`'s flags.
 type DiffOptions struct {
-	Output   // --format text|json|markdown, -v, -q
-	All      bool
-	Expect   int // --expect N: machines that should have reported
+	Output // --format text|json|markdown, -v, -q
+	All    bool
+	Expect int // --expect N: machines that should have reported
 }
 
 func newDiffCommand(ios *IO) *cobra.Command {
@@ -120,9 +120,9 @@ func RunDiff(o *DiffOptions, paths []string, ios *IO) error {
 	case o.JSON:
 		err = report.JSON(ios.Out, d)
 	case o.Markdown:
-		err = d.Markdown(ios.Out, fleet.Options{All: o.All})
+		err = d.Markdown(ios.Out, fleet.Options{All: o.All || o.Verbose})
 	default:
-		err = d.Text(ios.Out, fleet.Options{All: o.All})
+		err = d.Text(ios.Out, fleet.Options{All: o.All || o.Verbose, Quiet: o.Quiet})
 	}
 	if err != nil {
 		return err

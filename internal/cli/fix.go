@@ -87,7 +87,7 @@ func RunFix(ctx context.Context, o *FixOptions, ios *IO) error {
 		return usageErrorf("fix --apply changes the live machine only: the plan was made from %s", planFacts.Source.Kind)
 	}
 	if !o.Apply {
-		if err := plan.WriteText(ios.Out, pl); err != nil {
+		if err := plan.WriteText(ios.Out, pl, o.Plan.text(ios)); err != nil {
 			return err
 		}
 		if len(pl.Steps) > 0 {

@@ -17,7 +17,7 @@ import (
 // InspectOptions are `fastpath inspect`'s flags.
 type InspectOptions struct {
 	GPUs      []string // --gpu CC (repeatable)
-	Output    // --format text|json, -v, -q
+	Output             // --format text|json, -v, -q
 	Cuobjdump bool
 	All       bool // --all: with --cuobjdump, list relocatable fatbins too (cuobjdump -all)
 }

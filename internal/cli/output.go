@@ -45,7 +45,7 @@ func addOutputFlags(cmd *cobra.Command, o *Output, formats ...string) {
 	for _, f := range formats {
 		names = append(names, formatHelp[f])
 	}
-	fs.StringVar(&o.Format, "format", "", "output `FORMAT`: "+strings.Join(names, ", ")+" (default "+formats[0]+")")
+	fs.StringVar(&o.Format, "format", "", "output `FORMAT`: "+orList(names)+" (default "+formats[0]+")")
 	group := []string{"format"}
 	if slices.Contains(formats, "json") {
 		fs.BoolVar(&o.JSON, "json", false, "print JSON (the same as --format json)")
@@ -101,7 +101,7 @@ func (o *Output) format() (string, error) {
 		return o.formats[0], nil
 	}
 	if len(o.formats) > 0 && !slices.Contains(o.formats, o.Format) {
-		return "", usageErrorf("--format %q: want %s", o.Format, strings.Join(o.formats, ", "))
+		return "", usageErrorf("--format %q: want %s", o.Format, orList(o.formats))
 	}
 	return o.Format, nil
 }
@@ -135,4 +135,12 @@ func (o *Output) text(ios *IO) render.Options {
 func (o *Output) String() string {
 	f, _ := o.format()
 	return fmt.Sprintf("--format %s", f)
+}
+
+// orList is "a", "a or b", "a, b or c".
+func orList(items []string) string {
+	if len(items) < 2 {
+		return strings.Join(items, "")
+	}
+	return strings.Join(items[:len(items)-1], ", ") + " or " + items[len(items)-1]
 }

@@ -74,7 +74,7 @@ func RunPlan(ctx context.Context, o *PlanOptions, ios *IO) error {
 	if o.JSON {
 		return report.JSON(ios.Out, pl)
 	}
-	return plan.WriteText(ios.Out, pl)
+	return plan.WriteText(ios.Out, pl, o.text(ios))
 }
 
 // make collects, diagnoses and plans.

@@ -226,7 +226,7 @@ func RunRemote(cmd *cobra.Command, o *RemoteOptions, args []string, ios *IO) err
 		return keepErr
 	}
 	rep := fleet.NewReport(results)
-	opts := fleet.Options{All: o.All}
+	opts := fleet.Options{All: o.All || o.Verbose, Quiet: o.Quiet}
 	switch {
 	case o.JSON:
 		err = rep.WriteJSON(ios.Out, spool.Get)

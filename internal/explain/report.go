@@ -121,21 +121,18 @@ func WriteFinding(w io.Writer, f Finding, o render.Options) error {
 	return p.Err()
 }
 
-// writeFinding writes f through render's finding block. A log's evidence
-// lines are all decisive (each is a matched line of the log), so the
-// default level shows them all.
+// writeFinding writes f through render's finding block. A log's finding is
+// all decisive: each evidence line is a matched line of the log or a fact
+// its fixes were made from, and the detail is the explanation itself, so
+// every level but -q shows it whole (what -v shows for doctor).
 func writeFinding(p *render.Printer, f Finding) {
 	if p.O.Quiet() {
 		p.FindingQuiet(f.Finding)
 		return
 	}
-	fd := f.Finding
-	if len(fd.Decisive) == 0 {
-		fd.Decisive = make([]int, len(fd.Evidence))
-		for i := range fd.Decisive {
-			fd.Decisive[i] = i
-		}
-	}
+	level := p.O.Level
+	p.O.Level = render.Verbose
 	p.Blank()
-	p.Finding(fd, nil)
+	p.Finding(f.Finding, nil)
+	p.O.Level = level
 }
