@@ -183,5 +183,5 @@ func RunBench(ctx context.Context, o *BenchOptions, ios *IO) error {
 	if o.JSON {
 		return report.JSON(ios.Out, b)
 	}
-	return live.Render(ios.Out, b)
+	return live.Render(ios.Out, b, o.text(ios))
 }

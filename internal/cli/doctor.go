@@ -100,7 +100,7 @@ func renderDoctor(f *facts.Facts, models []*model.Report, format string, text re
 		err = report.Text(ios.Out, f, findings, text, models...)
 		if err == nil && f.Live != nil && !text.Quiet() {
 			fmt.Fprintln(ios.Out)
-			live.RenderProbe(ios.Out, f.Live)
+			live.RenderProbe(ios.Out, f.Live, text)
 		}
 		if err == nil && f.Timings != nil && !text.Quiet() {
 			fmt.Fprintln(ios.Out)

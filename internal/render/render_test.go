@@ -199,3 +199,13 @@ func TestPaletteAndNoColor(t *testing.T) {
 		}
 	}
 }
+
+// Spaces inside a line stay ("title  [id]", a nested "  line"); the space
+// where a line breaks goes.
+func TestWrapKeepsInnerSpaces(t *testing.T) {
+	got := Wrap("  nested  [file.py:4] and more words here", 24, "- ", "  ")
+	want := []string{"-   nested  [file.py:4]", "  and more words here"}
+	if strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Errorf("got %q, want %q", got, want)
+	}
+}

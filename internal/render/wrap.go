@@ -90,34 +90,31 @@ func Width(s string) int {
 // starting with first and every later line with rest (a hanging indent:
 // rest is usually spaces as wide as first). It breaks only at spaces: a
 // word wider than the line (a long path, a URL) is kept whole on a line
-// of its own rather than cut, so it can still be copied. Runs of spaces
-// between words collapse to one; newlines in text start a new line.
+// of its own rather than cut, so it can still be copied. Spaces inside a
+// line are kept as they are ("title  [id]"); the spaces where a line
+// breaks are dropped. Newlines in text start a new line.
 func Wrap(text string, width int, first, rest string) []string {
 	var lines []string
 	prefix := first
 	for _, para := range strings.Split(text, "\n") {
-		words := strings.Fields(para)
-		// A paragraph's own leading spaces (a nested evidence line) stay.
-		if lead := len(para) - len(strings.TrimLeft(para, " ")); lead > 0 && len(words) > 0 {
-			words[0] = para[:lead] + words[0]
-		}
-		cur := prefix
-		curW := Width(prefix)
-		empty := true
-		for _, w := range words {
+		cur, curW := prefix, Width(prefix)
+		gap, seen := 0, false // spaces before the next word; a word seen
+		for _, w := range strings.Split(para, " ") {
+			if w == "" {
+				gap++ // a space more than the one that separates words
+				continue
+			}
+			if seen {
+				gap++
+			}
 			ww := Width(w)
-			if !empty && curW+1+ww > width {
+			if seen && curW+gap+ww > width {
 				lines = append(lines, cur)
-				prefix = rest
-				cur, curW, empty = prefix, Width(prefix), true
+				cur, curW, gap = rest, Width(rest), 0
 			}
-			if !empty {
-				cur += " "
-				curW++
-			}
-			cur += w
-			curW += ww
-			empty = false
+			cur += strings.Repeat(" ", gap) + w
+			curW += gap + ww
+			gap, seen = 0, true
 		}
 		lines = append(lines, strings.TrimRight(cur, " "))
 		prefix = rest
