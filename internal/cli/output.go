@@ -55,8 +55,8 @@ func addOutputFlags(cmd *cobra.Command, o *Output, formats ...string) {
 		fs.BoolVar(&o.Markdown, "markdown", false, "print Markdown (the same as --format markdown)")
 		group = append(group, "markdown")
 	}
-	fs.BoolVarP(&o.Verbose, "verbose", "v", false, "text: show every place searched, all evidence and every fact")
-	fs.BoolVarP(&o.Quiet, "quiet", "q", false, "text: show only each finding's id and title (the exit status is unchanged)")
+	fs.BoolVarP(&o.Verbose, "verbose", "v", false, "text: show everything: every place searched, all evidence, the whole detail, every fact (docs/output.md)")
+	fs.BoolVarP(&o.Quiet, "quiet", "q", false, "text: show only ids and titles, one a line (the exit status is unchanged; docs/output.md)")
 	fs.IntVar(&o.Width, "width", 0, "wrap text to `COLUMNS` (default: the terminal's width, else $COLUMNS, else 100)")
 	if len(group) > 1 {
 		cmd.MarkFlagsMutuallyExclusive(group...)

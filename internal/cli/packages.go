@@ -49,6 +49,13 @@ func RunPackages(ctx context.Context, o *PackagesOptions, ios *IO) error {
 		_, err := ios.Out.Write(append(pyenv.PipListJSON(py.Selected), '\n'))
 		return err
 	}
+	if o.Quiet {
+		// -q: the names only, one a line (pip list's columns otherwise).
+		for _, d := range pyenv.Listed(py.Selected) {
+			fmt.Fprintln(ios.Out, d.Name)
+		}
+		return nil
+	}
 	tw := tabwriter.NewWriter(ios.Out, 0, 0, 1, ' ', 0)
 	fmt.Fprintln(tw, "Package\tVersion\tLocation")
 	for _, d := range pyenv.Listed(py.Selected) {
