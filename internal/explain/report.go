@@ -49,11 +49,11 @@ func (r *Report) Text(w io.Writer, o render.Options) error {
 	pl, name, counts := p.P, r.name(), r.counts()
 	lines := render.Count(r.LinesRead, "line", "lines")
 	if len(r.Findings) == 0 {
-		p.Line(pl.B("fastpath explain") + "  " + name + "  no known failure signature in " + lines)
+		p.Wrap("", "  ", pl.B("fastpath explain")+"  "+name+"  no known failure signature in "+lines)
 		p.Para("  ", "Nothing in this log matches a message fastpath knows; it does not guess. `fastpath doctor` checks the environment itself.")
 		return p.Err()
 	}
-	p.Line(pl.B("fastpath explain") + "  " + name + "  " + pl.B(counts) + " in " + lines)
+	p.Wrap("", "  ", pl.B("fastpath explain")+"  "+name+"  "+pl.B(counts)+" in "+lines)
 	if r.Facts != "" {
 		p.Para("  fixes for: ", r.Facts)
 	}
@@ -78,7 +78,7 @@ func (r *Report) Summary(w io.Writer, o render.Options) error {
 		return nil // -q printed each finding's line as it came
 	}
 	p.Blank()
-	p.Line(p.P.B("fastpath explain") + "  " + r.name() + "  " + r.counts() + " in " + render.Count(r.LinesRead, "line", "lines"))
+	p.Wrap("", "  ", p.P.B("fastpath explain")+"  "+r.name()+"  "+r.counts()+" in "+render.Count(r.LinesRead, "line", "lines"))
 	for i, f := range r.Findings {
 		if i == 0 && len(r.Findings) > 1 {
 			p.Line("  Most likely root cause first:")

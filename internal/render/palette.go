@@ -4,15 +4,17 @@ import "github.com/fastpath-dev/fastpath/internal/finding"
 
 // Palette is the one set of colours: every code is empty when colour is
 // off, so renderers write p.Bold+s+p.Reset unconditionally.
-type Palette struct{ Red, Yellow, Blue, Green, Bold, Dim, Reset string }
+//
+// Every code must be one internal/safetext lets through to a terminal
+// (safetext.ColourCodes); TestPaletteCodesPassSafetext keeps them in step.
+type Palette struct{ Red, Yellow, Blue, Bold, Dim, Reset string }
 
 // NewPalette returns the ANSI palette, or the empty one when on is false.
 func NewPalette(on bool) Palette {
 	if !on {
 		return Palette{}
 	}
-	return Palette{Red: "\x1b[31m", Yellow: "\x1b[33m", Blue: "\x1b[34m", Green: "\x1b[32m",
-		Bold: "\x1b[1m", Dim: "\x1b[2m", Reset: "\x1b[0m"}
+	return Palette{Red: "\x1b[31m", Yellow: "\x1b[33m", Blue: "\x1b[34m", Bold: "\x1b[1m", Dim: "\x1b[2m", Reset: "\x1b[0m"}
 }
 
 // B is s in bold; D is s dimmed.

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/fastpath-dev/fastpath/internal/finding"
+	"github.com/fastpath-dev/fastpath/internal/safetext"
 )
 
 func TestCountAndPlural(t *testing.T) {
@@ -207,5 +208,31 @@ func TestWrapKeepsInnerSpaces(t *testing.T) {
 	want := []string{"-   nested  [file.py:4]", "  and more words here"}
 	if strings.Join(got, "|") != strings.Join(want, "|") {
 		t.Errorf("got %q, want %q", got, want)
+	}
+}
+
+// The palette's codes are exactly those safetext's Writer lets through on
+// a terminal: a code it did not know would reach the user as a visible
+// \u001b escape, and a rule loosened for colour would let untrusted escapes
+// through.
+func TestPaletteCodesPassSafetext(t *testing.T) {
+	p := NewPalette(true)
+	for _, code := range []string{p.Red, p.Yellow, p.Blue, p.Bold, p.Dim, p.Reset} {
+		if safetext.ColourCodes.FindString(code) != code {
+			t.Errorf("palette code %q is not one of safetext.ColourCodes", code)
+		}
+	}
+	// Untrusted text in a finding is still escaped by the Writer under the
+	// renderer, colour or not.
+	var b strings.Builder
+	w := safetext.NewWriter(&b, true)
+	pr := NewPrinter(w, Options{Color: true, Width: 100})
+	pr.Finding(finding.Finding{ID: "x", Severity: finding.Error, Title: "evil \x1b]52;c;aGk=\x07 title"}, nil)
+	w.Flush()
+	if strings.Contains(b.String(), "\x1b]52") || !strings.Contains(b.String(), `\u001b]52`) {
+		t.Errorf("OSC 52 from a title reached the terminal raw: %q", b.String())
+	}
+	if !strings.Contains(b.String(), "\x1b[31m") {
+		t.Errorf("the palette's own colour was escaped: %q", b.String())
 	}
 }

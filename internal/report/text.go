@@ -42,7 +42,7 @@ func Text(w io.Writer, f *facts.Facts, findings []finding.Finding, o TextOptions
 	if f.OS.PrettyName != "" && !o.Verbose() {
 		src += " (" + f.OS.PrettyName + ")" // the OS row is -v's
 	}
-	p.Line(pl.B("fastpath doctor") + "  " + src + "  " + pl.B(Summary(findings)))
+	p.Wrap("", "  ", pl.B("fastpath doctor")+"  "+src+"  "+pl.B(Summary(findings)))
 	for _, fd := range findings {
 		p.Blank()
 		p.Finding(fd, nil)
