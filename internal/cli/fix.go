@@ -96,23 +96,29 @@ func RunFix(ctx context.Context, o *FixOptions, ios *IO) error {
 		return nil
 	}
 	best := pl.Best()
+	// What --apply shows goes through internal/render: prose wraps under a
+	// hanging indent, commands stay on one line.
+	p := render.NewPrinter(ios.Out, o.Plan.text(ios))
 	for _, n := range pl.Notes {
-		fmt.Fprintf(ios.Out, "note: %s\n", n)
+		p.Para("note: ", n)
 	}
 	if len(best) == 0 {
 		if len(pl.Steps) == 0 {
-			fmt.Fprintln(ios.Out, "Nothing to fix.")
+			p.Line("Nothing to fix.")
 		} else {
-			fmt.Fprintln(ios.Out, "No step can be applied here (see `fastpath plan`: every option is manual or has a failing precondition).")
+			p.Para("", "No step can be applied here (see `fastpath plan`: every option is manual or has a failing precondition).")
 		}
-		return nil
+		return p.Err()
 	}
-	fmt.Fprintf(ios.Out, "fix --apply will run %s:\n", render.Count(len(best), "step", "steps"))
+	p.Line("fix --apply will run " + render.Count(len(best), "step", "steps") + ":")
 	for i, s := range best {
-		fmt.Fprintf(ios.Out, "  %d. [%s] %s\n", i+1, s.Finding, s.Title)
+		p.Para(fmt.Sprintf("  %d. ", i+1), "["+string(s.Finding)+"] "+s.Title)
 		for _, c := range s.Commands {
-			fmt.Fprintf(ios.Out, "       $ %s\n", c)
+			p.Cmd("       ", c)
 		}
+	}
+	if err := p.Err(); err != nil {
+		return err
 	}
 	if !o.Yes {
 		isTTY := o.stdinIsTerminal
