@@ -137,7 +137,7 @@ func FactRows(f *facts.Facts) [][2]string {
 		osExtra = append(osExtra, f.OS.Libc)
 	}
 	if f.OS.CPUs > 0 {
-		osExtra = append(osExtra, fmt.Sprintf("%d CPUs", f.OS.CPUs))
+		osExtra = append(osExtra, render.Count(f.OS.CPUs, "CPU", "CPUs"))
 	}
 	if f.OS.MemTotal > 0 {
 		osExtra = append(osExtra, fmt.Sprintf("%.0f GiB RAM", float64(f.OS.MemTotal)/(1<<30)))
@@ -147,7 +147,7 @@ func FactRows(f *facts.Facts) [][2]string {
 	}
 	add("OS", osDesc)
 	if py := f.Python.Selected; py != nil {
-		add("Python", fmt.Sprintf("%s (%s, %s, %d distributions)", py.Interpreter, py.Kind, valueOr(py.Version, "version unknown"), py.NumDists))
+		add("Python", fmt.Sprintf("%s (%s, %s, %s)", py.Interpreter, py.Kind, valueOr(py.Version, "version unknown"), render.Count(py.NumDists, "distribution", "distributions")))
 	} else {
 		add("Python", "none found")
 	}
@@ -155,10 +155,10 @@ func FactRows(f *facts.Facts) [][2]string {
 		var parts []string
 		for i, o := range f.Python.Others {
 			if i == 3 {
-				parts = append(parts, fmt.Sprintf("and %d more", n-3))
+				parts = append(parts, "and "+render.Count(n-3, "more", "more"))
 				break
 			}
-			parts = append(parts, fmt.Sprintf("%s (%s %s, %d distributions)", o.Interpreter, o.Kind, valueOr(o.Version, "?"), o.NumDists))
+			parts = append(parts, fmt.Sprintf("%s (%s %s, %s)", o.Interpreter, o.Kind, valueOr(o.Version, "?"), render.Count(o.NumDists, "distribution", "distributions")))
 		}
 		add("other Pythons", strings.Join(parts, "; "))
 	}
@@ -181,7 +181,7 @@ func FactRows(f *facts.Facts) [][2]string {
 		add("torch", "not installed")
 	}
 	if len(f.CUDA.Compilers) == 0 {
-		add("nvcc", fmt.Sprintf("none found (%d places searched)", len(f.CUDA.Searched)))
+		add("nvcc", "none found ("+render.Count(len(f.CUDA.Searched), "place", "places")+" searched)")
 	}
 	for _, n := range f.CUDA.Compilers {
 		add("nvcc", fmt.Sprintf("%s %s", valueOr(n.Version, "?"), n.Path))
