@@ -29,6 +29,12 @@ func TestMain(m *testing.M) {
 func TestScripts(t *testing.T) {
 	testscript.Run(t, testscript.Params{
 		Dir: "testdata/script",
+		// The scripts match whole lines of the text reports: no wrapping
+		// (internal/render's tests cover it; seed.txtar checks width 100).
+		Setup: func(env *testscript.Env) error {
+			env.Setenv("COLUMNS", "1000")
+			return nil
+		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			// seed DIR: write the seed container into DIR.
 			"seed": func(ts *testscript.TestScript, neg bool, args []string) {

@@ -97,7 +97,7 @@ type BenchOptions struct {
 	Cap     time.Duration
 	NoLayer bool
 	Timeout time.Duration
-	JSON    bool
+	Output  // --format text|json, -v, -q
 }
 
 func newBenchCommand(ios *IO) *cobra.Command {
@@ -129,7 +129,7 @@ Progress goes to stderr.`,
 	fs.DurationVar(&o.Cap, "cap", 20*time.Second, "stop a measurement after `DURATION` (slow fallbacks)")
 	fs.BoolVar(&o.NoLayer, "no-layer", false, "skip the whole-layer forward")
 	fs.DurationVar(&o.Timeout, "timeout", 30*time.Minute, "give the whole benchmark at most `DURATION`")
-	fs.BoolVar(&o.JSON, "json", false, "print JSON")
+	addOutputFlags(cmd, &o.Output, allText, "text", "json")
 	return cmd
 }
 
@@ -180,5 +180,5 @@ func RunBench(ctx context.Context, o *BenchOptions, ios *IO) error {
 	if o.JSON {
 		return report.JSON(ios.Out, b)
 	}
-	return live.Render(ios.Out, b)
+	return live.Render(ios.Out, b, o.text(ios))
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/fastpath-dev/fastpath/internal/render"
 	"github.com/fastpath-dev/fastpath/internal/safetext"
 )
 
@@ -40,6 +41,7 @@ type IO struct {
 	Err     io.Writer
 	IsTTY   bool // Out is a terminal (colour, progress)
 	NoColor bool
+	Width   int // Out's width in columns when it is a terminal, else 0
 }
 
 // Main runs fastpath with args and returns the exit status
@@ -51,7 +53,7 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) ExitCode {
 	errOut := safetext.NewWriter(stderr, isTerminal(stderr))
 	defer out.Flush()
 	defer errOut.Flush()
-	ios := &IO{In: stdin, Out: out, Err: errOut, IsTTY: isTerminal(stdout), NoColor: noColor()}
+	ios := &IO{In: stdin, Out: out, Err: errOut, IsTTY: isTerminal(stdout), NoColor: noColor(), Width: render.TerminalWidth(stdout)}
 	root := NewRootCommand(ios)
 	root.SetArgs(args)
 	root.SetIn(stdin)

@@ -3,11 +3,11 @@ package cli
 import (
 	"errors"
 	"fmt"
-	"github.com/fastpath-dev/fastpath/internal/diagnose"
 	"os"
 
 	"github.com/spf13/cobra"
 
+	"github.com/fastpath-dev/fastpath/internal/diagnose"
 	"github.com/fastpath-dev/fastpath/internal/fixture"
 )
 
@@ -49,8 +49,7 @@ the tests use, then runs the real doctor on it with --root.`,
 			return nil
 		},
 	}
-	cmd.Flags().BoolVar(&o.JSON, "json", false, "print JSON (schema fastpath.v1)")
-	cmd.Flags().BoolVar(&o.Markdown, "markdown", false, "print Markdown")
+	addOutputFlags(cmd, &o.Output, allText, "text", "json", "markdown", "prom", "nfd")
 	cmd.Flags().StringVar(&writeTree, "write-tree", "", "write the seed container into `DIR` and exit (to try --root on it)")
 	return cmd
 }

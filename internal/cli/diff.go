@@ -16,10 +16,9 @@ import (
 
 // DiffOptions are `fastpath diff`'s flags.
 type DiffOptions struct {
-	JSON     bool
-	Markdown bool
-	All      bool
-	Expect   int // --expect N: machines that should have reported
+	Output // --format text|json|markdown, -v, -q
+	All    bool
+	Expect int // --expect N: machines that should have reported
 }
 
 func newDiffCommand(ios *IO) *cobra.Command {
@@ -57,11 +56,9 @@ as missing (and exits 2).`,
 			return RunDiff(o, args, ios)
 		},
 	}
-	cmd.Flags().BoolVar(&o.JSON, "json", false, "print JSON: machines, every fact compared with a differs flag, findings")
-	cmd.Flags().BoolVar(&o.Markdown, "markdown", false, "print Markdown tables")
+	addOutputFlags(cmd, &o.Output, verboseFlag|quietFlag, "text", "json", "markdown")
 	cmd.Flags().BoolVar(&o.All, "all", false, "also print the facts every machine agrees on")
 	cmd.Flags().IntVar(&o.Expect, "expect", 0, "`N` machines should have reported (e.g. $SLURM_JOB_NUM_NODES); fewer is an error")
-	cmd.MarkFlagsMutuallyExclusive("json", "markdown")
 	return cmd
 }
 
@@ -119,9 +116,9 @@ func RunDiff(o *DiffOptions, paths []string, ios *IO) error {
 	case o.JSON:
 		err = report.JSON(ios.Out, d)
 	case o.Markdown:
-		err = d.Markdown(ios.Out, fleet.Options{All: o.All})
+		err = d.Markdown(ios.Out, fleet.Options{All: o.All || o.Verbose})
 	default:
-		err = d.Text(ios.Out, fleet.Options{All: o.All})
+		err = d.Text(ios.Out, fleet.Options{All: o.All || o.Verbose, Quiet: o.Quiet})
 	}
 	if err != nil {
 		return err

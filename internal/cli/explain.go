@@ -17,7 +17,7 @@ import (
 // ExplainOptions are `fastpath explain`'s flags.
 type ExplainOptions struct {
 	Source SourceFlags
-	JSON   bool
+	Output // --format text|json, -v, -q
 	// Follow prints each finding as soon as its evidence is complete.
 	Follow bool
 }
@@ -52,7 +52,7 @@ log is still being written:  tail -f build.log | fastpath explain --follow -
 		},
 	}
 	o.Source.register(cmd.Flags(), diagnoseFlags)
-	cmd.Flags().BoolVar(&o.JSON, "json", false, "print JSON (schema fastpath.v1)")
+	addOutputFlags(cmd, &o.Output, allText, "text", "json")
 	cmd.Flags().BoolVar(&o.Follow, "follow", false, "print each finding as soon as its evidence is complete (for a log still being written: tail -f build.log | fastpath explain --follow -)")
 	return cmd
 }
@@ -98,7 +98,7 @@ func RunExplain(ctx context.Context, o *ExplainOptions, log string, ios *IO) err
 		findings []explain.Finding
 	)
 	if o.Follow {
-		color := ios.IsTTY && !ios.NoColor
+		text := o.text(ios)
 		enc := json.NewEncoder(ios.Out)
 		scan, findings, err = explain.Default().Follow(in, f, func(fd explain.Finding, revised bool) error {
 			if o.JSON {
@@ -109,7 +109,7 @@ func RunExplain(ctx context.Context, o *ExplainOptions, log string, ios *IO) err
 					return err
 				}
 			}
-			return explain.WriteFinding(ios.Out, fd, color)
+			return explain.WriteFinding(ios.Out, fd, text)
 		})
 	} else {
 		if early != nil {
@@ -147,9 +147,9 @@ func RunExplain(ctx context.Context, o *ExplainOptions, log string, ios *IO) err
 		err = report.JSON(ios.Out, rep)
 	case o.Follow:
 		// The findings are printed already: close with the order.
-		err = rep.Summary(ios.Out, ios.IsTTY && !ios.NoColor)
+		err = rep.Summary(ios.Out, o.text(ios))
 	default:
-		err = rep.Text(ios.Out, ios.IsTTY && !ios.NoColor)
+		err = rep.Text(ios.Out, o.text(ios))
 	}
 	if err != nil {
 		return err

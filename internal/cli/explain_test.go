@@ -26,6 +26,7 @@ const logs = "../explain/testdata/logs/"
 // explain's exit statuses and outputs: 1 with an error finding, 0 for
 // warnings only or an unknown log (said plainly), 2 for usage mistakes.
 func TestExplainCommand(t *testing.T) {
+	t.Setenv("COLUMNS", "1000") // whole lines: wrapping is internal/render's to test
 	src := seedSourceFlags(t)
 	for _, tc := range []struct {
 		name  string

@@ -21,8 +21,8 @@ func newFactsCommand(ios *IO) *cobra.Command {
 		},
 	}
 	o.register(cmd.Flags(), machineFlags)
-	// facts always prints JSON; --json is accepted so scripts can pass it to every command.
-	var asJSON bool
-	cmd.Flags().BoolVar(&asJSON, "json", true, "print JSON (the only format; accepted for symmetry with the other commands)")
+	// facts always prints JSON; --json and --format json are accepted so
+	// scripts can pass them to every command.
+	addOutputFlags(cmd, &Output{}, 0, "json")
 	return cmd
 }

@@ -149,7 +149,7 @@ func (k kernelVenv) source() SourceFlags {
 func findingIDs(t *testing.T, k kernelVenv) []finding.ID {
 	t.Helper()
 	var out, errb bytes.Buffer
-	o := &DoctorOptions{JSON: true, Source: k.source(), Models: []string{k.cfg}}
+	o := &DoctorOptions{Output: Output{JSON: true}, Source: k.source(), Models: []string{k.cfg}}
 	if err := RunDoctor(context.Background(), o, &IO{Out: &out, Err: &errb}); err != nil {
 		if _, ok := err.(findingsError); !ok {
 			t.Fatalf("doctor: %v\n%s", err, errb.String())

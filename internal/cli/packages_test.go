@@ -30,7 +30,7 @@ func TestPackagesJSONMatchesPipList(t *testing.T) {
 		pythons = append(pythons, "/usr/bin/python3")
 	}
 	for _, p := range pythons {
-		got := runPackages(t, &PackagesOptions{Source: SourceFlags{Python: p}, JSON: true})
+		got := runPackages(t, &PackagesOptions{Source: SourceFlags{Python: p}, Output: Output{JSON: true}})
 		if want := string(pyenvtest.PipList(t, p)); got != want {
 			t.Errorf("packages --json --python %s\n got %s\nwant %s", p, got, want)
 		}
@@ -39,7 +39,7 @@ func TestPackagesJSONMatchesPipList(t *testing.T) {
 
 func TestNetworkPackagesJSONMatchesPipListInVenv(t *testing.T) {
 	p := pyenvtest.Venv(t)
-	got := runPackages(t, &PackagesOptions{Source: SourceFlags{Python: p}, JSON: true})
+	got := runPackages(t, &PackagesOptions{Source: SourceFlags{Python: p}, Output: Output{JSON: true}})
 	if want := string(pyenvtest.PipList(t, p)); got != want {
 		t.Errorf("packages --json --python %s\n got %s\nwant %s", p, got, want)
 	}
@@ -63,7 +63,7 @@ func TestPackagesTableUnderRoot(t *testing.T) {
 	if got != want {
 		t.Errorf("\n got %q\nwant %q", got, want)
 	}
-	got = runPackages(t, &PackagesOptions{Source: SourceFlags{Root: dir, Env: []string{"PATH=/root/venv/bin:/usr/bin"}}, JSON: true})
+	got = runPackages(t, &PackagesOptions{Source: SourceFlags{Root: dir, Env: []string{"PATH=/root/venv/bin:/usr/bin"}}, Output: Output{JSON: true}})
 	if want := `[{"name": "Fla_Core", "version": "0.4.1", "editable_project_location": "/src/fla"}, {"name": "pip", "version": "24.0"}]` + "\n"; got != want {
 		t.Errorf("json\n got %s\nwant %s", got, want)
 	}

@@ -25,7 +25,7 @@ type PlanOptions struct {
 	NoIndex   bool
 	IndexURLs []string
 	FindLinks []string
-	JSON      bool
+	Output    // --format text|json, -v, -q (fix: text)
 	// githubAPI and timeout let tests point lookups at loopback servers.
 	githubAPI string
 	timeout   time.Duration
@@ -38,9 +38,6 @@ func (o *PlanOptions) register(fs *pflag.FlagSet, withJSON bool) {
 	fs.BoolVar(&o.NoIndex, "no-index", false, "pip --no-index: install only from --find-links locations (no GitHub lookups either)")
 	fs.StringArrayVar(&o.IndexURLs, "index-url", nil, "a PEP 503/691 package index `URL` to look wheels up in and install from (repeatable)")
 	fs.StringArrayVar(&o.FindLinks, "find-links", nil, "a folder or page of wheels, `DIR|URL`, as pip's --find-links (repeatable)")
-	if withJSON {
-		fs.BoolVar(&o.JSON, "json", false, `print JSON: {"steps": [...]}`)
-	}
 }
 
 func newPlanCommand(ios *IO) *cobra.Command {
@@ -61,6 +58,7 @@ fix --apply runs the best viable step of each finding.`,
 		},
 	}
 	o.register(cmd.Flags(), true)
+	addOutputFlags(cmd, &o.Output, allText, "text", "json")
 	return cmd
 }
 
@@ -73,7 +71,7 @@ func RunPlan(ctx context.Context, o *PlanOptions, ios *IO) error {
 	if o.JSON {
 		return report.JSON(ios.Out, pl)
 	}
-	return plan.WriteText(ios.Out, pl)
+	return plan.WriteText(ios.Out, pl, o.text(ios))
 }
 
 // make collects, diagnoses and plans.

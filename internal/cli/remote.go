@@ -23,8 +23,7 @@ type RemoteOptions struct {
 	Targets  string // --targets FILE
 	Parallel int
 	Timeout  time.Duration
-	JSON     bool
-	Markdown bool
+	Output   // --format text|json|markdown, -v, -q
 	All      bool
 	Save     string // --save DIR: each target's doctor report
 	// Doctor flags passed to doctor on every target.
@@ -66,13 +65,11 @@ facts that differ between those that answered.`,
 	f.StringVar(&o.Targets, "targets", "", "read targets from `FILE`, one per line (# comments)")
 	f.IntVar(&o.Parallel, "parallel", 16, "diagnose `N` targets at a time")
 	f.DurationVar(&o.Timeout, "timeout", 60*time.Second, "give each target at most `DURATION`, sending the binary included")
-	f.BoolVar(&o.JSON, "json", false, "print JSON: every target's outcome and doctor report, and the comparison")
-	f.BoolVar(&o.Markdown, "markdown", false, "print Markdown")
+	addOutputFlags(cmd, &o.Output, verboseFlag|quietFlag, "text", "json", "markdown")
 	f.BoolVar(&o.All, "all", false, "also print the facts every target agrees on")
 	f.StringVar(&o.Save, "save", "", "write each target's doctor report to `DIR`/TARGET.json (for fastpath diff)")
 	o.Source.register(f, withRoot|withPython|withGPU|withEnv) // passed on to doctor on each target (doctorArgs)
 	f.StringArrayVar(&o.Models, "model", nil, "also judge this model on each target: `CONFIG|DIR|ORG/NAME` (repeatable)")
-	cmd.MarkFlagsMutuallyExclusive("json", "markdown")
 	return cmd
 }
 
@@ -222,7 +219,7 @@ func RunRemote(cmd *cobra.Command, o *RemoteOptions, args []string, ios *IO) err
 		return keepErr
 	}
 	rep := fleet.NewReport(results)
-	opts := fleet.Options{All: o.All}
+	opts := fleet.Options{All: o.All || o.Verbose, Quiet: o.Quiet}
 	switch {
 	case o.JSON:
 		err = rep.WriteJSON(ios.Out, spool.Get)

@@ -29,6 +29,8 @@ func checkCompilerPresence(c *context) []finding.Finding {
 		} else {
 			fd.Evidence = append(fd.Evidence, "torch's CUDA_HOME resolves to nothing: CUDA_HOME and CUDA_PATH unset, no nvcc on PATH, no /usr/local/cuda")
 		}
+		// The line above decides it; the places searched back it up.
+		fd.Decisive = []int{0}
 		fd.Evidence = append(fd.Evidence, searched(cu.Searched)...)
 		for _, inc := range cu.Incomplete {
 			fd.Evidence = append(fd.Evidence, fmt.Sprintf("%s %s at %s has %s but no %s: it cannot compile CUDA C++",
@@ -281,7 +283,7 @@ func torchEvidence(t *facts.Torch) string {
 func searched(places []string) []string {
 	out := make([]string, 0, len(places))
 	for _, p := range places {
-		out = append(out, "searched: "+p)
+		out = append(out, finding.SearchedPrefix+p)
 	}
 	return out
 }

@@ -4,7 +4,6 @@
 package diagnose
 
 import (
-	"fmt"
 	"path"
 	"slices"
 	"sort"
@@ -15,6 +14,7 @@ import (
 	"github.com/fastpath-dev/fastpath/internal/kb"
 	"github.com/fastpath-dev/fastpath/internal/model"
 	"github.com/fastpath-dev/fastpath/internal/remedy"
+	"github.com/fastpath-dev/fastpath/internal/render"
 )
 
 // check is one diagnosis rule.
@@ -213,9 +213,5 @@ func (c *context) bestCompiler() *facts.NVCC {
 // shellQuote quotes s for a POSIX shell when it needs it.
 func shellQuote(s string) string { return remedy.Quote(s) }
 
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return fmt.Sprintf("%d %s", n, one)
-	}
-	return fmt.Sprintf("%d %s", n, many)
-}
+// plural is render.Count: the one count-and-noun helper.
+func plural(n int, one, many string) string { return render.Count(n, one, many) }

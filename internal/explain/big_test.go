@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/fastpath-dev/fastpath/internal/finding"
+	"github.com/fastpath-dev/fastpath/internal/render"
 )
 
 // noiseLines are what a long build or training log is mostly made of.
@@ -230,10 +231,10 @@ func TestUnknownLog(t *testing.T) {
 		}
 		rep := &Report{Log: "x.log", Findings: fs, LinesRead: s.Lines}
 		var out strings.Builder
-		if err := rep.Text(&out, false); err != nil {
+		if err := rep.Text(&out, render.Options{}); err != nil {
 			t.Fatal(err)
 		}
-		if !strings.Contains(out.String(), fmt.Sprintf("no known failure signature in %s", plural(s.Lines, "line", "lines"))) {
+		if !strings.Contains(out.String(), fmt.Sprintf("no known failure signature in %s", render.Count(s.Lines, "line", "lines"))) {
 			t.Errorf("%q: text %q", log, out.String())
 		}
 	}

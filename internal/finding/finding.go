@@ -3,6 +3,8 @@
 // scripts, the JSON output): add new ones, never rename.
 package finding
 
+import "strings"
+
 // ID names a kind of finding; stable across releases.
 type ID string
 
@@ -72,6 +74,22 @@ type Finding struct {
 	Detail   string   `json:"detail"`
 	Evidence []string `json:"evidence"`
 	Fixes    []Fix    `json:"fixes"`
+	// Decisive indexes the Evidence lines that decide the verdict: the
+	// ones a text report shows by default (docs/output.md). Empty means
+	// "the first lines that are not searched places".
+	Decisive []int `json:"decisive,omitempty"`
+}
+
+// SearchedPrefix starts an evidence line that names a place looked at
+// (found or not), not a fact that decides the verdict: "searched: PATH:
+// /usr/bin/nvcc (absent)". A text report counts these by default and lists
+// them with -v; JSON keeps them in evidence.
+const SearchedPrefix = "searched: "
+
+// SearchedPlace returns the place an evidence line names, and whether the
+// line is a searched place at all.
+func SearchedPlace(line string) (string, bool) {
+	return strings.CutPrefix(line, SearchedPrefix)
 }
 
 // Fix is one way out, with the exact commands for this environment.

@@ -212,7 +212,7 @@ func TestRemoteReport(t *testing.T) {
 	if err := r.Text(&text, Options{}); err != nil {
 		t.Fatal(err)
 	}
-	for _, s := range []string{"n1      findings  0.0      sent    1 errors", "n2      failed", "  | ssh: connect to host n2 port 22: Connection refused", "no-cuda-compiler"} {
+	for _, s := range []string{"n1      findings  0.0      sent    1 error, 0 warnings", "n2      failed", "  | ssh: connect to host n2 port 22: Connection refused", "no-cuda-compiler"} {
 		if !strings.Contains(text.String(), s) {
 			t.Errorf("report lacks %q:\n%s", s, text.String())
 		}

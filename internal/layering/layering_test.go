@@ -23,6 +23,10 @@ const module = "github.com/fastpath-dev/fastpath/"
 var layers = [][]string{
 	// Leaves: plain types and helpers that import nothing of ours.
 	{"internal/finding", "internal/pep440", "internal/safetext", "internal/testenv", "internal/layering"},
+	// The rendering layer: palette, width, wrapping, counts, -v/-q; every
+	// package that renders (plan, explain, live, fleet, report, cli)
+	// imports it, so it sits just under the leaves.
+	{"internal/render"},
 	// The Facts types: what a facts file holds, observations only.
 	{"internal/facts"},
 	// The knowledge base: embedded data and typed accessors.
@@ -53,7 +57,7 @@ var layers = [][]string{
 	{"internal/remote"},
 	{"internal/fleet"},
 	// Rendering for every command.
-	{"internal/report", "internal/render"},
+	{"internal/report"},
 	// Commands, and the hostile-input harness that drives everything.
 	{"internal/cli", "internal/hostile"},
 	// Programs: the binary, and the generator of its CLI reference.

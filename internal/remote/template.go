@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
+
+	"github.com/fastpath-dev/fastpath/internal/remedy"
 )
 
 // Placeholder is what a template's {} stands for: the target.
@@ -197,13 +199,8 @@ func Split(s string) ([]string, error) {
 }
 
 // Quote quotes s for a POSIX shell; words made only of safe characters stay
-// as they are.
-func Quote(s string) string {
-	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789@%+=:,./_-") == "" {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
-}
+// as they are. It is remedy.Quote: one shell quoter.
+func Quote(s string) string { return remedy.Quote(s) }
 
 // MaxTargetLen caps a target's length (a DNS name's limit).
 const MaxTargetLen = 253
