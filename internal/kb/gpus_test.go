@@ -157,3 +157,27 @@ func TestDriverMaxCUDA(t *testing.T) {
 		}
 	}
 }
+
+// TestDriverTableRows keeps DriverMaxCUDA and DriverMinimum on one table:
+// every row's own driver maps back to its CUDA, the rows ascend, and each
+// driver version parses.
+func TestDriverTableRows(t *testing.T) {
+	rows := CUDA().DriverMinimums.Rows
+	if len(rows) < 10 {
+		t.Fatalf("driver_minimums has %d rows", len(rows))
+	}
+	for i, r := range rows {
+		if _, ok := driverVersionNumbers(r.Driver); !ok {
+			t.Errorf("row %s: driver %q does not parse", r.CUDA, r.Driver)
+		}
+		if got := DriverMaxCUDA(r.Driver); got != r.CUDA {
+			t.Errorf("DriverMaxCUDA(%s) = %q, want %s (its own row)", r.Driver, got, r.CUDA)
+		}
+		if full, _, ok := CUDA().DriverMinimum(r.CUDA); ok && full != r.Driver {
+			t.Errorf("DriverMinimum(%s) = %s, want %s", r.CUDA, full, r.Driver)
+		}
+		if i > 0 && (CompareDotted(rows[i-1].CUDA, r.CUDA) >= 0 || CompareDotted(rows[i-1].Driver, r.Driver) >= 0) {
+			t.Errorf("rows %s and %s are not ascending", rows[i-1].CUDA, r.CUDA)
+		}
+	}
+}
