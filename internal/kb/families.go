@@ -22,7 +22,9 @@ type FamiliesData struct {
 		KernelsWindows  []KernelsWindow `json:"kernels_windows"`
 		HubDisableEnv   string          `json:"hub_disable_env"`
 	} `json:"mechanism"`
-	Packages     map[string]KernelPackage   `json:"packages"`
+	// Packages are packages.json's kernel packages, by name (filled on
+	// load: families.json names them only in its function sets).
+	Packages     map[string]KernelPackage   `json:"-"`
 	FunctionSets map[string][]KernelFunc    `json:"function_sets"`
 	Families     map[string]Family          `json:"families"`
 	AttnImpls    map[string]AttnImplRequire `json:"attention_implementations"`
@@ -122,6 +124,8 @@ func Families() *FamiliesData {
 		if err := json.Unmarshal(familiesJSON, &familiesData); err != nil {
 			panic(fmt.Sprintf("kb: data/families.json: %v", err))
 		}
+		// The kernel packages live in packages.json, the one package list.
+		familiesData.Packages = KernelPackages()
 	})
 	return &familiesData
 }
