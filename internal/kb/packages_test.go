@@ -95,9 +95,9 @@ func TestPackageConsumers(t *testing.T) {
 	}
 	for line, dist := range map[string]string{
 		"CUDA error (/build/source/flash-attn/flash_fwd_launch_template.h:184)": "flash-attn",
-		"csrc/selective_scan/selective_scan_fwd_kernel.cuh(12): error":         "mamba-ssm",
-		"xformers/csrc/attention.cpp":                                          "xformers",
-		"torch/csrc/autograd/engine.cpp":                                       "",
+		"csrc/selective_scan/selective_scan_fwd_kernel.cuh(12): error":          "mamba-ssm",
+		"xformers/csrc/attention.cpp":                                           "xformers",
+		"torch/csrc/autograd/engine.cpp":                                        "",
 	} {
 		if got := DistOfSourceLine(line); got != dist {
 			t.Errorf("DistOfSourceLine(%q) = %q, want %q", line, got, dist)
