@@ -1,6 +1,9 @@
 // Command gendoc writes fastpath's CLI reference from the cobra command tree:
-// Markdown into docs/cli and man pages into docs/man. Run it from the
-// repository root after changing a command, a flag or a help text:
+// Markdown into docs/cli and man pages into docs/man; and, from the
+// knowledge base, docs/findings.md, docs/families.md and the README blocks
+// marked <!-- generated:NAME --> ... <!-- end -->. Run it from the
+// repository root after changing a command, a flag, a help text or
+// internal/kb/data:
 //
 //	go run ./internal/cli/gendoc
 //
@@ -39,6 +42,10 @@ func main() {
 		os.Exit(2)
 	}
 	if err := generate(*md, *man); err != nil {
+		fmt.Fprintln(os.Stderr, "gendoc:", err)
+		os.Exit(1)
+	}
+	if err := generateKB("docs", "README.md"); err != nil {
 		fmt.Fprintln(os.Stderr, "gendoc:", err)
 		os.Exit(1)
 	}
