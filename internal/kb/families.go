@@ -4,6 +4,7 @@ import (
 	_ "embed"
 	"encoding/json"
 	"fmt"
+	"sort"
 	"sync"
 )
 
@@ -63,13 +64,19 @@ type KernelFunc struct {
 	Package          string `json:"package"` // key of Packages
 	Module           string `json:"module"`
 	MinVersionLegacy string `json:"min_version_legacy,omitempty"`
+	// TorchRefs are the modeling-module attributes that hold the torch
+	// reference of the function, in the order to try them.
+	TorchRefs []string `json:"torch_refs,omitempty"`
 }
 
 // Family is one model_type.
 type Family struct {
 	Kinds  map[string]KindKernels `json:"kinds"`
 	Layout string                 `json:"layout"`
-	Nested bool                   `json:"nested,omitempty"`
+	// Bench names the routine of internal/live/bench.py that times this
+	// family's kernel layers ("gated_delta_net"); "" when none does.
+	Bench  string `json:"bench,omitempty"`
+	Nested bool   `json:"nested,omitempty"`
 	// UseMambaKernelsFalse is what config use_mamba_kernels=false does.
 	UseMambaKernelsFalse string `json:"use_mamba_kernels_false,omitempty"`
 	// RaisesBefore: transformers releases before this one raise when the
@@ -141,5 +148,17 @@ func (d *FamiliesData) Functions(k KindKernels, from515 bool) []KernelFunc {
 	for _, s := range sets {
 		out = append(out, d.FunctionSets[s]...)
 	}
+	return out
+}
+
+// BenchFamilies are the model types bench.py's routine times, sorted.
+func (d *FamiliesData) BenchFamilies(routine string) []string {
+	var out []string
+	for mt, f := range d.Families {
+		if f.Bench == routine {
+			out = append(out, mt)
+		}
+	}
+	sort.Strings(out)
 	return out
 }
