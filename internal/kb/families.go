@@ -73,6 +73,9 @@ type KernelFunc struct {
 type Family struct {
 	Kinds  map[string]KindKernels `json:"kinds"`
 	Layout string                 `json:"layout"`
+	// Layers is Layout as data: the rule internal/model applies to a
+	// config.json to find each layer's kind.
+	Layers *LayerRule `json:"layers"`
 	// Bench names the routine of internal/live/bench.py that times this
 	// family's kernel layers ("gated_delta_net"); "" when none does.
 	Bench  string `json:"bench,omitempty"`
@@ -86,6 +89,86 @@ type Family struct {
 	RaisesChecked string   `json:"raises_checked,omitempty"`
 	Checked       []string `json:"checked"`
 	AbsentIn      []string `json:"absent_in,omitempty"`
+}
+
+// LayerRule is how a family's configuration class derives each layer's
+// kind (families.json's layers_note describes the rules).
+type LayerRule struct {
+	// Lists are per-layer lists tried first, in order. Strict: a list must
+	// have exactly num_hidden_layers entries; AnyLength: the list alone
+	// sets the layer count.
+	Lists     []string `json:"lists,omitempty"`
+	Strict    bool     `json:"strict,omitempty"`
+	AnyLength bool     `json:"any_length,omitempty"`
+	// Rule is uniform, interval, period, indices, pattern, default or
+	// one_indexed_sets.
+	Rule string `json:"rule"`
+	Kind string `json:"kind,omitempty"` // uniform
+	// Key and Default: the interval or period field and its default, or
+	// the indices / pattern field.
+	Key     string `json:"key,omitempty"`
+	Default int    `json:"default,omitempty"`
+	// Base and SkipFirst: interval's layer i matches where
+	// (i+Base) % interval == 0, never layer 0 when SkipFirst.
+	Base      int  `json:"base,omitempty"`
+	SkipFirst bool `json:"skip_first,omitempty"`
+	// OffsetKey, OffsetDefault and Prefix: period's layer i (counted after
+	// Prefix) matches where i % period == offset.
+	OffsetKey     string   `json:"offset_key,omitempty"`
+	OffsetDefault int      `json:"offset_default,omitempty"`
+	Prefix        []string `json:"prefix,omitempty"`
+	Match         string   `json:"match,omitempty"`
+	Other         string   `json:"other,omitempty"`
+	// Absent is what indices does without its field: none, all, unknown
+	// (with AbsentNote).
+	Absent     string `json:"absent,omitempty"`
+	AbsentNote string `json:"absent_note,omitempty"`
+	// Pattern maps pattern's characters to kinds; DefaultKinds is the
+	// class's default list without one.
+	Pattern      map[string]string `json:"pattern,omitempty"`
+	DefaultKinds []string          `json:"default_kinds,omitempty"`
+	// Runs is default's list as ["kind", count] runs.
+	Runs []LayerRun `json:"runs,omitempty"`
+	// Object and Sets: one_indexed_sets' object and its 1-indexed lists;
+	// Then applies when they are absent.
+	Object string `json:"object,omitempty"`
+	Sets   []struct {
+		Key  string `json:"key"`
+		Kind string `json:"kind"`
+	} `json:"sets,omitempty"`
+	Then *LayerRule `json:"then,omitempty"`
+	// From names where the kinds came from when the rule does not derive
+	// it from its fields.
+	From string `json:"from,omitempty"`
+}
+
+// LayerRun is count layers of one kind, written ["kind", count].
+type LayerRun struct {
+	Kind  string
+	Count int
+}
+
+// UnmarshalJSON reads ["kind", count].
+func (r *LayerRun) UnmarshalJSON(b []byte) error {
+	var pair []json.RawMessage
+	if err := json.Unmarshal(b, &pair); err != nil || len(pair) != 2 {
+		return fmt.Errorf("a run is [\"kind\", count], got %s", b)
+	}
+	if err := json.Unmarshal(pair[0], &r.Kind); err != nil {
+		return err
+	}
+	return json.Unmarshal(pair[1], &r.Count)
+}
+
+// DefaultList expands Runs.
+func (r *LayerRule) DefaultList() []string {
+	var out []string
+	for _, run := range r.Runs {
+		for i := 0; i < run.Count; i++ {
+			out = append(out, run.Kind)
+		}
+	}
+	return out
 }
 
 // KindKernels is what one layer kind needs.
