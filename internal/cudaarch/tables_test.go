@@ -58,7 +58,7 @@ func TestCanTarget(t *testing.T) {
 }
 
 // TestNVCC130ListGPUCode checks the table against `nvcc --list-gpu-code` of 13.0.88 read on
-// the H200 (shared/knowledge/cuda.md): exactly these plain targets.
+// the project's H200 (scripts/device/kb.sh records it): exactly these plain targets.
 func TestNVCC130ListGPUCode(t *testing.T) {
 	want := map[int]bool{75: true, 80: true, 86: true, 87: true, 88: true, 89: true, 90: true, 100: true, 103: true, 110: true, 120: true, 121: true}
 	got := map[int]bool{}
