@@ -76,6 +76,10 @@ type Family struct {
 	// Layers is Layout as data: the rule internal/model applies to a
 	// config.json to find each layer's kind.
 	Layers *LayerRule `json:"layers"`
+	// OracleVariants are the configs scripts/transformers-layer-kinds.py
+	// has transformers' own configuration class write for the family ({}
+	// for its defaults first), to check Layers against.
+	OracleVariants []map[string]any `json:"oracle_variants"`
 	// Bench names the routine of internal/live/bench.py that times this
 	// family's kernel layers ("gated_delta_net"); "" when none does.
 	Bench  string `json:"bench,omitempty"`
