@@ -23,6 +23,8 @@ type FindingsData struct {
 // FindingEntry is one finding id.
 type FindingEntry struct {
 	ID string `json:"id"`
+	// Const is the id's Go name in internal/finding (generated ids.go).
+	Const string `json:"const"`
 	// Severities are the severities the checks give it; SeverityText says
 	// when each applies, for the docs.
 	Severities   []string `json:"severities"`
