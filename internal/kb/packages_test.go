@@ -3,6 +3,7 @@ package kb
 import (
 	"regexp"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -108,5 +109,41 @@ func TestPackageConsumers(t *testing.T) {
 	text := "To install follow https://github.com/fla-org/flash-linear-attention#installation and https://github.com/Dao-AILab/causal-conv1d"
 	if got := DistsOfRepoLinks(text); !slices.Equal(got, []string{"flash-linear-attention", "causal-conv1d"}) {
 		t.Errorf("DistsOfRepoLinks = %v (want the links' order)", got)
+	}
+}
+
+// TestEnvVars: the recorded variables, each group with its source, no
+// name twice, and the kernel packages' force-build knobs covered by a
+// prefix.
+func TestEnvVars(t *testing.T) {
+	d := EnvVars()
+	seen := map[string]bool{}
+	for _, g := range d.Groups {
+		if g.Source == "" || len(g.Names) == 0 {
+			t.Errorf("group %v: no source or names", g.Names)
+		}
+		for _, n := range g.Names {
+			if seen[n] {
+				t.Errorf("%s listed twice", n)
+			}
+			seen[n] = true
+		}
+	}
+	for _, want := range []string{"CUDA_HOME", "TORCH_CUDA_ARCH_LIST", "MAX_JOBS", "USE_HUB_KERNELS", "FLASH_ATTN_CUDA_ARCHS"} {
+		if !seen[want] {
+			t.Errorf("%s is not recorded", want)
+		}
+	}
+	for name, w := range Wheels().Packages {
+		if w.ForceBuildEnv == "" {
+			continue
+		}
+		covered := false
+		for _, p := range d.Prefixes.Names {
+			covered = covered || strings.HasPrefix(w.ForceBuildEnv, p)
+		}
+		if !covered {
+			t.Errorf("%s's %s is not recorded (add a prefix to envvars.json)", name, w.ForceBuildEnv)
+		}
 	}
 }
