@@ -2,6 +2,8 @@ package live
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -64,6 +66,36 @@ func TestScriptsNameNoKBData(t *testing.T) {
 				if strings.Contains(script, q) {
 					t.Errorf("%s writes %s: pass it from the knowledge base", name, q)
 				}
+			}
+		}
+	}
+}
+
+// TestTorchRefsOnH200: every family bench times names, among its torch
+// references, attributes transformers 5.17.0's modeling module really has
+// (read on the project's H200: kb testdata transformers-torch-refs.json).
+func TestTorchRefsOnH200(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "kb", "testdata", "h200-2026-11-30", "transformers-torch-refs.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var reading struct {
+		Transformers string              `json:"transformers"`
+		Modules      map[string][]string `json:"modules"`
+	}
+	if err := json.Unmarshal(b, &reading); err != nil {
+		t.Fatal(err)
+	}
+	a := BenchArgs{}.withKB()
+	for _, mt := range a.Families {
+		attrs, ok := reading.Modules[mt]
+		if !ok {
+			t.Errorf("%s: not in the reading", mt)
+			continue
+		}
+		for _, f := range a.Functions {
+			if !slices.ContainsFunc(f.TorchRefs, func(r string) bool { return slices.Contains(attrs, r) }) {
+				t.Errorf("%s in transformers %s: none of %s's torch references %v exists (module has %v)", mt, reading.Transformers, f.Name, f.TorchRefs, attrs)
 			}
 		}
 	}

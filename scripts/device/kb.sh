@@ -13,7 +13,9 @@ W=$(mktemp -d)
 PY=/opt/torch/.venv/bin/python
 mkdir -p "$OUT" "$W/res"
 exec > >(tee "$OUT/kb.log") 2>&1
-t() { local s=$(date +%s); "$@"; echo "== rc=$? $(( $(date +%s)-s ))s: $*"; }
+# t times a step; its note goes to the log (fd 3), never into the step's own output file.
+exec 3>&1
+t() { local s=$(date +%s); { set +x; } 2>/dev/null; "$@"; local rc=$?; echo "== rc=$rc $(( $(date +%s)-s ))s: $*" >&3; set -x; }
 R=$W/res
 # 1. nvcc: version, targets (nvcc-targets.json cites 13.0's list), gcc guard (cuda.json gcc_max).
 t timeout 20 /usr/local/cuda/bin/nvcc --version > "$R/nvcc-version.txt" 2>&1
