@@ -15,7 +15,7 @@ mkdir -p "$OUT" "$W/res"
 exec > >(tee "$OUT/kb.log") 2>&1
 # t times a step; its note goes to the log (fd 3), never into the step's own output file.
 exec 3>&1
-t() { local s=$(date +%s); { set +x; } 2>/dev/null; "$@"; local rc=$?; echo "== rc=$rc $(( $(date +%s)-s ))s: $*" >&3; set -x; }
+t() { { set +x; } 2>/dev/null; local s=$(date +%s); "$@"; local rc=$?; echo "== rc=$rc $(( $(date +%s)-s ))s: $*" >&3; set -x; }
 R=$W/res
 # 1. nvcc: version, targets (nvcc-targets.json cites 13.0's list), gcc guard (cuda.json gcc_max).
 t timeout 20 /usr/local/cuda/bin/nvcc --version > "$R/nvcc-version.txt" 2>&1
