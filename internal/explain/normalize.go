@@ -45,6 +45,8 @@ var (
 // allocates nothing once the buffer has grown to the longest line.
 type normalizer struct {
 	buf []byte
+	// rewrote: the last line returned is in buf, not the caller's bytes.
+	rewrote bool
 }
 
 // line returns the line without its end of line, terminal escapes and the
@@ -53,6 +55,7 @@ type normalizer struct {
 // is valid until the next call.
 func (n *normalizer) line(line []byte) []byte {
 	line = bytes.TrimRight(line, "\r\n")
+	n.rewrote = false
 	if bytes.IndexByte(line, 0x1b) >= 0 || bytes.IndexByte(line, '\r') >= 0 || hasRemnant(line) {
 		n.buf = append(n.buf[:0], line...)
 		if bytes.IndexByte(n.buf, 0x1b) >= 0 {
@@ -71,6 +74,7 @@ func (n *normalizer) line(line []byte) []byte {
 			}
 		}
 		line = n.buf
+		n.rewrote = true
 	}
 	return stripPrefixes(line)
 }
