@@ -2,7 +2,6 @@ package explain
 
 import (
 	"fmt"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -561,8 +560,6 @@ func (e *env) gpuCapability(caps map[string]string) string {
 	}
 	return ""
 }
-
-var repoDist = regexp.MustCompile(`github\.com/(?:fla-org/(flash-linear-attention)|Dao-AILab/(causal-conv1d)|state-spaces/(mamba))`)
 
 // fallbackFixes install the kernel packages transformers did not find.
 func (e *env) fallbackFixes(caps map[string]string) []finding.Fix {

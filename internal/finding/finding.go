@@ -8,42 +8,10 @@ import "strings"
 // ID names a kind of finding; stable across releases.
 type ID string
 
-// The finding ids of DESIGN.md.
-const (
-	NoCUDACompiler              ID = "no-cuda-compiler"
-	CUDACompilerNotDiscoverable ID = "cuda-compiler-not-discoverable"
-	CUDAHomeInvalid             ID = "cuda-home-invalid"
-	NVCCTorchCUDAMismatch       ID = "nvcc-torch-cuda-mismatch"
-	NVCCCannotTargetGPU         ID = "nvcc-cannot-target-gpu"
-	HostCompilerUnsupported     ID = "host-compiler-unsupported"
-	MissingPythonHeaders        ID = "missing-python-headers"
-	MissingNinja                ID = "missing-ninja"
-	BuildIsolationHidesTorch    ID = "build-isolation-hides-torch"
-	BuildOutOfMemory            ID = "build-out-of-memory"
-	TorchMissing                ID = "torch-missing"
-	TorchCPUOnly                ID = "torch-cpu-only"
-	TorchArchUnsupported        ID = "torch-arch-unsupported"
-	DriverTooOld                ID = "driver-too-old"
-	GPUBusy                     ID = "gpu-busy"
-	FastPathFallback            ID = "fast-path-fallback"
-	ExtensionArchUnsupported    ID = "extension-arch-unsupported"
-	ExtensionABIMismatch        ID = "extension-abi-mismatch"
-	ExtensionCUDAMismatch       ID = "extension-cuda-mismatch"
-	PipPythonMismatch           ID = "pip-python-mismatch"
-	TorchLibrariesMissing       ID = "torch-libraries-missing"
-	// ModelWillNotLoad: the model raises when loaded or on its first forward
-	// (jamba/zamba without mamba-ssm, flash_attention_2 without flash-attn).
-	ModelWillNotLoad ID = "model-will-not-load"
-	// StaticLiveDisagree: the static reading and what the interpreter
-	// answered (`doctor --live`) differ; one of them is wrong.
-	StaticLiveDisagree ID = "static-live-disagree"
-	// ModelNotJudged: some layers of a model could not be tied to code or
-	// to the knowledge base; nothing is claimed about them.
-	ModelNotJudged ID = "model-not-judged"
-	// ModelCodeKBDisagree: the installed transformers' modeling file binds
-	// other kernel functions than the knowledge base lists.
-	ModelCodeKBDisagree ID = "model-code-kb-disagree"
-)
+// The ids themselves are in ids.go, generated from the registry
+// internal/kb/data/findings.json.
+//
+//go:generate go run ./genids
 
 // Severity orders findings: errors make `doctor` exit 1.
 type Severity string

@@ -204,12 +204,13 @@ func (d *CUDAData) TorchWheelArchs(cuda string) []string {
 	return nil
 }
 
-// ToolkitFull is the newest full release of a CUDA minor ("12.8" -> "12.8.1").
-func (d *CUDAData) ToolkitFull(mm string) string {
-	if v, ok := d.ToolkitFullVersions.Rows[mm]; ok {
-		return v
-	}
-	return mm + ".0"
+// ToolkitFull is the newest full release of a CUDA minor ("12.8" ->
+// "12.8.1"), read from toolkit_full_versions; ok is false for a minor the
+// table does not list. Nothing is guessed: an "M.m.0" that NVIDIA never
+// released would name a conda label or an image tag that does not exist.
+func (d *CUDAData) ToolkitFull(mm string) (string, bool) {
+	v, ok := d.ToolkitFullVersions.Rows[mm]
+	return v, ok
 }
 
 // Expand fills {M}, {m}, {p} placeholders with a CUDA version's parts.

@@ -61,7 +61,7 @@ var layers = [][]string{
 	// Commands, and the hostile-input harness that drives everything.
 	{"internal/cli", "internal/hostile"},
 	// Programs: the binary, and the generator of its CLI reference.
-	{"cmd/fastpath", "internal/cli/gendoc"},
+	{"cmd/fastpath", "internal/cli/gendoc", "internal/finding/genids"},
 }
 
 // level returns the layer of pkg (a path inside the module) and whether its

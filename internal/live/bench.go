@@ -12,6 +12,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/fastpath-dev/fastpath/internal/kb"
 	"github.com/fastpath-dev/fastpath/internal/render"
 )
 
@@ -25,6 +26,44 @@ type BenchArgs struct {
 	Runs       int     `json:"runs,omitempty"`
 	CapSeconds float64 `json:"cap_seconds,omitempty"` // per measurement
 	NoLayer    bool    `json:"no_layer,omitempty"`    // skip the whole-layer forward
+	// Families and Functions come from the knowledge base (Bench fills
+	// them when empty): the model types bench.py's Gated DeltaNet routine
+	// times, and the functions it times with their modules and the torch
+	// references transformers keeps for them.
+	Families  []string        `json:"families"`
+	Functions []BenchFunction `json:"functions"`
+}
+
+// BenchFunction is one kernel function bench.py times.
+type BenchFunction struct {
+	Name      string   `json:"name"`
+	Module    string   `json:"module"`
+	TorchRefs []string `json:"torch_refs"`
+}
+
+// gdnRoutine is bench.py's routine for Gated DeltaNet layers.
+const gdnRoutine = "gated_delta_net"
+
+// withKB fills Families and Functions from the knowledge base: the
+// families whose bench is bench.py's Gated DeltaNet routine, and the
+// functions of their linear_attention layers.
+func (a BenchArgs) withKB() BenchArgs {
+	d := kb.Families()
+	if len(a.Families) == 0 {
+		a.Families = d.BenchFamilies(gdnRoutine)
+	}
+	if len(a.Functions) == 0 {
+		seen := map[string]bool{}
+		for _, mt := range a.Families {
+			for _, fn := range d.Functions(d.Families[mt].Kinds["linear_attention"], false) {
+				if !seen[fn.Name] {
+					seen[fn.Name] = true
+					a.Functions = append(a.Functions, BenchFunction{Name: fn.Name, Module: fn.Module, TorchRefs: fn.TorchRefs})
+				}
+			}
+		}
+	}
+	return a
 }
 
 // Bench is bench.py's answer: the JSON of `fastpath bench --json`.
@@ -136,7 +175,7 @@ func finite(f float64) bool { return !math.IsNaN(f) && !math.IsInf(f, 0) }
 
 // Bench runs bench.py.
 func (r *Runner) Bench(ctx context.Context, args BenchArgs) (*Bench, error) {
-	arg, err := json.Marshal(args)
+	arg, err := json.Marshal(args.withKB())
 	if err != nil {
 		return nil, err
 	}

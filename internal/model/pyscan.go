@@ -3,6 +3,8 @@ package model
 import (
 	"sort"
 	"strings"
+
+	"github.com/fastpath-dev/fastpath/internal/kb"
 )
 
 // What a transformers modeling file says about kernels, read off its
@@ -20,8 +22,14 @@ import (
 //     imports, else keeps the torch function).
 
 // kernelRoots are the import roots of kernel packages whose imports are
-// gates.
-var kernelRoots = map[string]bool{"causal_conv1d": true, "fla": true, "mamba_ssm": true, "flash_attn": true, "flash_attn_interface": true}
+// gates: the import names of the KB's kernel packages (packages.json).
+var kernelRoots = func() map[string]bool {
+	m := map[string]bool{}
+	for _, p := range kb.KernelPackages() {
+		m[p.Import] = true
+	}
+	return m
+}()
 
 // CodeGate is one kernel function a modeling file binds.
 type CodeGate struct {

@@ -1,8 +1,10 @@
 // Command gendoc writes fastpath's CLI reference from the cobra command tree:
-// Markdown into docs/cli, man pages into docs/man, and the exit codes of
+// Markdown into docs/cli, man pages into docs/man, the exit codes of
 // every command into docs/exit-status.md (from the table in
-// internal/cli/exit.go). Run it from the repository root after changing a
-// command, a flag, a help text or an exit code:
+// internal/cli/exit.go), and, from the knowledge base, docs/findings.md,
+// docs/families.md and the README blocks marked <!-- generated:NAME -->
+// ... <!-- end -->. Run it from the repository root after changing a
+// command, a flag, a help text, an exit code or internal/kb/data:
 //
 //	go run ./internal/cli/gendoc
 //
@@ -46,6 +48,10 @@ func main() {
 		err = os.WriteFile(*exit, exitStatusPage(rootCommand()), 0o644)
 	}
 	if err != nil {
+		fmt.Fprintln(os.Stderr, "gendoc:", err)
+		os.Exit(1)
+	}
+	if err := generateKB("docs", "README.md"); err != nil {
 		fmt.Fprintln(os.Stderr, "gendoc:", err)
 		os.Exit(1)
 	}
