@@ -48,7 +48,9 @@ func Run(f *facts.Facts) []finding.Finding {
 }
 
 // RunWithModels also judges the models' layer verdicts (doctor --model).
+// It completes f first (Complete): the KB's judgements in f are today's.
 func RunWithModels(f *facts.Facts, models []*model.Report) []finding.Finding {
+	Complete(f)
 	c := newJudgement(f)
 	c.models = models
 	out := []finding.Finding{}

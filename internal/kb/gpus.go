@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/fastpath-dev/fastpath/internal/facts"
 )
 
 // GPUModel is one entry of the GPU table: a PCI device id (for entries
@@ -66,21 +68,7 @@ func GPUTableError() error {
 // NormalizePCIDevice turns a PCI device id as sysfs ("0x2335"), lspci
 // ("2335") or nvidia-smi ("0x233510DE": device and vendor) print it into
 // "0x2335"; "" when it is not one.
-func NormalizePCIDevice(id string) string {
-	s := strings.ToLower(strings.TrimSpace(id))
-	s = strings.TrimPrefix(s, "0x")
-	if len(s) == 8 && strings.HasSuffix(s, "10de") {
-		s = s[:4] // nvidia-smi's pci.device_id puts the vendor in the low half
-	}
-	if len(s) == 0 || len(s) > 4 {
-		return ""
-	}
-	n, err := strconv.ParseUint(s, 16, 16)
-	if err != nil {
-		return ""
-	}
-	return "0x" + strconv.FormatUint(n|0x10000, 16)[1:]
-}
+func NormalizePCIDevice(id string) string { return facts.NormalizePCIDevice(id) }
 
 // GPUByPCIDevice finds an NVIDIA GPU by its PCI device id (0x2335, 2335, or
 // nvidia-smi's 0x233510DE).
