@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"fmt"
 	"os/exec"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -22,7 +23,9 @@ const module = "github.com/fastpath-dev/fastpath/"
 // exactly one entry: a new package is placed here on purpose.
 var layers = [][]string{
 	// Leaves: plain types and helpers that import nothing of ours.
-	{"internal/finding", "internal/pep440", "internal/safetext", "internal/testenv", "internal/layering"},
+	// demo is the seed container as embedded data (internal/fixture
+	// generates it; its tests, not the package, import the fixture).
+	{"internal/finding", "internal/pep440", "internal/safetext", "internal/testenv", "internal/layering", "internal/demo"},
 	// The Facts types: what a facts file holds, observations only.
 	{"internal/facts"},
 	// The knowledge base: embedded data and typed accessors.
@@ -58,6 +61,59 @@ var layers = [][]string{
 	{"internal/cli", "internal/hostile"},
 	// Programs: the binary, and the generator of its CLI reference.
 	{"cmd/fastpath", "internal/cli/gendoc"},
+}
+
+// A rule forbids imports that the layers allow but the design does not.
+type rule struct {
+	from   string   // importing packages: a path, or a group ending in "/..."
+	to     string   // the imported package
+	except []string // importing packages allowed all the same, each for its reason
+	why    string
+}
+
+var rules = []rule{
+	{
+		from: "internal/collect/...", to: "internal/kb",
+		// collect/torch asks the KB which CUDA libraries torch loads: where
+		// to look, not a verdict.
+		except: []string{"internal/collect/torch"},
+		why:    "collectors record observations; judging them against the KB is diagnose's (diagnose.Complete), or a saved facts file freezes an old KB",
+	},
+	{
+		from: "...", to: "internal/fixture",
+		// hostile is the hostile-input harness that only tests import.
+		except: []string{"internal/hostile"},
+		why:    "the test fixture is for tests; the binary's demo tree comes from internal/demo's embedded archive",
+	},
+}
+
+// matches reports whether pkg is pattern, or in the group pattern names
+// ("internal/collect/..." holds internal/collect/gpu; "..." holds all).
+func matches(pattern, pkg string) bool {
+	if pattern == "..." {
+		return true
+	}
+	if prefix, ok := strings.CutSuffix(pattern, "/..."); ok {
+		return strings.HasPrefix(pkg, prefix+"/")
+	}
+	return pkg == pattern
+}
+
+// ruleViolations lists every import in graph that a rule forbids.
+func ruleViolations(graph map[string][]string) []string {
+	var bad []string
+	for pkg, imports := range graph {
+		for _, r := range rules {
+			if !matches(r.from, pkg) || slices.Contains(r.except, pkg) {
+				continue
+			}
+			if slices.Contains(imports, r.to) {
+				bad = append(bad, fmt.Sprintf("%s imports %s: %s", pkg, r.to, r.why))
+			}
+		}
+	}
+	sort.Strings(bad)
+	return bad
 }
 
 // level returns the layer of pkg (a path inside the module) and whether its
@@ -155,6 +211,31 @@ func TestLayers(t *testing.T) {
 	for _, v := range violations(graph) {
 		t.Error(v)
 	}
+	for _, v := range ruleViolations(graph) {
+		t.Error(v)
+	}
+}
+
+// TestBinaryDeps: the shipped program links neither the test fixture nor
+// the harness that drives it (go list -deps ./cmd/fastpath).
+func TestBinaryDeps(t *testing.T) {
+	goTool, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("no go command on PATH:", err)
+	}
+	out, err := exec.Command(goTool, "list", "-deps", module+"cmd/fastpath").Output()
+	if err != nil {
+		t.Fatalf("go list -deps ./cmd/fastpath: %v", err)
+	}
+	deps := strings.Fields(string(out))
+	if !slices.Contains(deps, module+"internal/diagnose") {
+		t.Fatalf("go list -deps ./cmd/fastpath did not list internal/diagnose: %q", deps)
+	}
+	for _, never := range []string{"internal/fixture", "internal/hostile", "internal/testenv"} {
+		if slices.Contains(deps, module+never) {
+			t.Errorf("cmd/fastpath links %s, which is for tests only", never)
+		}
+	}
 }
 
 // TestViolationsFound checks the checker on imports it must refuse and
@@ -174,8 +255,14 @@ func TestViolationsFound(t *testing.T) {
 		{map[string][]string{"internal/collect/gpu": {"internal/collect"}}, 1},
 		{map[string][]string{"internal/diagnose": {"internal/remedy"}}, 0},
 		{map[string][]string{"cmd/fastpath": {"internal/cli"}}, 0},
+		// rules
+		{map[string][]string{"internal/collect/gpu": {"internal/kb"}}, 1},
+		{map[string][]string{"internal/collect/torch": {"internal/kb"}}, 0},
+		{map[string][]string{"internal/diagnose": {"internal/kb"}}, 0},
+		{map[string][]string{"internal/cli": {"internal/fixture"}}, 1},
+		{map[string][]string{"internal/hostile": {"internal/fixture"}}, 0},
 	} {
-		if got := violations(tc.graph); len(got) != tc.want {
+		if got := append(violations(tc.graph), ruleViolations(tc.graph)...); len(got) != tc.want {
 			t.Errorf("violations(%v) = %q, want %d", tc.graph, got, tc.want)
 		}
 	}
