@@ -16,6 +16,7 @@ import (
 	"github.com/fastpath-dev/fastpath/internal/collect"
 	"github.com/fastpath-dev/fastpath/internal/fixture"
 	"github.com/fastpath-dev/fastpath/internal/kb"
+	"github.com/fastpath-dev/fastpath/internal/pep440"
 	"github.com/fastpath-dev/fastpath/internal/source"
 	"github.com/fastpath-dev/fastpath/internal/testenv"
 )
@@ -474,7 +475,7 @@ func TestNetworkCodeAgreesWithKB(t *testing.T) {
 						codeKinds[k.Kind] = true
 					}
 				}
-				perFunction := !versionLess(v, kb.Families().Mechanism.PerFunctionFrom)
+				perFunction := !pep440.Less(v, kb.Families().Mechanism.PerFunctionFrom)
 				for _, d := range compareWithKB(nil, c, r, kb.Families().Families[mt], kb.Families(), perFunction) {
 					t.Logf("%s %s: %s", v, mt, d)
 				}

@@ -144,7 +144,7 @@ func AnalyzeWithCode(arg string, loc *Located, c *Config, f *facts.Facts, tc *Tr
 	case env.transformers == "":
 		r.Mechanism = "per-function"
 		r.Notes = append(r.Notes, "transformers is not installed in the selected environment: judged as transformers "+d.Mechanism.PerFunctionFrom+" and later would resolve kernels")
-	case versionLess(env.transformers, d.Mechanism.PerFunctionFrom):
+	case pep440.Less(env.transformers, d.Mechanism.PerFunctionFrom):
 		r.Mechanism, perFunction = "module-import", false
 	default:
 		r.Mechanism = "per-function"
@@ -285,7 +285,7 @@ func willNotLoad(fam kb.Family, c *Config, r *Report, env *envView) string {
 	if c.UseMambaKernels != nil && !*c.UseMambaKernels {
 		return ""
 	}
-	if env.transformers != "" && !versionLess(env.transformers, fam.RaisesBefore) {
+	if env.transformers != "" && !pep440.Less(env.transformers, fam.RaisesBefore) {
 		return ""
 	}
 	if env.transformers == "" {
@@ -358,15 +358,6 @@ func normalize(name string) string {
 	}, name)
 }
 
-func versionLess(a, b string) bool {
-	va, err1 := pep440.Parse(a)
-	vb, err2 := pep440.Parse(b)
-	if err1 != nil || err2 != nil {
-		return kb.CompareDotted(a, b) < 0
-	}
-	return va.Compare(vb) < 0
-}
-
 func (e *envView) env(name string) (string, bool) {
 	for _, v := range e.f.Env {
 		if v.Name == name {
@@ -393,14 +384,14 @@ func (e *envView) hubKernels(d *kb.FamiliesData) (bool, string) {
 	var w *kb.KernelsWindow
 	for i := range d.Mechanism.KernelsWindows {
 		kw := &d.Mechanism.KernelsWindows[i]
-		if e.transformers != "" && !versionLess(e.transformers, kw.TransformersFrom) {
+		if e.transformers != "" && !pep440.Less(e.transformers, kw.TransformersFrom) {
 			w = kw
 		}
 	}
 	if w == nil {
 		return true, fmt.Sprintf("kernels %s is installed (the version window of transformers %s is not in fastpath's knowledge base)", k.Version, orNone(e.transformers))
 	}
-	if versionLess(k.Version, w.Min) || !versionLess(k.Version, w.Below) {
+	if pep440.Less(k.Version, w.Min) || !pep440.Less(k.Version, w.Below) {
 		return false, fmt.Sprintf("kernels %s is outside the window transformers %s accepts (>= %s, < %s; checked against %s)", k.Version, e.transformers, w.Min, w.Below, w.Checked)
 	}
 	return true, fmt.Sprintf("kernels %s is within transformers %s's window (>= %s, < %s): load the model with use_kernels=True to use Hub kernels", k.Version, e.transformers, w.Min, w.Below)
@@ -440,7 +431,7 @@ func (e *envView) packageStatus(d *kb.FamiliesData, name string, perFunction, ma
 			min = p.LegacyMinVersionMamba2
 		}
 	}
-	if min != "" && versionLess(dist.Version, min) {
+	if min != "" && pep440.Less(dist.Version, min) {
 		s.Problem = fmt.Sprintf("%s %s is older than the %s transformers accepts", name, dist.Version, min)
 		return s
 	}
