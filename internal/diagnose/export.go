@@ -10,11 +10,5 @@ import "github.com/fastpath-dev/fastpath/internal/facts"
 // without pip.
 func PipInstall(f *facts.Facts, args ...string) string { return newJudgement(f).pipInstall(args...) }
 
-// Python is the selected interpreter as commands name it.
-func Python(f *facts.Facts) string { return newJudgement(f).python() }
-
-// SitePackages is the selected environment's own site-packages ("" unknown).
-func SitePackages(f *facts.Facts) string { return newJudgement(f).sitePackages() }
-
 // ShellQuote quotes s for a POSIX shell when it needs it.
 func ShellQuote(s string) string { return shellQuote(s) }
