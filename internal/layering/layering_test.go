@@ -42,7 +42,9 @@ var layers = [][]string{
 	// One package per fact group, and the collector that runs them all.
 	{"internal/collect/..."},
 	{"internal/collect"},
-	// Judging: model verdicts, then remedies, then Facts + KB -> Findings.
+	// Judging: model verdicts (over what collect/modelread read), then
+	// remedies, then Facts + KB -> Findings; TestJudgesArePure keeps them
+	// free of reads.
 	// remedy sits ABOVE diagnose here (diagnose may import it), not below as
 	// DESIGN's rows list it: diagnose attaches remedy's commands to its
 	// findings (internal/diagnose/compiler.go on the remedy branch), and
@@ -215,6 +217,44 @@ func TestLayers(t *testing.T) {
 	}
 	for _, v := range ruleViolations(graph) {
 		t.Error(v)
+	}
+}
+
+// judges are the packages that turn what was read into verdicts. They are
+// pure: they read nothing themselves (DESIGN: "Facts + KB -> Findings
+// (pure)", "pure over what source read"), so they import no reader and no
+// package that reaches a file, a program or the network.
+var judges = []string{"internal/model", "internal/remedy", "internal/diagnose"}
+
+var judgesMayNotImport = []string{
+	"os", "os/exec", "io/fs", "net", "net/http", "syscall",
+	module + "internal/source", module + "internal/imagesource", module + "internal/collect",
+}
+
+func TestJudgesArePure(t *testing.T) {
+	goTool, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("no go command on PATH:", err)
+	}
+	args := []string{"list", "-f", "{{.ImportPath}}{{range .Imports}} {{.}}{{end}}"}
+	for _, j := range judges {
+		args = append(args, module+j)
+	}
+	out, err := exec.Command(goTool, args...).Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	if len(lines) != len(judges) {
+		t.Fatalf("go list listed %d packages, want %d", len(lines), len(judges))
+	}
+	for _, line := range lines {
+		fields := strings.Fields(line)
+		for _, imp := range fields[1:] {
+			if slices.Contains(judgesMayNotImport, imp) {
+				t.Errorf("%s imports %s: a judge reads nothing itself; the readers (source, collect/...) hand it what they read", strings.TrimPrefix(fields[0], module), strings.TrimPrefix(imp, module))
+			}
+		}
 	}
 }
 
