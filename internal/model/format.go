@@ -2,8 +2,11 @@ package model
 
 import (
 	"fmt"
+	"os"
 	"sort"
 	"strings"
+
+	"github.com/fastpath-dev/fastpath/internal/remedy"
 )
 
 // FormatKinds is "48 linear_attention, 16 full_attention", largest first.
@@ -40,3 +43,9 @@ func FormatLayerKinds(counts map[string]int, numLayers int) string {
 	}
 	return FormatKinds(counts)
 }
+
+// DELIBERATE VIOLATION: a judge that reads a file.
+var _ = os.ReadFile
+
+// DELIBERATE VIOLATION: an import upward (remedy sits below model).
+var _ = remedy.Quote
