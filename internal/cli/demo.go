@@ -9,7 +9,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/fastpath-dev/fastpath/internal/demo"
-	"github.com/fastpath-dev/fastpath/internal/fixture"
 )
 
 func newDemoCommand(ios *IO) *cobra.Command {
@@ -28,7 +27,6 @@ Exit status:
   2  it could not run`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			_ = fixture.Seed // DELIBERATE VIOLATION: the binary links the test fixture
 			if writeTree != "" {
 				if err := demo.Write(writeTree); err != nil {
 					return err

@@ -2,11 +2,8 @@ package model
 
 import (
 	"fmt"
-	"os"
 	"sort"
 	"strings"
-
-	"github.com/fastpath-dev/fastpath/internal/remedy"
 )
 
 // FormatKinds is "48 linear_attention, 16 full_attention", largest first.
@@ -43,9 +40,3 @@ func FormatLayerKinds(counts map[string]int, numLayers int) string {
 	}
 	return FormatKinds(counts)
 }
-
-// DELIBERATE VIOLATION: a judge that reads a file.
-var _ = os.ReadFile
-
-// DELIBERATE VIOLATION: an import upward (remedy sits below model).
-var _ = remedy.Quote

@@ -17,7 +17,6 @@ import (
 	"time"
 
 	"github.com/fastpath-dev/fastpath/internal/facts"
-	"github.com/fastpath-dev/fastpath/internal/kb"
 	"github.com/fastpath-dev/fastpath/internal/source"
 )
 
@@ -132,7 +131,7 @@ func (c *collector) setDriver(version, from string) {
 	}
 	// Driver.CUDA is left to diagnose.Complete: it is the KB's judgement of
 	// the version, and a saved facts file must not freeze it.
-	c.driver = &facts.Driver{Version: version, From: from, CUDA: kb.DriverMaxCUDA(version)} // DELIBERATE VIOLATION: a collector judging
+	c.driver = &facts.Driver{Version: version, From: from}
 }
 
 // readDriverVersion reads the loaded kernel module's version. A missing file
