@@ -122,7 +122,7 @@ func init() {
 			fmt.Fprintln(os.Stderr, strings.Join(strings.Fields(line), " "))
 		}
 	}
-	os.Exit(code)
+	os.Exit(int(code))
 }
 
 // TestWriteScaleTree writes a scale tree for scripts/bench.sh and for

@@ -20,11 +20,7 @@ func newDemoCommand(ios *IO) *cobra.Command {
 		Long: `demo writes the seed situation into a temporary folder (a container with
 torch 2.11.0+cu128 in /root/venv, flash-linear-attention, no causal-conv1d,
 no nvcc anywhere, eight GPUs of compute capability 12.0), the very tree the
-tests build, then runs the real doctor on it with --root.
-
-Exit status:
-  0  the demo ran (its findings are the seed's, not this machine's)
-  2  it could not run`,
+tests build, then runs the real doctor on it with --root.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if writeTree != "" {

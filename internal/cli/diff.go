@@ -44,11 +44,7 @@ its tasks; --label marks each piece with its task, and diff puts every
 task's report back together (docs/fleet.md).
 
 --expect N says how many machines should have reported: fewer is reported
-as missing (and exits 2).
-
-Exit status: 0 when the comparison was printed (whatever it shows), 2 when a
-file could not be read, a line of the stream held no report, or fewer
-machines than --expect reported.`,
+as missing (and exits 2).`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			for _, a := range args {
 				if a == "-" {

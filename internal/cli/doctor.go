@@ -40,13 +40,16 @@ their evidence and the commands that fix them. Nothing from the inspected
 environment is executed; on the live host only nvcc --version, gcc
 -dumpfullversion and nvidia-smi are run, each with a timeout. With --live
 (live host only) the selected interpreter also runs fastpath's probe, and
-wherever its answers differ from the static reading a finding says so.` + exitStatusHelp,
+wherever its answers differ from the static reading a finding says so.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if cmd.Flags().Changed("live-timeout") && !o.Live.Enabled {
+				return usageErrorf("--live-timeout limits the probe of --live: give --live too")
+			}
 			return RunDoctor(cmd.Context(), o, ios)
 		},
 	}
-	o.Source.register(cmd.Flags(), true)
+	o.Source.register(cmd.Flags(), diagnoseFlags)
 	cmd.Flags().BoolVar(&o.JSON, "json", false, "print JSON (schema fastpath.v1)")
 	cmd.Flags().BoolVar(&o.Markdown, "markdown", false, "print Markdown, to paste into a bug report")
 	cmd.Flags().StringArrayVar(&o.Models, "model", nil, "also judge this model's layers: `CONFIG|DIR|ORG/NAME` (repeatable)")

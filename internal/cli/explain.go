@@ -40,7 +40,7 @@ not guess.
 
 --follow prints each finding as soon as its evidence is complete, while the
 log is still being written:  tail -f build.log | fastpath explain --follow -
-(with --json: one finding per line, then the report).` + exitStatusHelp,
+(with --json: one finding per line, then the report).`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) != 1 {
 				return usageErrorf("explain takes one log file, or - for stdin (got %d arguments)", len(args))
@@ -51,7 +51,7 @@ log is still being written:  tail -f build.log | fastpath explain --follow -
 			return RunExplain(cmd.Context(), o, args[0], ios)
 		},
 	}
-	o.Source.register(cmd.Flags(), true)
+	o.Source.register(cmd.Flags(), diagnoseFlags)
 	cmd.Flags().BoolVar(&o.JSON, "json", false, "print JSON (schema fastpath.v1)")
 	cmd.Flags().BoolVar(&o.Follow, "follow", false, "print each finding as soon as its evidence is complete (for a log still being written: tail -f build.log | fastpath explain --follow -)")
 	return cmd

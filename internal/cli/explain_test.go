@@ -31,7 +31,7 @@ func TestExplainCommand(t *testing.T) {
 		name  string
 		args  []string
 		stdin string
-		want  int
+		want  ExitCode
 		out   []string
 	}{
 		{"nameerror", append([]string{"explain", logs + "causal-conv1d-no-nvcc.log"}, src...), "", ExitFindings,
@@ -68,7 +68,7 @@ func TestExplainCommand(t *testing.T) {
 	}
 }
 
-// --json: DESIGN's {"findings": [Finding]} with the lines read, root cause
+// --json: {"findings": [Finding]} with the lines read, root cause
 // first, and fixes made with the facts saved by `fastpath facts`.
 func TestExplainJSONWithSavedFacts(t *testing.T) {
 	src := seedSourceFlags(t)

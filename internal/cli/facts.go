@@ -20,7 +20,7 @@ func newFactsCommand(ios *IO) *cobra.Command {
 			return report.JSON(ios.Out, f)
 		},
 	}
-	o.register(cmd.Flags(), false)
+	o.register(cmd.Flags(), machineFlags)
 	// facts always prints JSON; --json is accepted so scripts can pass it to every command.
 	var asJSON bool
 	cmd.Flags().BoolVar(&asJSON, "json", true, "print JSON (the only format; accepted for symmetry with the other commands)")

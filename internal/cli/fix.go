@@ -55,10 +55,7 @@ the variables the steps exported, and prints which findings went away, remain
 or appeared. Nothing is changed without --apply, and never with --root,
 --image or --facts: --apply runs only on the live host whose facts made the
 plan, and just before running it collects the facts again and refuses if they
-changed. Ctrl-C or SIGTERM stops the running command's whole process group.
-
-Exit status: 0 done (no error-severity finding after --apply), 1 error
-findings remain, 2 usage error, refusal, or a step that failed.`,
+changed. Ctrl-C or SIGTERM stops the running command's whole process group.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return RunFix(cmd.Context(), o, ios)

@@ -42,14 +42,7 @@ device".
 Like cuobjdump, it lists the executable fatbin (.nv_fatbin, the code the CUDA runtime
 loads) and, only where there is none, the relocatable one (__nv_relfatbin); --all lists
 both, as 'cuobjdump -all'. Counts, targets and verdicts describe the loaded code; the
-JSON's "relocatable" field describes the rest.
-
-Exit status:
-  0  every file read; no verdict predicts "no kernel image"
-  1  some --gpu verdict predicts "no kernel image"
-  2  usage error, or a file named on the command line could not be read (missing,
-     not a regular file, not ELF or fatbin, malformed); errors met inside a folder
-     walk are reported on their entry and do not change the status`,
+JSON's "relocatable" field describes the rest.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return RunInspect(o, args, ios)
@@ -67,6 +60,9 @@ Exit status:
 func RunInspect(o *InspectOptions, paths []string, ios *IO) error {
 	if o.Cuobjdump && (o.JSON || len(o.GPUs) > 0) {
 		return usageErrorf("--cuobjdump prints cuobjdump's listing only: it cannot be combined with --json or --gpu")
+	}
+	if o.All && !o.Cuobjdump {
+		return usageErrorf("--all adds relocatable code to --cuobjdump's listing: give --cuobjdump too")
 	}
 	var gpus []cudaarch.Capability
 	for _, g := range o.GPUs {

@@ -27,20 +27,20 @@ type ModelOptions struct {
 func newModelCommand(ios *IO) *cobra.Command {
 	o := &ModelOptions{}
 	cmd := &cobra.Command{
-		Use:   "model CONFIG|MODEL_DIR|ORG/NAME",
+		Use:   "model CONFIG|DIR|ORG/NAME",
 		Short: "Which layers of a model run fast kernels, which fall back to torch, and why",
 		Long: `model reads a model's config.json (a file, a model folder, or ORG/NAME from the
 local Hugging Face cache of the machine or --root: $HF_HUB_CACHE, $HF_HOME/hub,
 ~/.cache/huggingface/hub; never the network), counts its layers by kind the
 way transformers does, and says for the selected environment which kernel
-functions transformers will resolve to a package and which to torch.` + exitStatusHelp,
+functions transformers will resolve to a package and which to torch.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return RunModel(cmd.Context(), o, args[0], ios)
 		},
 	}
-	o.Source.register(cmd.Flags(), true)
-	cmd.Flags().BoolVar(&o.JSON, "json", false, "print JSON (DESIGN's model shape, with per-function verdicts)")
+	o.Source.register(cmd.Flags(), diagnoseFlags)
+	cmd.Flags().BoolVar(&o.JSON, "json", false, "print JSON (the model report of docs/model.md, with per-function verdicts)")
 	return cmd
 }
 

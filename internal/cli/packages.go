@@ -30,7 +30,7 @@ without running Python. --json prints exactly what
 			return RunPackages(cmd.Context(), o, ios)
 		},
 	}
-	o.Source.register(cmd.Flags(), false)
+	o.Source.register(cmd.Flags(), withRoot|withImage|withPython|withEnv) // no --gpu: the listing does not depend on it
 	cmd.Flags().BoolVar(&o.JSON, "json", false, "print pip list --format=json's JSON")
 	return cmd
 }

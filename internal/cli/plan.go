@@ -32,7 +32,7 @@ type PlanOptions struct {
 }
 
 func (o *PlanOptions) register(fs *pflag.FlagSet, withJSON bool) {
-	o.Source.register(fs, true)
+	o.Source.register(fs, diagnoseFlags)
 	fs.StringArrayVar(&o.Models, "model", nil, "also plan for this model's kernel packages: `CONFIG|DIR|ORG/NAME` (repeatable)")
 	fs.BoolVar(&o.Offline, "offline", false, "look nothing up: wheel names are given unverified")
 	fs.BoolVar(&o.NoIndex, "no-index", false, "pip --no-index: install only from --find-links locations (no GitHub lookups either)")
@@ -54,10 +54,7 @@ torch/CUDA/ABI/Python (looked up in --index-url, --find-links and its GitHub
 releases unless --offline), a compiler and a source build, conda, NVIDIA's apt
 packages, a devel image, Hugging Face Hub kernels. Each step shows the
 preconditions it checked and why it ranks where it does. plan changes nothing;
-fix --apply runs the best viable step of each finding.
-
-Exit status: 0 the plan was made (empty when nothing needs fixing), 2 usage
-error or failure to run.`,
+fix --apply runs the best viable step of each finding.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return RunPlan(cmd.Context(), o, ios)

@@ -32,13 +32,6 @@ type RemoteOptions struct {
 	Models []string
 }
 
-const remoteExitHelp = `
-Exit status:
-  0  every target was diagnosed, none has an error-severity finding
-  1  every target was diagnosed, at least one has an error-severity finding
-  2  at least one target could not be diagnosed (unreachable, failed, timed
-     out), or a usage error; this wins over 1`
-
 func newRemoteCommand(ios *IO) *cobra.Command {
 	o := &RemoteOptions{}
 	cmd := &cobra.Command{
@@ -63,7 +56,7 @@ shell); any other template gets "sh -c SCRIPT" as three arguments. Targets
 run --parallel at a time, each within --timeout (its processes are killed
 after it); one that fails, refuses or hangs is reported with the end of its
 stderr and never stops the others. The report lists every target, then the
-facts that differ between those that answered.` + remoteExitHelp,
+facts that differ between those that answered.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return RunRemote(cmd, o, args, ios)
 		},
@@ -71,13 +64,13 @@ facts that differ between those that answered.` + remoteExitHelp,
 	f := cmd.Flags()
 	f.StringVar(&o.Via, "via", "", "transport `TEMPLATE` with {} for the target (required)")
 	f.StringVar(&o.Targets, "targets", "", "read targets from `FILE`, one per line (# comments)")
-	f.IntVar(&o.Parallel, "parallel", 16, "targets diagnosed at a time")
-	f.DurationVar(&o.Timeout, "timeout", 60*time.Second, "time allowed per target, sending the binary included")
+	f.IntVar(&o.Parallel, "parallel", 16, "diagnose `N` targets at a time")
+	f.DurationVar(&o.Timeout, "timeout", 60*time.Second, "give each target at most `DURATION`, sending the binary included")
 	f.BoolVar(&o.JSON, "json", false, "print JSON: every target's outcome and doctor report, and the comparison")
 	f.BoolVar(&o.Markdown, "markdown", false, "print Markdown")
 	f.BoolVar(&o.All, "all", false, "also print the facts every target agrees on")
 	f.StringVar(&o.Save, "save", "", "write each target's doctor report to `DIR`/TARGET.json (for fastpath diff)")
-	o.Source.register(f, false)
+	o.Source.register(f, withRoot|withPython|withGPU|withEnv) // passed on to doctor on each target (doctorArgs)
 	f.StringArrayVar(&o.Models, "model", nil, "also judge this model on each target: `CONFIG|DIR|ORG/NAME` (repeatable)")
 	cmd.MarkFlagsMutuallyExclusive("json", "markdown")
 	return cmd
