@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/fastpath-dev/fastpath/internal/collect/modelread"
 	"github.com/fastpath-dev/fastpath/internal/diagnose"
 	"github.com/fastpath-dev/fastpath/internal/facts"
 	"github.com/fastpath-dev/fastpath/internal/live"
@@ -159,7 +160,7 @@ func RunBench(ctx context.Context, o *BenchOptions, ios *IO) error {
 	if err != nil {
 		return err
 	}
-	loc, _, err := model.Load(src, o.Model)
+	loc, _, err := modelread.Load(src, o.Model)
 	if err != nil {
 		return fmt.Errorf("model %s: %w", o.Model, err)
 	}

@@ -13,7 +13,7 @@ func newFactsCommand(ios *IO) *cobra.Command {
 		Short: "Print the raw facts as JSON (diagnose them elsewhere with doctor --facts)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			f, err := o.Load(cmd.Context())
+			f, err := o.Observe(cmd.Context())
 			if err != nil {
 				return err
 			}

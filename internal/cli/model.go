@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/fastpath-dev/fastpath/internal/collect/modelread"
 	"github.com/fastpath-dev/fastpath/internal/diagnose"
 	"github.com/fastpath-dev/fastpath/internal/facts"
 	"github.com/fastpath-dev/fastpath/internal/finding"
@@ -57,17 +58,18 @@ func loadModels(s *SourceFlags, f *facts.Facts, args []string) ([]*model.Report,
 	}
 	// The installed transformers' modeling files are read through the
 	// source (so --root and --image work); saved facts carry no source.
-	tc, noCode := (*model.TransformersCode)(nil), "diagnosing saved facts (--facts): transformers' source was not read"
+	tc, noCode := (*modelread.TransformersCode)(nil), "diagnosing saved facts (--facts): transformers' source was not read"
 	if s.Facts == "" {
-		tc, noCode = model.TransformersFor(src, f)
+		tc, noCode = modelread.TransformersFor(src, f)
 	}
 	var out []*model.Report
 	for _, a := range args {
-		loc, c, err := model.Load(src, a)
+		loc, c, err := modelread.Load(src, a)
 		if err != nil {
 			return nil, fmt.Errorf("model %s: %w", a, err)
 		}
-		out = append(out, model.AnalyzeWithCode(a, loc, c, f, tc, noCode))
+		code, why := modelread.ReadCode(tc, c, noCode) // reading, then judging
+		out = append(out, model.AnalyzeWithCode(a, loc, c, f, code, why))
 	}
 	return out, nil
 }

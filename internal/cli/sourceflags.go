@@ -11,6 +11,7 @@ import (
 
 	"github.com/fastpath-dev/fastpath/internal/collect"
 	"github.com/fastpath-dev/fastpath/internal/collect/gpu"
+	"github.com/fastpath-dev/fastpath/internal/diagnose"
 	"github.com/fastpath-dev/fastpath/internal/facts"
 	"github.com/fastpath-dev/fastpath/internal/imagesource"
 	"github.com/fastpath-dev/fastpath/internal/source"
@@ -115,8 +116,20 @@ func (s *SourceFlags) SourceContext(ctx context.Context) (source.Source, error) 
 	return source.Host(source.ProcessEnv(overrides))
 }
 
-// Load returns the facts: read from --facts, or collected from the source.
+// Load returns the facts, read from --facts or collected from the source,
+// completed with today's KB judgements (diagnose.Complete) for the commands
+// that judge them.
 func (s *SourceFlags) Load(ctx context.Context) (*facts.Facts, error) {
+	f, err := s.Observe(ctx)
+	if err == nil {
+		diagnose.Complete(f)
+	}
+	return f, err
+}
+
+// Observe returns the facts as observed: what `fastpath facts` prints and a
+// saved facts file holds, with no KB verdict in them.
+func (s *SourceFlags) Observe(ctx context.Context) (*facts.Facts, error) {
 	if s.Facts != "" {
 		if s.Root != "" || s.Image != "" || s.Python != "" || len(s.Env) > 0 {
 			return nil, usageErrorf("--facts cannot be combined with --root, --image, --python or --env")
@@ -124,7 +137,11 @@ func (s *SourceFlags) Load(ctx context.Context) (*facts.Facts, error) {
 		if s.Timings {
 			return nil, usageErrorf("--timings measures collecting the facts: --facts reads saved ones, nothing is collected")
 		}
-		return readFacts(s.Facts, s.GPUs)
+		f, err := readFacts(s.Facts, s.GPUs)
+		if err == nil {
+			f.ClearJudgements() // an older fastpath saved its KB's verdicts
+		}
+		return f, err
 	}
 	for _, g := range s.GPUs {
 		if _, err := gpu.ParseCapability(g); err != nil {

@@ -13,7 +13,7 @@ import (
 
 // checkCompilerPresence: no nvcc at all (no-cuda-compiler), or nvcc present
 // where torch's extension builder will not look (cuda-compiler-not-discoverable).
-func checkCompilerPresence(c *context) []finding.Finding {
+func checkCompilerPresence(c *judgement) []finding.Finding {
 	cu := c.f.CUDA
 	if len(cu.Compilers) == 0 {
 		fd := finding.Finding{
@@ -83,7 +83,7 @@ func checkCompilerPresence(c *context) []finding.Finding {
 }
 
 // checkCUDAHome: CUDA_HOME or CUDA_PATH names a folder without bin/nvcc.
-func checkCUDAHome(c *context) []finding.Finding {
+func checkCUDAHome(c *judgement) []finding.Finding {
 	home := c.f.CUDA.TorchHome
 	if home == nil || home.NVCC != "" || (home.Via != "CUDA_HOME" && home.Via != "CUDA_PATH") {
 		return nil
@@ -109,7 +109,7 @@ func checkCUDAHome(c *context) []finding.Finding {
 }
 
 // checkNVCCVersion: the nvcc builds would use vs torch's CUDA.
-func checkNVCCVersion(c *context) []finding.Finding {
+func checkNVCCVersion(c *judgement) []finding.Finding {
 	home := c.f.CUDA.TorchHome
 	if c.torchCUDA == "" || home == nil || home.NVCC == "" {
 		return nil
@@ -146,7 +146,7 @@ func checkNVCCVersion(c *context) []finding.Finding {
 }
 
 // checkHostCompiler: gcc/g++ missing, or newer than the nvcc builds use accepts.
-func checkHostCompiler(c *context) []finding.Finding {
+func checkHostCompiler(c *judgement) []finding.Finding {
 	tc := c.f.Toolchain
 	if tc.GXX == nil || tc.GCC == nil {
 		missing := "g++"
@@ -209,7 +209,7 @@ func checkHostCompiler(c *context) []finding.Finding {
 // compilerFixes are the ways to get an nvcc matching torch's CUDA, best
 // first (remedy.CompilerRoutes): those whose preconditions hold here, each
 // with its commands; where none holds, the platform's manual way.
-func (c *context) compilerFixes() []finding.Fix {
+func (c *judgement) compilerFixes() []finding.Fix {
 	var fixes []finding.Fix
 	routes := remedy.CompilerRoutes(c.remedy())
 	for _, r := range routes {
@@ -233,7 +233,7 @@ func toFix(r remedy.Remedy) finding.Fix {
 	return f
 }
 
-func (c *context) hasConda() bool {
+func (c *judgement) hasConda() bool {
 	if c.py != nil && c.py.Kind == "conda" {
 		return true
 	}
@@ -246,7 +246,7 @@ func (c *context) hasConda() bool {
 }
 
 // osInstallFix installs system packages with the OS's package manager.
-func (c *context) osInstallFix(title string, debPkgs, rpmPkgs []string) []finding.Fix {
+func (c *judgement) osInstallFix(title string, debPkgs, rpmPkgs []string) []finding.Fix {
 	return []finding.Fix{toFix(remedy.OSPackages(c.remedy(), title, debPkgs, rpmPkgs))}
 }
 

@@ -11,7 +11,7 @@ import (
 )
 
 // checkModels turns each model's layer verdict into findings.
-func checkModels(c *context) []finding.Finding {
+func checkModels(c *judgement) []finding.Finding {
 	var out []finding.Finding
 	for _, r := range c.models {
 		if r.WillNotLoad != "" {
@@ -67,7 +67,7 @@ type fallbackGroup struct {
 	fns    []string
 }
 
-func fallbackFinding(c *context, r *model.Report) finding.Finding {
+func fallbackFinding(c *judgement, r *model.Report) finding.Finding {
 	var kinds, withouts []string
 	for _, k := range r.Kinds {
 		if !k.Fast {
@@ -274,7 +274,7 @@ func modelEvidenceDecisive(r *model.Report) (ev []string, decisive []int) {
 
 // modelFixes: install (or reinstall) each package whose functions fall
 // back; Hub kernels as the no-compiler alternative.
-func modelFixes(c *context, r *model.Report) []finding.Fix {
+func modelFixes(c *judgement, r *model.Report) []finding.Fix {
 	d := kb.Families()
 	need := map[string]bool{}
 	for _, k := range r.Kernels {

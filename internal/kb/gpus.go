@@ -6,6 +6,9 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/fastpath-dev/fastpath/internal/facts"
+	"github.com/fastpath-dev/fastpath/internal/version"
 )
 
 // GPUModel is one entry of the GPU table: a PCI device id (for entries
@@ -66,21 +69,7 @@ func GPUTableError() error {
 // NormalizePCIDevice turns a PCI device id as sysfs ("0x2335"), lspci
 // ("2335") or nvidia-smi ("0x233510DE": device and vendor) print it into
 // "0x2335"; "" when it is not one.
-func NormalizePCIDevice(id string) string {
-	s := strings.ToLower(strings.TrimSpace(id))
-	s = strings.TrimPrefix(s, "0x")
-	if len(s) == 8 && strings.HasSuffix(s, "10de") {
-		s = s[:4] // nvidia-smi's pci.device_id puts the vendor in the low half
-	}
-	if len(s) == 0 || len(s) > 4 {
-		return ""
-	}
-	n, err := strconv.ParseUint(s, 16, 16)
-	if err != nil {
-		return ""
-	}
-	return "0x" + strconv.FormatUint(n|0x10000, 16)[1:]
-}
+func NormalizePCIDevice(id string) string { return facts.NormalizePCIDevice(id) }
 
 // GPUByPCIDevice finds an NVIDIA GPU by its PCI device id (0x2335, 2335, or
 // nvidia-smi's 0x233510DE).
@@ -136,14 +125,15 @@ func gpuWordsEqual(a, b []string) bool {
 // returns "" for versions it cannot read or drivers older than the table's
 // oldest row. Drivers newer than the newest row get that row: a lower bound.
 func DriverMaxCUDA(driverVersion string) string {
-	v, ok := driverVersionNumbers(driverVersion)
-	if !ok {
+	// driverVersionNumbers only checks that both read as a driver version;
+	// the comparison is internal/version's, the one comparator.
+	if _, ok := driverVersionNumbers(driverVersion); !ok {
 		return ""
 	}
+	v := strings.TrimSpace(driverVersion)
 	best := ""
 	for _, r := range CUDA().DriverMinimums.Rows {
-		min, ok := driverVersionNumbers(r.Driver)
-		if !ok || driverVersionLess(v, min) {
+		if _, ok := driverVersionNumbers(r.Driver); !ok || version.Compare(v, r.Driver) < 0 {
 			continue
 		}
 		if best == "" || CompareDotted(r.CUDA, best) > 0 {
@@ -168,13 +158,4 @@ func driverVersionNumbers(s string) ([3]int, bool) {
 		v[i] = n
 	}
 	return v, true
-}
-
-func driverVersionLess(a, b [3]int) bool {
-	for i := range a {
-		if a[i] != b[i] {
-			return a[i] < b[i]
-		}
-	}
-	return false
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/fastpath-dev/fastpath/internal/source"
+	"github.com/fastpath-dev/fastpath/internal/version"
 )
 
 var shimRootRe = regexp.MustCompile(`(?m)^export PYENV_ROOT="([^"]+)"`)
@@ -87,7 +88,7 @@ func (c *collector) pyenvInstalled(root, v string) string {
 	var best string
 	for _, e := range ents {
 		n := e.Name()
-		if strings.HasPrefix(n, v+".") && digitsRe.MatchString(n) && (best == "" || versionLess(best, n)) {
+		if strings.HasPrefix(n, v+".") && digitsRe.MatchString(n) && (best == "" || version.Less(best, n)) {
 			best = n
 		}
 	}

@@ -1,4 +1,4 @@
-package model
+package modelread
 
 import (
 	"fmt"
@@ -65,9 +65,9 @@ var kindVocabulary = map[string]bool{
 	"indexed_attention": true, "mamba2": true, "deltanet": true, "gated_deltanet": true, "kda": true,
 }
 
-// normKind folds the legacy spellings onto transformers' current ones, as
+// NormalizeKind folds the legacy spellings onto transformers' current ones, as
 // its _LEGACY_LAYER_TYPE_REMAP does.
-func normKind(k string) string {
+func NormalizeKind(k string) string {
 	if r, ok := legacyRemap[k]; ok {
 		return r
 	}
@@ -82,7 +82,7 @@ type kindCond struct {
 	text string
 }
 
-func (c kindCond) admits(kind string) bool { return c.set[normKind(kind)] != c.neg }
+func (c kindCond) admits(kind string) bool { return c.set[NormalizeKind(kind)] != c.neg }
 
 func (c kindCond) not() kindCond { c.neg = !c.neg; return c }
 
@@ -138,7 +138,7 @@ func (a *analyzer) parseKindCond(ts []pyToken) (kindCond, bool) {
 			if s == nil || !a.isKind(s.text) {
 				continue
 			}
-			return kindCond{set: map[string]bool{normKind(s.text): true}, neg: neg != (t.text == "!="), line: t.line}, true
+			return kindCond{set: map[string]bool{NormalizeKind(s.text): true}, neg: neg != (t.text == "!="), line: t.line}, true
 		}
 		if t.kind == pyName && t.text == "in" && k+1 < len(ts) && ts[k+1].kind == pyOp && strings.Contains("([{", ts[k+1].text) {
 			not := k > 0 && ts[k-1].kind == pyName && ts[k-1].text == "not"
@@ -146,7 +146,7 @@ func (a *analyzer) parseKindCond(ts []pyToken) (kindCond, bool) {
 			kindy := false
 			for j := k + 2; j < len(ts) && !(ts[j].kind == pyOp && strings.Contains(")]}", ts[j].text)); j++ {
 				if ts[j].kind == pyString {
-					set[normKind(ts[j].text)] = true
+					set[NormalizeKind(ts[j].text)] = true
 					kindy = kindy || a.isKind(ts[j].text)
 				}
 			}
@@ -158,7 +158,7 @@ func (a *analyzer) parseKindCond(ts []pyToken) (kindCond, bool) {
 	return kindCond{}, false
 }
 
-func (a *analyzer) isKind(s string) bool { return kindVocabulary[s] || a.kinds[normKind(s)] }
+func (a *analyzer) isKind(s string) bool { return kindVocabulary[s] || a.kinds[NormalizeKind(s)] }
 
 // levels gives each token's bracket nesting level (a bracket itself is at
 // the outer level).
@@ -356,7 +356,7 @@ func (a *analyzer) refs(c *pyClass, l *pyLine, cur []kindCond, tern map[int]kind
 				a.edges[c.name] = append(a.edges[c.name], edge{to: e.class, conds: conds})
 				continue
 			}
-			kc := kindCond{set: map[string]bool{normKind(e.key): true}, line: e.line, text: fmt.Sprintf("%s[%q]", t.text, e.key)}
+			kc := kindCond{set: map[string]bool{NormalizeKind(e.key): true}, line: e.line, text: fmt.Sprintf("%s[%q]", t.text, e.key)}
 			a.found = append(a.found, kc)
 			a.edges[c.name] = append(a.edges[c.name], edge{to: e.class, conds: append(append([]kindCond(nil), conds...), kc)})
 		}
@@ -484,7 +484,7 @@ func readCode(m *pyModule, kinds []string) *CodeReading {
 	sort.Strings(order)
 	a := &analyzer{m: m, kinds: map[string]bool{}, aliases: map[string]kindCond{}, edges: map[string][]edge{}}
 	for k := range distinct {
-		a.kinds[normKind(k)] = true
+		a.kinds[NormalizeKind(k)] = true
 	}
 	for _, n := range m.order {
 		a.readInit(m.classes[n])
@@ -515,7 +515,7 @@ func readCode(m *pyModule, kinds []string) *CodeReading {
 		return r
 	}
 	if len(order) == 0 {
-		r.Why = fmt.Sprintf("config.json lists no per-layer kinds, and %s binds kernel functions (%s) in %s", base, gateFuncs(m.gates), classList(uses))
+		r.Why = fmt.Sprintf("config.json lists no per-layer kinds, and %s binds kernel functions (%s) in %s", base, GateFunctions(m.gates), classList(uses))
 		return r
 	}
 	gateBy := map[string]CodeGate{}
@@ -618,7 +618,8 @@ func appendUnique(l []string, s string) []string {
 	return append(l, s)
 }
 
-func gateFuncs(gs []CodeGate) string {
+// GateFunctions lists the gates' functions once each, in order.
+func GateFunctions(gs []CodeGate) string {
 	seen := map[string]bool{}
 	var out []string
 	for _, g := range gs {

@@ -1,4 +1,4 @@
-package model
+package modelread
 
 import (
 	"fmt"
@@ -7,8 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/fastpath-dev/fastpath/internal/facts"
-	"github.com/fastpath-dev/fastpath/internal/source"
+	"github.com/fastpath-dev/fastpath/internal/collect/modelread/transformerstest"
 )
 
 // The snippets below are written for these tests, each in the style of one
@@ -149,60 +148,6 @@ class ToyModel(PreTrainedModel):
         return [ToyDecoderLayer(config, i) for i in range(3)]
 `
 
-// 5.15+ style: the decorator binds the package's function or keeps the torch
-// one; an elif chain picks the mixer; a Hub-only kernel is not a package.
-const hubStyle = `@use_kernel_func_from_hub_with_fallback("chunk_gated_delta_rule", "fla")
-def torch_chunk_gated_delta_rule(q, k, v):
-    return q
-
-
-@use_kernel_func_from_hub_with_fallback(
-    "causal_conv1d_fn",
-    "causal_conv1d",
-)
-def causal_conv1d_fn(x):
-    return x
-
-
-@use_kernel_func_from_hub("rotary_pos_emb")
-def apply_rotary_pos_emb(q, k):
-    return q, k
-
-
-def helper(x):
-    return causal_conv1d_fn(x)
-
-
-class ToyDeltaNet(nn.Module):
-    def forward(self, x):
-        return torch_chunk_gated_delta_rule(helper(x), x, x)
-
-
-class ToyAttention(nn.Module):
-    def forward(self, q, k):
-        return apply_rotary_pos_emb(q, k)
-
-
-class ToyMoE(nn.Module):
-    pass
-
-
-class ToyDecoderLayer(GradientCheckpointingLayer):
-    def __init__(self, config, i):
-        self.block_type = config.layer_types[i]
-        if self.block_type == "linear_attention":
-            self.linear_attn = ToyDeltaNet(config)
-        elif self.block_type in ("full_attention", "sliding_attention"):
-            self.self_attn = ToyAttention(config)
-        else:
-            self.moe = ToyMoE(config)
-
-
-class ToyModel(PreTrainedModel):
-    def __init__(self, config):
-        self.layers = [ToyDecoderLayer(config, i) for i in range(4)]
-`
-
 func readSnippet(t *testing.T, src string, kinds ...string) *CodeReading {
 	t.Helper()
 	m, err := scanModule("models/toy/modeling_toy.py", []byte(src))
@@ -274,7 +219,7 @@ func TestReadLazyStyle(t *testing.T) {
 }
 
 func TestReadHubStyle(t *testing.T) {
-	r := readSnippet(t, hubStyle, "linear_attention", "linear_attention", "full_attention", "moe")
+	r := readSnippet(t, transformerstest.HubStyle, "linear_attention", "linear_attention", "full_attention", "moe")
 	want := strings.Join([]string{
 		"torch_chunk_gated_delta_rule=chunk_gated_delta_rule@fla hub-fallback fb=torch_chunk_gated_delta_rule :1",
 		"causal_conv1d_fn=causal_conv1d_fn@causal_conv1d hub-fallback fb=causal_conv1d_fn :6",
@@ -305,13 +250,13 @@ func TestReadCannotJudge(t *testing.T) {
 		kinds     []string
 		why       string
 	}{
-		{"no kinds in config", hubStyle, nil, "config.json lists no per-layer kinds"},
-		{"no dispatch on several kinds", strings.Replace(strings.Replace(hubStyle, `if self.block_type == "linear_attention":`, `if config.use_delta:`, 1),
+		{"no kinds in config", transformerstest.HubStyle, nil, "config.json lists no per-layer kinds"},
+		{"no dispatch on several kinds", strings.Replace(strings.Replace(transformerstest.HubStyle, `if self.block_type == "linear_attention":`, `if config.use_delta:`, 1),
 			`elif self.block_type in ("full_attention", "sliding_attention"):`, `elif config.use_attention:`, 1),
 			[]string{"linear_attention", "full_attention"}, "tests none of them"},
-		{"layer class never built", strings.Replace(hubStyle, "self.linear_attn = ToyDeltaNet(config)", "self.linear_attn = None", 1),
+		{"layer class never built", strings.Replace(transformerstest.HubStyle, "self.linear_attn = ToyDeltaNet(config)", "self.linear_attn = None", 1),
 			[]string{"linear_attention", "full_attention"}, "are not built by"},
-		{"no model class", strings.ReplaceAll(hubStyle, "ToyModel", "ToyThing"), []string{"linear_attention"}, "no *Model class"},
+		{"no model class", strings.ReplaceAll(transformerstest.HubStyle, "ToyModel", "ToyThing"), []string{"linear_attention"}, "no *Model class"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -329,112 +274,8 @@ func TestReadCannotJudge(t *testing.T) {
 }
 
 // A source tree for the verdict: transformers at site with one modeling file.
-func codeTree(t *testing.T, modelType, modeling string) *TransformersCode {
-	t.Helper()
-	root := t.TempDir()
-	dir := filepath.Join(root, filepath.FromSlash(site), "transformers", "models", modelType)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "modeling_"+modelType+".py"), []byte(modeling), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	src, err := source.Root(root, source.Env{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	tc, err := NewTransformersCode(src, site, "5.24.0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return tc
-}
-
-func analyzeCode(t *testing.T, cfg string, f *facts.Facts, tc *TransformersCode) *Report {
-	t.Helper()
-	c, err := ParseConfig([]byte(cfg))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return AnalyzeWithCode("m", nil, c, f, tc, "")
-}
-
-// A family the knowledge base does not know, judged from its code; and the
-// same with no code: not judged, never "0 fall back".
-func TestVerdictFromCodeUnknownFamily(t *testing.T) {
-	cfg := `{"model_type":"toy","num_hidden_layers":4,"layer_types":["linear_attention","linear_attention","full_attention","moe"]}`
-	f := envFacts("transformers", "5.24.0", "flash-linear-attention", "0.4.1", "fla-core", "0.4.1")
-	r := analyzeCode(t, cfg, f, codeTree(t, "toy", hubStyle))
-	if !r.Judged || r.JudgedFrom != "transformers source" || r.FallbackLayers != 2 {
-		t.Fatalf("judged %v from %q: %d (%s)", r.Judged, r.JudgedFrom, r.FallbackLayers, r.NotJudged)
-	}
-	if got := resolves(r); got["causal_conv1d_fn"] != "torch" || got["chunk_gated_delta_rule"] != "package" {
-		t.Errorf("resolves %v", got)
-	}
-	for _, k := range r.Kernels {
-		if k.File == "" || k.Line == 0 || k.Gate != "hub-fallback" {
-			t.Errorf("%+v", k)
-		}
-	}
-	r = analyze(t, cfg, f)
-	if r.Judged || r.FallbackLayers != 0 || !strings.HasPrefix(r.NotJudged, "cannot judge: ") {
-		t.Errorf("without code: judged %v %q", r.Judged, r.NotJudged)
-	}
-}
-
-// Attention: what transformers raises, and what the GPU cannot run.
-func TestAttentionFromCodeAndGPU(t *testing.T) {
-	const llama = `class LlamaPreTrainedModel(PreTrainedModel):
-    _supports_flash_attn = True
-    _supports_sdpa = True
-
-
-class LlamaModel(LlamaPreTrainedModel):
-    pass
-`
-	const noSDPA = "class OldPreTrainedModel(PreTrainedModel):\n    pass\n\n\nclass OldModel(OldPreTrainedModel):\n    pass\n"
-	withFA := func(cc string, dists ...string) *facts.Facts {
-		f := envFacts(append([]string{"transformers", "5.24.0"}, dists...)...)
-		f.GPU.Devices = []facts.Device{{Capability: cc}}
-		return f
-	}
-	cases := []struct {
-		name, mt, code, attn string
-		f                    *facts.Facts
-		ok, downgrade        bool
-		reason               string
-	}{
-		{"fa2 on sm_75", "llama", llama, "flash_attention_2", withFA("7.5", "flash-attn", "2.8.3"), false, false, "needs compute capability 8.0 or newer; this GPU is 7.5"},
-		{"fa2 on sm_90", "llama", llama, "flash_attention_2", withFA("9.0", "flash-attn", "2.8.3"), true, false, "flash-attn 2.8.3"},
-		{"fa3 on sm_100", "llama", llama, "flash_attention_3", withFA("10.0", "flash-attn-3", "3.0.0"), false, false, "compute capability 9.x only (Hopper); this GPU is 10.0"},
-		{"fa3 on sm_90", "llama", llama, "flash_attention_3", withFA("9.0", "flash-attn-3", "3.0.0"), true, false, "flash-attn-3 3.0.0"},
-		{"fa2 unsupported by the model", "old", noSDPA, "flash_attention_2", withFA("9.0", "flash-attn", "2.8.3"), false, false, "transformers raises ValueError, this model does not support Flash Attention (modeling_old.py sets none of"},
-		{"sdpa unsupported", "old", noSDPA, "sdpa", withFA("9.0"), false, false, "this model does not support it"},
-		{"default on a model without sdpa", "old", noSDPA, "", withFA("9.0"), true, true, "silently runs eager attention"},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			cfg := fmt.Sprintf(`{"model_type":%q,"num_hidden_layers":2`, tc.mt)
-			if tc.attn != "" {
-				cfg += fmt.Sprintf(`,"attn_implementation":%q`, tc.attn)
-			}
-			r := analyzeCode(t, cfg+"}", tc.f, codeTree(t, tc.mt, tc.code))
-			a := r.AttnImpl
-			if a == nil || a.OK != tc.ok || a.Downgrade != tc.downgrade || !strings.Contains(a.Reason, tc.reason) {
-				t.Fatalf("%+v", a)
-			}
-			if (r.WillNotLoad != "") == tc.ok {
-				t.Errorf("will not load %q", r.WillNotLoad)
-			}
-			if tc.downgrade && r.AttentionFallbackLayers != 2 {
-				t.Errorf("attention fallback layers %d", r.AttentionFallbackLayers)
-			}
-		})
-	}
-}
-
 func FuzzScanModule(f *testing.F) {
-	for _, s := range []string{legacyStyle, lazyStyle, hubStyle, "f'{x[\"a\"]}'", "x = (\n", "'''", "\\\n"} {
+	for _, s := range []string{legacyStyle, lazyStyle, transformerstest.HubStyle, "f'{x[\"a\"]}'", "x = (\n", "'''", "\\\n"} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {

@@ -1,4 +1,4 @@
-package model
+package modelread
 
 import (
 	"crypto/sha256"
@@ -27,7 +27,7 @@ func TestNetworkTransformersLayerKinds(t *testing.T) {
 	if v := os.Getenv("FASTPATH_TRANSFORMERS_VERSIONS"); v != "" {
 		versions = strings.Fields(v)
 	}
-	script, err := filepath.Abs(filepath.Join("..", "..", "scripts", "transformers-layer-kinds.py"))
+	script, err := filepath.Abs(filepath.Join("..", "..", "..", "scripts", "transformers-layer-kinds.py"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -36,7 +36,7 @@ func TestNetworkTransformersLayerKinds(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The variants are families.json's: a change to either reruns the script.
-	fams, err := os.ReadFile(filepath.Join("..", "kb", "data", "families.json"))
+	fams, err := os.ReadFile(filepath.Join("..", "..", "kb", "data", "families.json"))
 	if err != nil {
 		t.Fatal(err)
 	}

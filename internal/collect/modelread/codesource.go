@@ -1,4 +1,4 @@
-package model
+package modelread
 
 import (
 	"errors"
@@ -7,6 +7,7 @@ import (
 	"path"
 	"strings"
 
+	"github.com/fastpath-dev/fastpath/internal/collect/toolchain/sitedist"
 	"github.com/fastpath-dev/fastpath/internal/facts"
 	"github.com/fastpath-dev/fastpath/internal/source"
 )
@@ -124,7 +125,7 @@ func TransformersFor(src source.Source, f *facts.Facts) (*TransformersCode, stri
 		return nil, "no Python environment was found, so no transformers source to read"
 	}
 	for _, d := range f.Python.Selected.Distributions {
-		if normalize(d.Name) != "transformers" || d.Shadowed {
+		if sitedist.Normalize(d.Name) != "transformers" || d.Shadowed {
 			continue
 		}
 		// An editable install (pip install -e) keeps the package in its
@@ -142,4 +143,18 @@ func TransformersFor(src source.Source, f *facts.Facts) (*TransformersCode, stri
 		return nil, "transformers " + d.Version + " is installed but its source cannot be read: " + err.Error()
 	}
 	return nil, "transformers is not installed in the selected environment, so there is no modeling file to read"
+}
+
+// ReadCode reads the modeling code of c's model type through tc, for
+// internal/model to judge. It returns nil and why not when tc is nil
+// (noCode says why) or the code cannot be read.
+func ReadCode(tc *TransformersCode, c *Config, noCode string) (*CodeReading, string) {
+	if tc == nil {
+		return nil, noCode
+	}
+	code, err := tc.Read(c.ModelType, c.Kinds)
+	if err != nil {
+		return nil, err.Error()
+	}
+	return code, noCode
 }

@@ -1,8 +1,11 @@
-// Package model reads a Hugging Face model's config.json and works out, per
-// layer, which kind of layer transformers builds (the layer accounting of
-// each hybrid family), then judges, for an environment's facts, which of
-// those layers run kernel packages and which fall back to torch.
-package model
+// Package modelread reads a model the way a collector reads a machine:
+// it locates a Hugging Face model's config.json (a path, a folder or the Hub
+// cache, confined to the source), parses it and works out, per layer, which
+// kind of layer transformers builds (the layer accounting of each hybrid
+// family), and reads the installed transformers' modeling code. It holds
+// observations only; internal/model judges them against an environment's
+// facts and the knowledge base.
+package modelread
 
 import (
 	"bytes"
@@ -11,8 +14,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"sort"
-	"strings"
 )
 
 // MaxConfigBytes caps config.json: real ones are a few KB; a 16 MB file is
@@ -308,29 +309,6 @@ func unknownLayout(r *reader, c *Config) error {
 	return nil
 }
 
-// FormatKinds is "48 linear_attention, 16 full_attention", largest first.
-func FormatKinds(counts map[string]int) string {
-	type kc struct {
-		k string
-		n int
-	}
-	var l []kc
-	for k, n := range counts {
-		l = append(l, kc{k, n})
-	}
-	sort.Slice(l, func(i, j int) bool {
-		if l[i].n != l[j].n {
-			return l[i].n > l[j].n
-		}
-		return l[i].k < l[j].k
-	})
-	var parts []string
-	for _, e := range l {
-		parts = append(parts, fmt.Sprintf("%d %s", e.n, e.k))
-	}
-	return strings.Join(parts, ", ")
-}
-
 // pythonConstants replaces the NaN, Infinity and -Infinity that Python's
 // json module writes (transformers 4.57 saves mamba2's time_step_limit as
 // [0.0, Infinity]) with null outside strings, so encoding/json reads the
@@ -371,16 +349,4 @@ func pythonConstants(b []byte) []byte {
 		out = append(out, ch)
 	}
 	return out
-}
-
-// FormatLayerKinds is FormatKinds, or what is known when the config lists
-// no per-layer kinds (never an empty list).
-func FormatLayerKinds(counts map[string]int, numLayers int) string {
-	if len(counts) == 0 {
-		if numLayers == 0 {
-			return "no layer count in config.json"
-		}
-		return "kinds not listed in config.json"
-	}
-	return FormatKinds(counts)
 }

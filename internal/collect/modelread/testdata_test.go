@@ -1,4 +1,4 @@
-package model
+package modelread
 
 import (
 	"bufio"
@@ -101,13 +101,13 @@ func checkManifest(t *testing.T, dir string) {
 // The configs transformers 5.17.0's own classes wrote (defaults and
 // non-default layouts, saved and raw), with the kinds it derived.
 func TestTransformers517Kinds(t *testing.T) {
-	checkManifest(t, filepath.Join("testdata", "kinds-5.17.0"))
+	checkManifest(t, filepath.Join(modelTestdata, "kinds-5.17.0"))
 }
 
 // The default configs written on the H200 reference machine, against the
 // counts transformers 5.17.0 derived there (derived-layer-kinds.txt).
 func TestReferenceDefaultConfigs(t *testing.T) {
-	f, err := os.Open(filepath.Join("testdata", "reference-5.17", "derived-layer-kinds.txt"))
+	f, err := os.Open(filepath.Join(modelTestdata, "reference-5.17", "derived-layer-kinds.txt"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -129,7 +129,7 @@ func TestReferenceDefaultConfigs(t *testing.T) {
 			want[p[1]], _ = strconv.Atoi(p[2])
 		}
 		t.Run(mt, func(t *testing.T) {
-			b, err := os.ReadFile(filepath.Join("testdata", "reference-5.17", mt, "config.json"))
+			b, err := os.ReadFile(filepath.Join(modelTestdata, "reference-5.17", mt, "config.json"))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -158,3 +158,7 @@ func TestReferenceDefaultConfigs(t *testing.T) {
 		t.Fatalf("read %d reference lines", n)
 	}
 }
+
+// modelTestdata is internal/model's testdata: the recorded transformers
+// oracles stay there, next to the verdict tests and the scripts that name it.
+var modelTestdata = filepath.Join("..", "..", "model", "testdata")
