@@ -115,6 +115,7 @@ type dirSource struct {
 
 	links *Resolver
 	osr   *os.Root
+	dirs  *dirHandles // under a root: open folder handles (dirhandles.go)
 }
 
 // Host returns the live machine as a Source. env is the environment to assume
@@ -160,6 +161,10 @@ func newDir(root string, env Env, live bool) (*dirSource, error) {
 		env = Env{}
 	}
 	s := &dirSource{root: root, env: env, live: live, osr: r}
+	if root != "/" {
+		s.dirs = newDirHandles(r)
+		closeWhenUnreachable(s, s.dirs)
+	}
 	s.links = NewResolver(func(p string) (fs.FileMode, error) {
 		fi, err := s.lstat(p)
 		if err != nil {
@@ -171,23 +176,26 @@ func newDir(root string, env Env, live bool) (*dirSource, error) {
 }
 
 // The four primitives every dirSource operation goes through. Under a root
-// they go through one os.Root handle (openat with O_NOFOLLOW per component;
+// they go through os.Root handles (openat with O_NOFOLLOW per component;
 // a link that leaves the root is an error), so a folder swapped for a link
 // to the host between resolving and reading can never reach a host path
-// (F7). On the host there is nothing to leave and the plain calls are used.
+// (F7). The handle is the one of the path's folder, kept open by
+// dirHandles, so a file costs one call on it rather than one openat per
+// component (dirhandles.go says why that stays inside the root). On the
+// host there is nothing to leave and the plain calls are used.
 
 func (s *dirSource) lstat(p string) (fs.FileInfo, error) {
 	if s.root == "/" {
 		return os.Lstat(p)
 	}
-	return s.osr.Lstat(rel(p))
+	return inDir(s.dirs, p, (*os.Root).Lstat)
 }
 
 func (s *dirSource) readlink(p string) (string, error) {
 	if s.root == "/" {
 		return os.Readlink(p)
 	}
-	return s.osr.Readlink(rel(p))
+	return inDir(s.dirs, p, (*os.Root).Readlink)
 }
 
 // openNoBlock opens p for reading with O_NONBLOCK, so that a FIFO that
@@ -197,7 +205,9 @@ func (s *dirSource) openNoBlock(p string) (*os.File, error) {
 	if s.root == "/" {
 		return os.OpenFile(p, flag|syscall.O_NOFOLLOW, 0)
 	}
-	return s.osr.OpenFile(rel(p), flag, 0)
+	return inDir(s.dirs, p, func(dir *os.Root, name string) (*os.File, error) {
+		return dir.OpenFile(name, flag, 0)
+	})
 }
 
 func (s *dirSource) Info() Info {
@@ -208,15 +218,6 @@ func (s *dirSource) Info() Info {
 }
 
 func (s *dirSource) Env() Env { return s.env }
-
-// rel maps a clean in-source absolute path to a path relative to the root,
-// for os.Root.
-func rel(p string) string {
-	if p == "/" {
-		return "."
-	}
-	return p[1:]
-}
 
 func components(name string) []string {
 	var out []string
