@@ -374,18 +374,59 @@ func unwrapPathErr(err error) error {
 	return err
 }
 
+// resolveStat resolves name, following a final link, and lstats the result:
+// what Open, Stat and ReadDir start with. The Resolver would lstat the final
+// component to see whether it is a link, and the caller lstat it again; here
+// the folder part comes from the Resolver's prefix cache and the final
+// component is lstat'ed once. Where it is a link, or the lstat fails other
+// than "absent", the plain resolution runs instead, so results and errors
+// are exactly those of Resolve followed by lstat. An error is returned as
+// is when resolving failed, or as errLstat when only the final lstat did.
+func (s *dirSource) resolveStat(name string) (string, fs.FileInfo, error) {
+	p, err := s.resolve(name, false)
+	if err == nil {
+		fi, lerr := s.lstat(p)
+		if lerr == nil && fi.Mode()&fs.ModeSymlink == 0 {
+			return p, fi, nil
+		}
+		if errors.Is(lerr, fs.ErrNotExist) {
+			return p, nil, errLstat{lerr}
+		}
+	}
+	if p, err = s.resolve(name, true); err != nil {
+		return p, nil, err
+	}
+	fi, err := s.lstat(p)
+	if err != nil {
+		return p, nil, errLstat{err}
+	}
+	return p, fi, nil
+}
+
+// errLstat marks a failure of resolveStat's final lstat, which callers
+// report under their own operation's name.
+type errLstat struct{ err error }
+
+func (e errLstat) Error() string { return e.err.Error() }
+func (e errLstat) Unwrap() error { return e.err }
+
+// pathErr is what Open, Stat and ReadDir return for a resolveStat error:
+// a resolve error as it is, an lstat error as op's PathError.
+func pathErr(op, name string, err error) error {
+	if le, ok := err.(errLstat); ok {
+		return &fs.PathError{Op: op, Path: name, Err: unwrapPathErr(le.err)}
+	}
+	return err
+}
+
 // Open opens a regular file (or a directory) for reading. Anything else (a
 // FIFO, a socket, a device) is refused before it is opened, so a FIFO planted
 // in a root cannot hang a read and a device node is never touched (F5); the
 // type is checked again on the open file, in case it was swapped in between.
 func (s *dirSource) Open(name string) (File, error) {
-	p, err := s.resolve(name, true)
+	p, fi, err := s.resolveStat(name)
 	if err != nil {
-		return nil, err
-	}
-	fi, err := s.lstat(p)
-	if err != nil {
-		return nil, &fs.PathError{Op: "open", Path: name, Err: unwrapPathErr(err)}
+		return nil, pathErr("open", name, err)
 	}
 	if err := openable(fi.Mode()); err != nil {
 		return nil, &fs.PathError{Op: "open", Path: name, Err: err}
@@ -398,8 +439,18 @@ func (s *dirSource) Open(name string) (File, error) {
 		f.Close()
 		return nil, &fs.PathError{Op: "open", Path: name, Err: ErrNotRegular}
 	}
-	return f, nil
+	return &statFile{File: f, fi: fi}, nil
 }
+
+// statFile is an open file that answers Stat from the fstat Open made: the
+// cache, the readers sizing their buffers and the ELF readers all ask, and
+// each asking cost an fstat.
+type statFile struct {
+	*os.File
+	fi fs.FileInfo
+}
+
+func (f *statFile) Stat() (fs.FileInfo, error) { return f.fi, nil }
 
 // ErrNotRegular is returned by Open for FIFOs, sockets and devices.
 var ErrNotRegular = errors.New("not a regular file or directory")
@@ -412,13 +463,9 @@ func openable(m fs.FileMode) error {
 }
 
 func (s *dirSource) Stat(name string) (fs.FileInfo, error) {
-	p, err := s.resolve(name, true)
+	_, fi, err := s.resolveStat(name)
 	if err != nil {
-		return nil, err
-	}
-	fi, err := s.lstat(p)
-	if err != nil {
-		return nil, &fs.PathError{Op: "stat", Path: name, Err: unwrapPathErr(err)}
+		return nil, pathErr("stat", name, err)
 	}
 	return fi, nil
 }
@@ -450,13 +497,9 @@ func (s *dirSource) ReadLink(name string) (string, error) {
 // ReadDir lists a directory, sorted by name, through the same confined
 // handle as Open; at most MaxDirEntries entries are returned.
 func (s *dirSource) ReadDir(name string) ([]fs.DirEntry, error) {
-	p, err := s.resolve(name, true)
+	p, fi, err := s.resolveStat(name)
 	if err != nil {
-		return nil, err
-	}
-	fi, err := s.lstat(p)
-	if err != nil {
-		return nil, &fs.PathError{Op: "readdir", Path: name, Err: unwrapPathErr(err)}
+		return nil, pathErr("readdir", name, err)
 	}
 	if !fi.IsDir() {
 		return nil, &fs.PathError{Op: "readdir", Path: name, Err: syscall.ENOTDIR}
