@@ -271,6 +271,11 @@ func (r *Resolver) Resolve(name string, followLast bool) (string, error) {
 	if len(name) > MaxPathLen {
 		return "", &fs.PathError{Op: "resolve", Path: name[:64] + "...", Err: syscall.ENAMETOOLONG}
 	}
+	if !followLast {
+		if p, ok := r.cachedParent(name); ok {
+			return p, nil
+		}
+	}
 	comps := components(name)
 	if len(comps) == 0 {
 		return "/", nil
@@ -323,6 +328,51 @@ func (r *Resolver) Resolve(name string, followLast bool) (string, error) {
 		}
 	}
 	return resolved, nil
+}
+
+// cachedParent answers Resolve(name, false) without splitting name when
+// name is clean and its folder is in the cache: the common case of a
+// collector opening one file after another in one folder. It gives what
+// the walk would: the cached folder joined with the last component.
+func (r *Resolver) cachedParent(name string) (string, bool) {
+	i := strings.LastIndexByte(name, '/')
+	if i <= 0 || i > maxCachedPrefixLen || !cleanAbs(name) {
+		return "", false
+	}
+	dir, base := name[:i], name[i+1:]
+	r.mu.Lock()
+	resolved, ok := r.cache[dir]
+	r.mu.Unlock()
+	if !ok {
+		return "", false
+	}
+	switch resolved {
+	case dir:
+		return name, true
+	case "/": // a folder that is a link to "/"
+		return "/" + base, true
+	}
+	return resolved + "/" + base, true
+}
+
+// cleanAbs reports whether name is an absolute path in path.Clean's form
+// with no "." or ".." component: what components would keep unchanged.
+func cleanAbs(name string) bool {
+	if len(name) < 2 || name[0] != '/' || name[len(name)-1] == '/' {
+		return false
+	}
+	start := 1
+	for i := 1; i <= len(name); i++ {
+		if i < len(name) && name[i] != '/' {
+			continue
+		}
+		switch name[start:i] {
+		case "", ".", "..":
+			return false
+		}
+		start = i + 1
+	}
+	return true
 }
 
 // step resolves one component c below the resolved directory dir, following

@@ -137,9 +137,12 @@ func (c *collector) warn(format string, args ...any) {
 // nvidia-cudnn-cu12, ...) are libraries other modules load, not extensions;
 // their files are large and reading them would cost time for nothing.
 func skipDist(name string) bool {
-	n := strings.ToLower(strings.NewReplacer("_", "-", ".", "-").Replace(name))
+	n := strings.ToLower(distSeparators.Replace(name))
 	return n == "torch" || strings.HasPrefix(n, "nvidia-")
 }
+
+// distSeparators folds a distribution name's separators, as PEP 503 does.
+var distSeparators = strings.NewReplacer("_", "-", ".", "-")
 
 // IsTorchLibrary reports whether a DT_NEEDED name is one of torch's own
 // libraries (libc10.so, libc10_cuda.so, libtorch.so, libtorch_cpu.so,

@@ -183,7 +183,7 @@ func (c *collector) collectDists(e *env) {
 			if cd.durlEdit != "" {
 				d.Editable, d.EditableLocation = true, cd.durlEdit
 			}
-		} else if !d.Shadowed {
+		} else if !d.Shadowed && len(eggLinks) > 0 {
 			// pip: no direct_url.json, so look for NAME.egg-link on sys.path.
 			link := eggLinkRe.ReplaceAllString(d.Name, "-") + ".egg-link"
 			for _, loc := range e.SitePath {
