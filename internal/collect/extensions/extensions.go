@@ -9,10 +9,12 @@
 package extensions
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"path"
 	"regexp"
@@ -105,6 +107,12 @@ func Collect(ctx context.Context, src source.Source, py *facts.PythonEnv, t *fac
 
 type job struct{ dist, version, path string }
 
+// wholeFileBytes is the largest library read whole rather than a header at
+// a time; smallFiles holds the workers' buffers for them.
+const wholeFileBytes = 64 << 10
+
+var smallFiles = sync.Pool{New: func() any { b := make([]byte, wholeFileBytes); return &b }}
+
 // module is one file kept: its facts and what the later checks need.
 type module struct {
 	ext facts.Extension
@@ -172,7 +180,19 @@ func (c *collector) read(j job) *module {
 	if !st.Mode().IsRegular() {
 		return nil
 	}
-	ef, err := elfdyn.Open(f, st.Size())
+	var r io.ReaderAt = f
+	if size := st.Size(); size > 0 && size <= wholeFileBytes {
+		// A small library is read whole, in one call: its headers, dynamic
+		// section and symbols are most of it, and reading them piecemeal
+		// cost some twenty system calls a file.
+		bp := smallFiles.Get().(*[]byte)
+		defer smallFiles.Put(bp)
+		buf := (*bp)[:size]
+		if n, err := f.ReadAt(buf, 0); n == len(buf) || errors.Is(err, io.EOF) {
+			r = bytes.NewReader(buf[:n])
+		}
+	}
+	ef, err := elfdyn.Open(r, st.Size())
 	if err != nil {
 		c.warn("extensions: %s: %v", j.path, err)
 		return nil
@@ -203,7 +223,7 @@ func (c *collector) read(j job) *module {
 		}
 	}
 	if hasFatbin {
-		fb, err := fatbin.NewFile(f)
+		fb, err := fatbin.NewFile(r)
 		if fb != nil {
 			fillTargets(&m.ext, fb)
 		}
