@@ -601,7 +601,10 @@ func ReadFile(src Source, name string, max int64) ([]byte, error) {
 	if fi.Size() > max {
 		return nil, &fs.PathError{Op: "read", Path: name, Err: ErrTooLarge}
 	}
-	b, err := io.ReadAll(io.LimitReader(f, max+1))
+	// The stat's size sizes the buffer (a file that grew since is still
+	// read to max+1 bytes); /proc files say 0 whatever they hold.
+	b := make([]byte, 0, min(fi.Size(), max)+1)
+	b, err = readAllInto(b, io.LimitReader(f, max+1))
 	if err != nil {
 		return nil, &fs.PathError{Op: "read", Path: name, Err: err}
 	}
@@ -609,6 +612,24 @@ func ReadFile(src Source, name string, max int64) ([]byte, error) {
 		return nil, &fs.PathError{Op: "read", Path: name, Err: ErrTooLarge}
 	}
 	return b, nil
+}
+
+// readAllInto is io.ReadAll into b's spare capacity: a buffer sized by the
+// caller is filled with no reallocation when the size was right.
+func readAllInto(b []byte, r io.Reader) ([]byte, error) {
+	for {
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)]
+		}
+		n, err := r.Read(b[len(b):cap(b)])
+		b = b[:len(b)+n]
+		if err == io.EOF {
+			return b, nil
+		}
+		if err != nil {
+			return b, err
+		}
+	}
 }
 
 // Exists reports whether name exists (following links).
