@@ -13,8 +13,9 @@ import (
 )
 
 // The fast paths (kept folder handles, Resolve from a cached folder, one
-// lstat of the final component) must give exactly what a fresh source
-// gives: every answer of a warm source is compared with a cold one's.
+// lstat of the final component) must give exactly what the plain reads
+// give: every answer of a warm source is compared with that of a fresh
+// RootPlain source.
 func TestWarmSourceAgreesWithCold(t *testing.T) {
 	_, warm := tree(t)
 	dir := warm.Info().Root
@@ -46,7 +47,7 @@ func TestWarmSourceAgreesWithCold(t *testing.T) {
 		return b.String()
 	}
 	fresh := func() Source {
-		src, err := Root(dir, warm.Env())
+		src, err := RootPlain(dir, warm.Env())
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -116,6 +116,9 @@ type dirSource struct {
 	links *Resolver
 	osr   *os.Root
 	dirs  *dirHandles // under a root: open folder handles (dirhandles.go)
+	// plain turns the fast paths off (RootPlain): every call walks its
+	// path from the top of the root, as before they existed.
+	plain bool
 }
 
 // Host returns the live machine as a Source. env is the environment to assume
@@ -147,6 +150,21 @@ func Root(dir string, env Env) (Source, error) {
 		e["HOME"] = "/root"
 	}
 	return newDir(abs, e, false)
+}
+
+// RootPlain is Root without the fast paths: no kept folder handles, no
+// answers from the Resolver's cached folders, the final component lstat'ed
+// by the Resolver and again by the caller. It reads exactly what Root does
+// and is the oracle the fast paths are tested against (and a way to time
+// them).
+func RootPlain(dir string, env Env) (Source, error) {
+	src, err := Root(dir, env)
+	if err != nil {
+		return nil, err
+	}
+	s := src.(*dirSource)
+	s.plain, s.links.plain = true, true
+	return s, nil
 }
 
 // DefaultContainerPATH is the PATH Docker gives a container whose image sets none.
@@ -188,12 +206,18 @@ func (s *dirSource) lstat(p string) (fs.FileInfo, error) {
 	if s.root == "/" {
 		return os.Lstat(p)
 	}
+	if s.plain {
+		return s.osr.Lstat(rel(p))
+	}
 	return inDir(s.dirs, p, (*os.Root).Lstat)
 }
 
 func (s *dirSource) readlink(p string) (string, error) {
 	if s.root == "/" {
 		return os.Readlink(p)
+	}
+	if s.plain {
+		return s.osr.Readlink(rel(p))
 	}
 	return inDir(s.dirs, p, (*os.Root).Readlink)
 }
@@ -204,6 +228,9 @@ func (s *dirSource) openNoBlock(p string) (*os.File, error) {
 	flag := os.O_RDONLY | syscall.O_NONBLOCK | syscall.O_CLOEXEC
 	if s.root == "/" {
 		return os.OpenFile(p, flag|syscall.O_NOFOLLOW, 0)
+	}
+	if s.plain {
+		return s.osr.OpenFile(rel(p), flag, 0)
 	}
 	return inDir(s.dirs, p, func(dir *os.Root, name string) (*os.File, error) {
 		return dir.OpenFile(name, flag, 0)
@@ -218,6 +245,15 @@ func (s *dirSource) Info() Info {
 }
 
 func (s *dirSource) Env() Env { return s.env }
+
+// rel maps a clean in-source absolute path to a path relative to the root,
+// for os.Root.
+func rel(p string) string {
+	if p == "/" {
+		return "."
+	}
+	return p[1:]
+}
 
 func components(name string) []string {
 	var out []string
@@ -250,6 +286,7 @@ type Resolver struct {
 
 	mu    sync.Mutex
 	cache map[string]string // resolved directory prefixes: in-source path -> resolved in-source path
+	plain bool              // no answers from cachedParent (RootPlain)
 }
 
 // NewResolver returns a Resolver over a tree. lstat returns the type bits of
@@ -271,7 +308,7 @@ func (r *Resolver) Resolve(name string, followLast bool) (string, error) {
 	if len(name) > MaxPathLen {
 		return "", &fs.PathError{Op: "resolve", Path: name[:64] + "...", Err: syscall.ENAMETOOLONG}
 	}
-	if !followLast {
+	if !followLast && !r.plain {
 		if p, ok := r.cachedParent(name); ok {
 			return p, nil
 		}
@@ -434,7 +471,7 @@ func unwrapPathErr(err error) error {
 // is when resolving failed, or as errLstat when only the final lstat did.
 func (s *dirSource) resolveStat(name string) (string, fs.FileInfo, error) {
 	p, err := s.resolve(name, false)
-	if err == nil {
+	if err == nil && !s.plain {
 		fi, lerr := s.lstat(p)
 		if lerr == nil && fi.Mode()&fs.ModeSymlink == 0 {
 			return p, fi, nil
