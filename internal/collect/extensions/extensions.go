@@ -108,10 +108,11 @@ func Collect(ctx context.Context, src source.Source, py *facts.PythonEnv, t *fac
 type job struct{ dist, version, path string }
 
 // wholeFileBytes is the largest library read whole rather than a header at
-// a time; smallFiles holds the workers' buffers for them.
-const wholeFileBytes = 64 << 10
+// a time (a var so that a test can turn it off); smallFiles holds the
+// workers' buffers for them.
+var wholeFileBytes int64 = 64 << 10
 
-var smallFiles = sync.Pool{New: func() any { b := make([]byte, wholeFileBytes); return &b }}
+var smallFiles = sync.Pool{New: func() any { b := make([]byte, 64<<10); return &b }}
 
 // module is one file kept: its facts and what the later checks need.
 type module struct {
