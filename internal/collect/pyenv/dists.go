@@ -22,6 +22,9 @@ import (
 type candidate struct {
 	loc string // the sys.path entry, or an egg-link's target
 	dir string // the .dist-info / .egg-info / EGG-INFO path
+	// listedDir: the listing of loc says dir is a folder (not a link to
+	// one), so readDist needs no stat to know it.
+	listedDir bool
 
 	dist     facts.Distribution
 	ok       bool   // metadata read and has a Name
@@ -86,9 +89,9 @@ func (c *collector) scan(loc string, ents []fs.DirEntry) []*candidate {
 			if _, ok := groups[k]; !ok {
 				order = append(order, k)
 			}
-			groups[k] = append(groups[k], &candidate{loc: loc, dir: pathlibNorm(loc + "/" + n)})
+			groups[k] = append(groups[k], &candidate{loc: loc, dir: pathlibNorm(loc + "/" + n), listedDir: ent.Type().IsDir()})
 		case baseIsEgg && low == "egg-info":
-			eggs = append(eggs, &candidate{loc: loc, dir: pathlibNorm(loc + "/" + n)})
+			eggs = append(eggs, &candidate{loc: loc, dir: pathlibNorm(loc + "/" + n), listedDir: ent.Type().IsDir()})
 		}
 	}
 	var out []*candidate
@@ -304,13 +307,18 @@ func (c *collector) readDist(cd *candidate) {
 	if strings.HasSuffix(strings.ToLower(cd.dir), ".dist-info") {
 		d.Format = "dist-info"
 	}
-	fi, err := c.src.Stat(cd.dir)
-	if err != nil {
-		c.warn("%s: %v", cd.dir, err)
-		return
+	isDir := cd.listedDir
+	if !isDir {
+		fi, err := c.src.Stat(cd.dir)
+		if err != nil {
+			c.warn("%s: %v", cd.dir, err)
+			return
+		}
+		isDir = fi.IsDir()
 	}
 	var text string
-	if fi.IsDir() {
+	var err error
+	if isDir {
 		for _, n := range []string{"METADATA", "PKG-INFO"} {
 			text, err = c.readHeaders(path.Join(cd.dir, n))
 			if err != nil {
@@ -338,7 +346,7 @@ func (c *collector) readDist(cd *candidate) {
 	}
 	d.Requires = md.All("Requires-Dist")
 	cd.ok = true
-	if !fi.IsDir() {
+	if !isDir {
 		return
 	}
 	if !c.listOnly {
