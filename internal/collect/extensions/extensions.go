@@ -406,8 +406,14 @@ func (c *collector) checkABI(mods []*module) {
 	}
 	// wanted maps each referenced name to the libraries defining it (a bit
 	// per library in order).
-	wanted := map[string]uint64{}
-	var names []string
+	// Sized for every reference, an upper bound on the distinct names: 4,096
+	// extensions needing 20 names each grew the map and the list 16 times.
+	refs := 0
+	for _, m := range linking {
+		refs += len(m.torchUndefined)
+	}
+	wanted := make(map[string]uint64, refs)
+	names := make([]string, 0, refs)
 	for _, m := range linking {
 		for _, s := range m.torchUndefined {
 			if _, ok := wanted[s]; !ok {
