@@ -263,7 +263,7 @@ func treeState(t *testing.T, dirs ...string) map[string]string {
 // classStats is one row of the table: the worst run of an attack class.
 type classStats struct {
 	class           string
-	inputs, runs    int
+	runs            int
 	held            bool
 	peak            int64
 	peakArgs        []string
