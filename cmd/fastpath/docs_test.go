@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"crypto/sha256"
+	"debug/elf"
 	"encoding/hex"
 	"os"
 	"os/exec"
@@ -298,7 +299,7 @@ func TestReleaseBuildsStaticBinaries(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	machine := map[string]string{"amd64": "\x3e\x00", "arm64": "\xb7\x00"} // e_machine: EM_X86_64, EM_AARCH64
+	machine := map[string]elf.Machine{"amd64": elf.EM_X86_64, "arm64": elf.EM_AARCH64}
 	src, _ := dockerCopy(t)
 	for _, arch := range []string{"amd64", "arm64"} {
 		name := strings.ReplaceAll(src, "${TARGETARCH}", arch)
@@ -306,11 +307,21 @@ func TestReleaseBuildsStaticBinaries(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(b) < 64 || string(b[:4]) != "\x7fELF" || string(b[18:20]) != machine[arch] {
-			t.Fatalf("%s is not a little-endian ELF for %s", name, arch)
+		// Static: no program interpreter, no shared library needed.
+		ef, err := elf.NewFile(bytes.NewReader(b))
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
 		}
-		if bytes.Contains(b, []byte("/lib64/ld-linux")) || bytes.Contains(b, []byte("/lib/ld-linux-aarch64")) {
-			t.Errorf("%s names a dynamic loader: not static", name)
+		if ef.Machine != machine[arch] || ef.Type != elf.ET_EXEC {
+			t.Errorf("%s is %v %v, want an %v executable", name, ef.Machine, ef.Type, machine[arch])
+		}
+		for _, p := range ef.Progs {
+			if p.Type == elf.PT_INTERP || p.Type == elf.PT_DYNAMIC {
+				t.Errorf("%s has a %v program header: not static", name, p.Type)
+			}
+		}
+		if libs, _ := ef.ImportedLibraries(); len(libs) > 0 {
+			t.Errorf("%s needs shared libraries %v: not static", name, libs)
 		}
 		sum := sha256.Sum256(b)
 		if !strings.Contains(string(sums), hex.EncodeToString(sum[:])+"  "+name) {
