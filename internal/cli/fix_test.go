@@ -114,6 +114,11 @@ type kernelVenv struct {
 
 func newKernelVenv(t *testing.T) kernelVenv {
 	t.Helper()
+	if testing.Short() {
+		// python -m venv runs ensurepip: 10 to 70 s per test on a loaded
+		// 2-core machine. The full run (CI's second step) keeps these.
+		t.Skip("builds a real venv with pip: not under -short")
+	}
 	py3 := testenv.Python3(t)
 	dir := t.TempDir()
 	venv := filepath.Join(dir, "venv")

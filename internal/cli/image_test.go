@@ -53,7 +53,9 @@ func seedOCILayout(t *testing.T, root string) string {
 				return err
 			}
 			defer f.Close()
-			_, err = io.Copy(tw, f)
+			if _, err := io.Copy(tw, f); err != nil {
+				return err
+			}
 		}
 		return err
 	})

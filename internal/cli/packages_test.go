@@ -23,6 +23,9 @@ func runPackages(t *testing.T, o *PackagesOptions) string {
 
 // `packages --json --python P` prints what `P -m pip list --format=json` prints.
 func TestPackagesJSONMatchesPipList(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs pip list (seconds of CPU): not under -short")
+	}
 	py := testenv.Python3(t)
 	real := strings.TrimSpace(testenv.Run(t, nil, py, "-c", "import sys; print(sys.executable)"))
 	pythons := []string{real}

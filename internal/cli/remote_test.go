@@ -204,6 +204,9 @@ func (s *sshd) template() string {
 // that refuses (nothing listens on 127.0.0.2) and one that hangs (a listener
 // on 127.0.0.3 that never speaks) are reported while the real one answers.
 func TestSSHRemote(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a real sshd and runs ssh: not under -short")
+	}
 	if runtime.GOOS != "linux" {
 		t.Skip("loopback addresses beyond 127.0.0.1 are a Linux feature")
 	}

@@ -8,14 +8,6 @@ import (
 	"github.com/fastpath-dev/fastpath/internal/kb"
 )
 
-func ids(rs []Remedy) string {
-	var out []string
-	for _, r := range rs {
-		out = append(out, r.ID)
-	}
-	return strings.Join(out, " ")
-}
-
 // TestPlatforms: macOS gets no CUDA build at all, Windows NVIDIA's
 // installer and MSVC (by hand), WSL NVIDIA's WSL-Ubuntu repository.
 func TestPlatforms(t *testing.T) {
