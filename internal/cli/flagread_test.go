@@ -227,13 +227,16 @@ func flagReadProblems(t *testing.T, dir string, registered map[string][]string, 
 	return problems
 }
 
+// majorVersion is a module path's major-version element ("v4").
+var majorVersion = regexp.MustCompile(`^v[0-9]+$`)
+
 // importNames are the names a file's imports are used by.
 func importNames(f *ast.File) map[string]bool {
 	names := map[string]bool{}
 	for _, im := range f.Imports {
 		p, _ := strconv.Unquote(im.Path.Value)
 		name := path.Base(p)
-		if ok, _ := regexp.MatchString(`^v[0-9]+$`, name); ok {
+		if majorVersion.MatchString(name) {
 			name = path.Base(path.Dir(p)) // github.com/pierrec/lz4/v4 is lz4
 		}
 		if im.Name != nil {

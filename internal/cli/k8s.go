@@ -23,14 +23,6 @@ import (
 	"github.com/fastpath-dev/fastpath/internal/report"
 )
 
-func checkFormat(format string) error {
-	switch format {
-	case "", "text", "json", "markdown", "prom", "nfd":
-		return nil
-	}
-	return usageErrorf("--format %q: want text, json, markdown, prom or nfd", format)
-}
-
 // renderCluster writes doctor's findings for a cluster engine: Prometheus
 // textfile metrics or node-feature-discovery labels. The exit status is
 // doctor's (1 on error findings): a periodic writer keeps the file either way.

@@ -233,18 +233,6 @@ func toFix(r remedy.Remedy) finding.Fix {
 	return f
 }
 
-func (c *judgement) hasConda() bool {
-	if c.py != nil && c.py.Kind == "conda" {
-		return true
-	}
-	for _, o := range c.f.Python.Others {
-		if o.Kind == "conda" {
-			return true
-		}
-	}
-	return false
-}
-
 // osInstallFix installs system packages with the OS's package manager.
 func (c *judgement) osInstallFix(title string, debPkgs, rpmPkgs []string) []finding.Fix {
 	return []finding.Fix{toFix(remedy.OSPackages(c.remedy(), title, debPkgs, rpmPkgs))}

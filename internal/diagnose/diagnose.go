@@ -126,12 +126,6 @@ func (c *judgement) pipInstall(args ...string) string {
 // give is built there.
 func (c *judgement) remedy() remedy.Context { return remedy.FromFacts(c.f) }
 
-// hasDist reports whether the selected environment has the distribution
-// (name compared as pip does: case-insensitive, -_. alike).
-func (c *judgement) hasDist(name string) bool {
-	return c.dist(name) != nil
-}
-
 // dist returns the selected environment's distribution called name.
 func (c *judgement) dist(name string) *facts.Distribution {
 	if c.py == nil {

@@ -36,29 +36,6 @@ func extGroups(exts []facts.Extension, match func(facts.Extension) bool) [][]fac
 	return out
 }
 
-// extRunsOn is how well e's CUDA code runs on a GPU of capability cc: the
-// worst, over its containers, of the best target each holds. Facts without
-// TargetSets are judged on all targets together.
-func extRunsOn(e facts.Extension, cc cudaarch.Capability) cudaarch.Compat {
-	sets := e.TargetSets
-	if len(sets) == 0 {
-		sets = [][]string{append(slices.Clone(e.SASS), e.PTX...)}
-	}
-	worst := cudaarch.Native
-	for _, set := range sets {
-		var ts []cudaarch.Target
-		for _, s := range set {
-			if t, err := cudaarch.ParseTarget(s); err == nil {
-				ts = append(ts, t)
-			}
-		}
-		if _, got := cudaarch.Best(ts, cc); got < worst {
-			worst = got
-		}
-	}
-	return worst
-}
-
 func hasCUDACode(e facts.Extension) bool { return len(e.SASS)+len(e.PTX) > 0 }
 
 // loaded is the extensions the packages' own loading code will load, by the rules

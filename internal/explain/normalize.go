@@ -25,8 +25,6 @@ var (
 
 	// journald: "Oct 04 13:19:39 host unit[394]: ".
 	journalPrefix = regexp.MustCompile(`^(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) [ 0-3][0-9] [0-9]{2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]+)? \S+ [^\s:\[]+(?:\[[0-9]+\])?: ?`)
-	// ISO time stamps of CI runners and loggers, with an optional "|".
-	isoPrefix = regexp.MustCompile(`^[0-9]{4}-[0-9]{2}-[0-9]{2}[T ][0-9]{2}:[0-9]{2}:[0-9]{2}(?:[.,][0-9]+)?(?:Z|[+-][0-9]{2}:?[0-9]{2})?(?: ?\|)? ?`)
 	// Clock times alone ("13:19:39.123 ").
 	clockPrefix = regexp.MustCompile(`^[0-9]{2}:[0-9]{2}:[0-9]{2}(?:[.,][0-9]+)? `)
 	// Docker BuildKit: "#12 34.56 " (or the bare elapsed time of --progress=plain).
@@ -34,9 +32,6 @@ var (
 	// Bracketed: "[rank0]: ", "[default3]:", "[2024-09-27 23:42:23,326] ",
 	// Jupyter server "[I 2024-01-01 12:00:00.000 ServerApp] ".
 	bracketPrefix = regexp.MustCompile(`^\[(?:(?:rank|default)[0-9]+\]:|[0-9]{4}-[0-9]{2}-[0-9]{2}[ T][^\]]{0,40}\]|[IWECD] (?:[0-9]{4}-[0-9]{2}-[0-9]{2} )?[0-9]{2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]+)? [A-Za-z]+\]) ?`)
-	// vLLM and friends: "ERROR 01-11 13:09:40 engine.py:366] ",
-	// "INFO 06-05 06:18:13 [multiproc_executor.py:470] ".
-	levelPrefix = regexp.MustCompile(`^(?:INFO|WARNING|WARN|ERROR|DEBUG|CRITICAL) [0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]+)? \[?[A-Za-z0-9_./-]+:[0-9]+\] ?`)
 	// Ray and vLLM worker tags: "(VllmWorker rank=3 pid=1090) ".
 	workerPrefix = regexp.MustCompile(`^\([A-Za-z_][A-Za-z0-9_]*(?: [a-z_]+=[A-Za-z0-9_.-]+)+\) ?`)
 )
@@ -250,6 +245,11 @@ func isoLen(t []byte) int {
 	return k
 }
 
+// isLocByte: a byte of a source file name in a log prefix.
+func isLocByte(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '.' || c == '/' || c == '-'
+}
+
 // levelLen: "ERROR 01-11 13:09:40 engine.py:366] ",
 // "INFO 06-05 06:18:13 [multiproc_executor.py:470] " (vLLM's logger).
 func levelLen(t []byte) int {
@@ -264,7 +264,7 @@ func levelLen(t []byte) int {
 		return 0
 	}
 	k += len("99-99 99:99:99")
-	if k < len(t) && t[k] == '.' {
+	if k+1 < len(t) && t[k] == '.' && digits(t[k+1:]) > 0 {
 		k += 1 + digits(t[k+1:])
 	}
 	if k >= len(t) || t[k] != ' ' {
@@ -274,17 +274,20 @@ func levelLen(t []byte) int {
 	if k < len(t) && t[k] == '[' {
 		k++
 	}
-	// file.py:123]
-	end := bytes.IndexByte(t[k:], ']')
-	if end <= 0 || end > 80 {
+	// file.py:123]: a name of [A-Za-z0-9_./-], a colon, digits, "]".
+	name := 0
+	for k+name < len(t) && isLocByte(t[k+name]) {
+		name++
+	}
+	if name == 0 || k+name >= len(t) || t[k+name] != ':' {
 		return 0
 	}
-	loc := t[k : k+end]
-	colon := bytes.LastIndexByte(loc, ':')
-	if colon <= 0 || digits(loc[colon+1:]) != len(loc)-colon-1 || colon == len(loc)-1 || bytes.IndexByte(loc, ' ') >= 0 {
+	k += name + 1
+	d := digits(t[k:])
+	if d == 0 || k+d >= len(t) || t[k+d] != ']' {
 		return 0
 	}
-	k += end + 1
+	k += d + 1
 	if k < len(t) && t[k] == ' ' {
 		k++
 	}

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"path"
 	"regexp"
-	"sort"
 	"strings"
 
 	"github.com/fastpath-dev/fastpath/internal/source"
@@ -178,10 +177,4 @@ func (c *collector) selectInterpreter(python string) (string, []string) {
 		return p, steps
 	}
 	return "", steps
-}
-
-// sortedNames returns the names of ents, sorted.
-func sortedNames(names []string) []string {
-	sort.Strings(names)
-	return names
 }
