@@ -22,7 +22,7 @@ const module = "github.com/fastpath-dev/fastpath/"
 // exactly one entry: a new package is placed here on purpose.
 var layers = [][]string{
 	// Leaves: plain types and helpers that import nothing of ours.
-	{"internal/finding", "internal/pep440", "internal/safetext", "internal/testenv", "internal/layering"},
+	{"internal/finding", "internal/pep440", "internal/safetext", "internal/testenv", "internal/layering", "internal/lazyregexp"},
 	// The Facts types: what a facts file holds, observations only.
 	{"internal/facts"},
 	// The knowledge base: embedded data and typed accessors.
