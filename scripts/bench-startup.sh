@@ -13,14 +13,15 @@
 # CPU time is the figure to trust on a loaded machine; wall time is an upper
 # bound there. Needs python3 (for wait4) and awk. No network.
 set -uo pipefail
-cd "$(dirname "$0")/.."
-base=${1:?usage: scripts/bench-startup.sh BASE [NEW] [RUNS]}
+base=$(realpath "${1:?usage: scripts/bench-startup.sh BASE [NEW] [RUNS]}")
 new=${2:-}
 runs=${3:-10}
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 if [ -z "$new" ]; then
   new="$tmp/fastpath"
-  CGO_ENABLED=0 go build -o "$new" ./cmd/fastpath || exit 2
+  (cd "$(dirname "$0")/.." && CGO_ENABLED=0 go build -o "$new" ./cmd/fastpath) || exit 2
+else
+  new=$(realpath "$new")
 fi
 "$new" demo --write-tree "$tmp/seed" >/dev/null
 seedenv='PATH=/root/venv/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin'
