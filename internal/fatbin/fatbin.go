@@ -563,6 +563,12 @@ func segmentPointers(r io.ReaderAt, ef *elf.File, fileSize int64, sizeKnown bool
 	if readFull(r, b, off) != nil {
 		return nil
 	}
+	return parseSegment(b)
+}
+
+// parseSegment reads the container addresses of the wrapper records in b
+// (records without the wrapper magic are skipped).
+func parseSegment(b []byte) []uint64 {
 	var ptrs []uint64
 	for p := 0; p+wrapperSize <= len(b); p += wrapperSize {
 		if binary.LittleEndian.Uint32(b[p:]) != wrapperMagic {
