@@ -139,10 +139,20 @@ PY
 
 # 2. Warm: medians of N, side by side.
 timeout 60 "$fp" doctor >/dev/null 2>&1   # warm the page cache
-doc=$(runs doctor "$N" "$fp" doctor)
+# The builds take turns (this, base, alt, this, ...): a machine that slows
+# down or speeds up during the block then weighs on all of them alike.
+: > "$work/raw/doctor.us"; : > "$work/raw/doctor-base.us"; : > "$work/raw/doctor-alt.us"
+for _ in $(seq "$N"); do
+  for nb in "doctor=$fp" ${base:+"doctor-base=$base"} ${alt:+"doctor-alt=$alt"}; do
+    name=${nb%%=*} bin=${nb#*=}
+    s=$(now); timeout 120 "$bin" doctor >/dev/null 2>&1; e=$(now)
+    echo $(( (e - s) / 1000 )) >> "$work/raw/$name.us"
+  done
+done
+doc=$(median < "$work/raw/doctor.us")
 docj=$(runs doctor-json "$N" "$fp" doctor --json)
-docb=NA; [ -n "$base" ] && docb=$(runs doctor-base "$N" "$base" doctor)
-doca=NA; [ -n "$alt" ] && doca=$(runs doctor-alt "$N" "$alt" doctor)
+docb=NA; [ -n "$base" ] && docb=$(median < "$work/raw/doctor-base.us")
+doca=NA; [ -n "$alt" ] && doca=$(median < "$work/raw/doctor-alt.us")
 pk=$(runs packages "$N" "$fp" packages --json)
 pip=$(runs pip-list "$N" "$py" -m pip list --format=json)
 ce=$(runs collect-env "$NPEER" "$py" -m torch.utils.collect_env)
