@@ -68,6 +68,32 @@ done
 say "-- warm --timings, this build (third run):"; tail -10 "$work/timings-fastpath.txt" | tee -a "$log"
 say "-- warm --timings, base build (third run):"; tail -10 "$work/timings-fastpath-base.txt" | tee -a "$log"
 
+# 5. How many Ps: the warm doctor and the seed tree with GOMAXPROCS capped
+#    (the runtime reads the variable), wall and CPU (user+sys, nvidia-smi's
+#    included for the live doctor), medians of 10, the settings in turn.
+"$dir/fastpath" demo --write-tree "$work/seed" >/dev/null 2>&1
+timeout 300 python3 - "$dir/fastpath" "$work/seed" <<'PY' > "$work/gomaxprocs.txt" 2>&1
+import os, statistics, subprocess, sys, time
+fp, seed = sys.argv[1], sys.argv[2]
+env_path = "PATH=/root/venv/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+cases = {"doctor": [fp, "doctor"], "doctor --root seed": [fp, "doctor", "--root", seed, "--gpu", "12.0", "--env", env_path]}
+for name, argv in cases.items():
+    res = {}
+    for _ in range(10):
+        for g in ("default", "2", "4", "8"):
+            env = dict(os.environ)
+            if g != "default":
+                env["GOMAXPROCS"] = g
+            t = time.perf_counter()
+            p = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+            _, _, ru = os.wait4(p.pid, 0)
+            res.setdefault(g, []).append(((time.perf_counter() - t) * 1e3, (ru.ru_utime + ru.ru_stime) * 1e3))
+    for g, r in res.items():
+        print(f"{name:20} GOMAXPROCS={g:8} wall {statistics.median(x[0] for x in r):7.1f} ms  cpu {statistics.median(x[1] for x in r):7.1f} ms")
+PY
+say "== GOMAXPROCS (medians of 10, in turn)"; tee -a "$log" < "$work/gomaxprocs.txt"
+rm -rf "$work/seed"
+
 cp "$work/speed/speed.tar.gz" "$work/" 2>/dev/null
 rm -rf "$work/speed"
 cp "$log" "$work/"
