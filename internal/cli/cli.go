@@ -118,21 +118,24 @@ gives the exact commands that fix it.` + exitStatusHelp,
 		SilenceErrors: true,
 	}
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return &UsageError{Err: err} })
-	only := ""
-	if len(args) > 0 {
-		only = args[0]
-	}
-	if len(args) == 1 && only == "--version" {
-		return root
+	root.AddCommand(subcommands(ios, args)...)
+	return root
+}
+
+// subcommands builds the commands args can reach: the one args[0] names,
+// none for a lone --version, else all of them.
+func subcommands(ios *IO, args []string) []*cobra.Command {
+	if len(args) == 1 && args[0] == "--version" {
+		return nil
 	}
 	for _, c := range commands {
-		if c.name == only {
-			root.AddCommand(c.build(ios))
-			return root
+		if len(args) > 0 && c.name == args[0] {
+			return []*cobra.Command{c.build(ios)}
 		}
 	}
+	all := make([]*cobra.Command, 0, len(commands))
 	for _, c := range commands {
-		root.AddCommand(c.build(ios))
+		all = append(all, c.build(ios))
 	}
-	return root
+	return all
 }

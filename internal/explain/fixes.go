@@ -2,6 +2,7 @@ package explain
 
 import (
 	"fmt"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -11,7 +12,6 @@ import (
 	"github.com/fastpath-dev/fastpath/internal/facts"
 	"github.com/fastpath-dev/fastpath/internal/finding"
 	"github.com/fastpath-dev/fastpath/internal/kb"
-	"github.com/fastpath-dev/fastpath/internal/lazyregexp"
 	"github.com/fastpath-dev/fastpath/internal/remedy"
 )
 
@@ -562,7 +562,7 @@ func (e *env) gpuCapability(caps map[string]string) string {
 	return ""
 }
 
-var repoDist = lazyregexp.New(`github\.com/(?:fla-org/(flash-linear-attention)|Dao-AILab/(causal-conv1d)|state-spaces/(mamba))`)
+var repoDist = regexp.MustCompile(`github\.com/(?:fla-org/(flash-linear-attention)|Dao-AILab/(causal-conv1d)|state-spaces/(mamba))`)
 
 // fallbackFixes install the kernel packages transformers did not find.
 func (e *env) fallbackFixes(caps map[string]string) []finding.Fix {

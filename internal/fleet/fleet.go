@@ -11,13 +11,13 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 
 	"github.com/fastpath-dev/fastpath/internal/diagnose"
 	"github.com/fastpath-dev/fastpath/internal/facts"
 	"github.com/fastpath-dev/fastpath/internal/finding"
-	"github.com/fastpath-dev/fastpath/internal/lazyregexp"
 	"github.com/fastpath-dev/fastpath/internal/model"
 )
 
@@ -307,7 +307,7 @@ func Compare(ms []Machine) *Diff {
 	return d
 }
 
-var nameSep = lazyregexp.New(`[-_.]+`)
+var nameSep = regexp.MustCompile(`[-_.]+`)
 
 // Normalize is PEP 503's name normalisation.
 func Normalize(name string) string { return nameSep.ReplaceAllString(strings.ToLower(name), "-") }

@@ -22,11 +22,14 @@ const module = "github.com/fastpath-dev/fastpath/"
 // exactly one entry: a new package is placed here on purpose.
 var layers = [][]string{
 	// Leaves: plain types and helpers that import nothing of ours.
-	{"internal/finding", "internal/pep440", "internal/safetext", "internal/testenv", "internal/layering", "internal/lazyregexp"},
+	{"internal/finding", "internal/pep440", "internal/safetext", "internal/testenv", "internal/layering"},
 	// The Facts types: what a facts file holds, observations only.
 	{"internal/facts"},
 	// The knowledge base: embedded data and typed accessors.
 	{"internal/kb"},
+	// Regular expressions compiled on first use (package-level ones would
+	// cost every start; docs/speed.md).
+	{"internal/lazyregexp"},
 	// Where we look.
 	{"internal/source"},
 	{"internal/imagesource"},

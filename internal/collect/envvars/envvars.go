@@ -3,11 +3,11 @@
 package envvars
 
 import (
+	"regexp"
 	"sort"
 	"strings"
 
 	"github.com/fastpath-dev/fastpath/internal/facts"
-	"github.com/fastpath-dev/fastpath/internal/lazyregexp"
 	"github.com/fastpath-dev/fastpath/internal/source"
 )
 
@@ -42,7 +42,7 @@ var secretWords = []string{"TOKEN", "KEY", "SECRET", "PASSWORD", "PASSWD", "AUTH
 
 // urlUserinfo matches the userinfo of a URL (https://user:pass@host,
 // https://token@host): group 1 is scheme://, 2 the user, 3 ":password".
-var urlUserinfo = lazyregexp.New(`([A-Za-z][A-Za-z0-9+.-]*://)([^/@\s:]*)(:[^/@\s]*)?@`)
+var urlUserinfo = regexp.MustCompile(`([A-Za-z][A-Za-z0-9+.-]*://)([^/@\s:]*)(:[^/@\s]*)?@`)
 
 // Collect returns the variables of env that matter, sorted by name.
 func Collect(env source.Env) []facts.EnvVar {

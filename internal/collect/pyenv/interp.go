@@ -4,12 +4,12 @@ import (
 	"fmt"
 	"io"
 	"path"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
 
 	"github.com/fastpath-dev/fastpath/internal/facts"
-	"github.com/fastpath-dev/fastpath/internal/lazyregexp"
 	"github.com/fastpath-dev/fastpath/internal/source"
 )
 
@@ -46,7 +46,7 @@ type env struct {
 	debian  bool
 }
 
-var pyNameRe = lazyregexp.New(`^python(\d+\.\d+)$`)
+var pyNameRe = regexp.MustCompile(`^python(\d+\.\d+)$`)
 
 // mmFromName returns "3.12" for "python3.12".
 func mmFromName(name string) string {
@@ -218,7 +218,7 @@ func (c *collector) prefixFromExe(exe string, mm *string) string {
 	return path.Dir(dir)
 }
 
-var digitsRe = lazyregexp.New(`\d+`)
+var digitsRe = regexp.MustCompile(`\d+`)
 
 // versionLess orders strings by their numbers (python3.9 < python3.12).
 func versionLess(a, b string) bool {
@@ -236,7 +236,7 @@ func versionLess(a, b string) bool {
 	return a < b
 }
 
-var pyVersionRe = lazyregexp.New(`#define\s+PY_VERSION\s+"([^"]+)"`)
+var pyVersionRe = regexp.MustCompile(`#define\s+PY_VERSION\s+"([^"]+)"`)
 
 // baseVersion reads the full version of e's base installation: patchlevel.h,
 // conda-meta's python record, or the pyenv version folder's name.
