@@ -3,7 +3,10 @@
 files its own config classes produce for fastpath's model families, and the
 per-layer kinds transformers itself derives from each, as JSON.
 
-usage: transformers-layer-kinds.py OUTDIR
+usage: transformers-layer-kinds.py OUTDIR [FAMILIES_JSON]
+
+The families and their config variants are internal/kb/data/families.json's
+(oracle_variants), or those of FAMILIES_JSON.
 
 OUTDIR/manifest.json: {"transformers": VERSION, "cases": [...], "skipped": [...]}
 Each case: {"name", "model_type", "file" (relative to OUTDIR), "attr" (the
@@ -26,27 +29,16 @@ import transformers  # noqa: E402
 from transformers import AutoConfig  # noqa: E402
 
 # Variants: the defaults, and non-default layouts in the fields each family
-# uses (legacy spellings where older releases required them).
-VARIANTS = {
-    "qwen3_next": [{}, {"num_hidden_layers": 12, "full_attention_interval": 3},
-                   {"num_hidden_layers": 6, "layer_types": ["linear_attention", "full_attention"] * 3}],
-    "qwen3_5": [{}, {"text_config": {"num_hidden_layers": 12, "full_attention_interval": 3}}],
-    "qwen3_5_moe": [{}, {"text_config": {"num_hidden_layers": 10, "full_attention_interval": 5}}],
-    "mamba": [{}, {"num_hidden_layers": 6}],
-    "falcon_mamba": [{}, {"num_hidden_layers": 6}],
-    "mamba2": [{}, {"num_hidden_layers": 6}],
-    "bamba": [{}, {"num_hidden_layers": 12, "attn_layer_indices": [1, 5, 9]}],
-    "granitemoehybrid": [{}, {"num_hidden_layers": 6, "layer_types": ["mamba", "mamba", "attention", "mamba", "mamba", "attention"]}],
-    "nemotron_h": [{}, {"num_hidden_layers": 7, "hybrid_override_pattern": "M-M*-ME"}],
-    "zamba": [{}, {"num_hidden_layers": 20, "attn_layer_period": 5, "attn_layer_offset": 2}],
-    "zamba2": [{}, {"num_hidden_layers": 4, "layers_block_type": ["mamba", "hybrid", "mamba", "mamba"]}],
-    "falcon_h1": [{}, {"num_hidden_layers": 6}],
-    "jamba": [{}, {"num_hidden_layers": 16, "attn_layer_period": 4, "attn_layer_offset": 1}],
-    "lfm2": [{}, {"num_hidden_layers": 10, "full_attn_idxs": [2, 5, 8]}],
-    "lfm2_moe": [{}, {"num_hidden_layers": 6, "layer_types": ["conv", "conv", "full_attention", "conv", "conv", "full_attention"]}],
-    "kimi_linear": [{}, {"num_hidden_layers": 8, "linear_attn_config": {"kda_layers": [1, 2, 3, 5, 6, 7], "full_attn_layers": [4, 8]}}],
-    "minimax": [{}, {"num_hidden_layers": 6}],
-}
+# uses (legacy spellings where older releases required them), are data:
+# internal/kb/data/families.json's oracle_variants.
+FAMILIES_JSON = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "internal", "kb", "data", "families.json")
+
+
+def load_variants(families_json):
+    """The configs to write per family: families.json's oracle_variants."""
+    with open(families_json) as f:
+        fams = json.load(f)["families"]
+    return {mt: fam.get("oracle_variants") or [{}] for mt, fam in fams.items()}
 
 
 def derived(cfg):
@@ -67,6 +59,7 @@ def derived(cfg):
 def main():
     out = sys.argv[1]
     os.makedirs(out, exist_ok=True)
+    VARIANTS = load_variants(sys.argv[2] if len(sys.argv) > 2 else FAMILIES_JSON)
     from transformers.models.auto.configuration_auto import CONFIG_MAPPING_NAMES
 
     cases, skipped = [], []

@@ -2,8 +2,10 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -18,7 +20,7 @@ import (
 // TestMain lets the scripts run `fastpath` as a real command.
 func TestMain(m *testing.M) {
 	testscript.Main(m, map[string]func(){
-		"fastpath": func() { os.Exit(cli.Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) },
+		"fastpath": func() { os.Exit(int(cli.Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))) },
 	})
 }
 
@@ -27,6 +29,12 @@ func TestMain(m *testing.M) {
 func TestScripts(t *testing.T) {
 	testscript.Run(t, testscript.Params{
 		Dir: "testdata/script",
+		// The scripts match whole lines of the text reports: no wrapping
+		// (internal/render's tests cover it; seed.txtar checks width 100).
+		Setup: func(env *testscript.Env) error {
+			env.Setenv("COLUMNS", "1000")
+			return nil
+		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			// seed DIR: write the seed container into DIR.
 			"seed": func(ts *testscript.TestScript, neg bool, args []string) {
@@ -41,6 +49,29 @@ func TestScripts(t *testing.T) {
 					ts.Fatalf("usage: toolkit ROOT HOME VERSION")
 				}
 				ts.Check(fixture.New(ts.MkAbs(args[0])).Toolkit(args[1], args[2]).Err())
+			},
+			// exits N PROG ARGS...: run PROG and require exit status N
+			// exactly (testscript's ! only says "not 0"); stdout and stderr
+			// are kept for the next stdout/stderr checks.
+			"exits": func(ts *testscript.TestScript, neg bool, args []string) {
+				if neg || len(args) < 2 {
+					ts.Fatalf("usage: exits N PROG [ARGS...]")
+				}
+				want, err := strconv.Atoi(args[0])
+				if err != nil {
+					ts.Fatalf("exits: %q is not a status", args[0])
+				}
+				got := 0
+				var ee *exec.ExitError
+				switch err := ts.Exec(args[1], args[2:]...); {
+				case errors.As(err, &ee):
+					got = ee.ExitCode()
+				case err != nil:
+					ts.Fatalf("exits: %v", err)
+				}
+				if got != want {
+					ts.Fatalf("%s exited %d, want %d", strings.Join(args[1:], " "), got, want)
+				}
 			},
 			// link ROOT PATH TARGET: a symbolic link inside root (parents made).
 			"link": func(ts *testscript.TestScript, neg bool, args []string) {

@@ -1,6 +1,9 @@
 package main
 
 import (
+	"bytes"
+	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -14,7 +17,9 @@ import (
 	"time"
 
 	"github.com/fastpath-dev/fastpath/internal/cli"
+	"github.com/fastpath-dev/fastpath/internal/collect"
 	"github.com/fastpath-dev/fastpath/internal/fixture"
+	"github.com/fastpath-dev/fastpath/internal/source"
 )
 
 // The scaling benchmarks: `fastpath doctor --root` on the seed container
@@ -122,7 +127,7 @@ func init() {
 			fmt.Fprintln(os.Stderr, strings.Join(strings.Fields(line), " "))
 		}
 	}
-	os.Exit(code)
+	os.Exit(int(code))
 }
 
 // TestWriteScaleTree writes a scale tree for scripts/bench.sh and for
@@ -216,4 +221,63 @@ func TestDoctorOnScaleTree(t *testing.T) {
 	for range 3 {
 		cli.Main(doctorArgs(dir), nil, io.Discard, io.Discard)
 	}
+}
+
+// TestFastPathsKeepFacts is the oracle for the --root fast paths (kept
+// folder handles, answers from the Resolver's cached folders, one lstat of
+// a final component): the facts collected through source.Root must equal,
+// byte for byte, those collected through source.RootPlain, which walks
+// every path from the top as before. On the seed tree, and on a scale tree
+// big enough to cycle the kept handles many times over and to overflow the
+// run's content cache (1,000 distributions, 5,000 files, 500 libraries).
+func TestFastPathsKeepFacts(t *testing.T) {
+	seed := t.TempDir()
+	if err := fixture.Seed(seed); err != nil {
+		t.Fatal(err)
+	}
+	trees := map[string]string{"seed": seed}
+	if !testing.Short() {
+		big := t.TempDir()
+		if err := scaleTree(big, 1000, 500); err != nil {
+			t.Fatal(err)
+		}
+		trees["scale 1000/500"] = big
+	}
+	env, err := source.ParseEnv(fixture.SeedEnv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	collectJSON := func(open func(string, source.Env) (source.Source, error), root string) []byte {
+		src, err := open(root, env)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f := collect.Collect(context.Background(), src, collect.Options{GPUs: []string{"9.0"}})
+		b, err := json.MarshalIndent(f, "", " ")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	for name, root := range trees {
+		fast, plain := collectJSON(source.Root, root), collectJSON(source.RootPlain, root)
+		if !bytes.Equal(fast, plain) {
+			t.Errorf("%s: facts through the fast paths differ from the plain reads:\n%s", name, firstDiff(fast, plain))
+		}
+		if !bytes.Contains(fast, []byte(`"distributions"`)) {
+			t.Errorf("%s: no distributions in the facts", name)
+		}
+	}
+}
+
+// firstDiff shows where two outputs part, with some lines around.
+func firstDiff(a, b []byte) string {
+	la, lb := strings.Split(string(a), "\n"), strings.Split(string(b), "\n")
+	for i := range min(len(la), len(lb)) {
+		if la[i] != lb[i] {
+			lo, hi := max(0, i-3), min(len(la), len(lb), i+4)
+			return fmt.Sprintf("line %d\nfast:  %s\nplain: %s", i+1, strings.Join(la[lo:hi], "\n       "), strings.Join(lb[lo:hi], "\n       "))
+		}
+	}
+	return fmt.Sprintf("lengths %d and %d lines", len(la), len(lb))
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/fastpath-dev/fastpath/internal/collect/modelread"
 	"github.com/fastpath-dev/fastpath/internal/diagnose"
 	"github.com/fastpath-dev/fastpath/internal/facts"
 	"github.com/fastpath-dev/fastpath/internal/live"
@@ -97,7 +98,7 @@ type BenchOptions struct {
 	Cap     time.Duration
 	NoLayer bool
 	Timeout time.Duration
-	JSON    bool
+	Output  // --format text|json, -v, -q
 }
 
 func newBenchCommand(ios *IO) *cobra.Command {
@@ -119,17 +120,17 @@ Progress goes to stderr.`,
 			return RunBench(cmd.Context(), o, ios)
 		},
 	}
-	o.Source.register(cmd.Flags(), false)
+	o.Source.register(cmd.Flags(), withPython|withEnv) // live host only: it runs the interpreter on the real GPU
 	fs := cmd.Flags()
 	fs.StringVar(&o.Model, "model", "", "the model: `CONFIG|DIR|ORG/NAME` (a config.json, a folder holding one, or a Hub id in the local cache)")
 	fs.IntSliceVar(&o.Batches, "batch", []int{1}, "batch size `N` (repeatable)")
 	fs.IntSliceVar(&o.SeqLens, "seq-len", []int{2048, 8192}, "prefill sequence length `N` (repeatable)")
-	fs.StringVar(&o.DType, "dtype", "bf16", "`DTYPE`: bf16, fp16 or fp32")
+	fs.StringVar(&o.DType, "dtype", "bf16", "tensor `DTYPE`: bf16, fp16 or fp32")
 	fs.IntVar(&o.Runs, "runs", 20, "timed calls per measurement (`N`, after warm-up)")
 	fs.DurationVar(&o.Cap, "cap", 20*time.Second, "stop a measurement after `DURATION` (slow fallbacks)")
 	fs.BoolVar(&o.NoLayer, "no-layer", false, "skip the whole-layer forward")
 	fs.DurationVar(&o.Timeout, "timeout", 30*time.Minute, "give the whole benchmark at most `DURATION`")
-	fs.BoolVar(&o.JSON, "json", false, "print JSON")
+	addOutputFlags(cmd, &o.Output, allText, "text", "json")
 	return cmd
 }
 
@@ -137,9 +138,6 @@ Progress goes to stderr.`,
 func RunBench(ctx context.Context, o *BenchOptions, ios *IO) error {
 	if o.Model == "" {
 		return usageErrorf("bench needs --model CONFIG|DIR|ORG/NAME")
-	}
-	if err := liveOnly(&o.Source, "bench"); err != nil {
-		return err
 	}
 	switch o.DType {
 	case "bf16", "fp16", "fp32":
@@ -162,7 +160,7 @@ func RunBench(ctx context.Context, o *BenchOptions, ios *IO) error {
 	if err != nil {
 		return err
 	}
-	loc, _, err := model.Load(src, o.Model)
+	loc, _, err := modelread.Load(src, o.Model)
 	if err != nil {
 		return fmt.Errorf("model %s: %w", o.Model, err)
 	}
@@ -183,5 +181,5 @@ func RunBench(ctx context.Context, o *BenchOptions, ios *IO) error {
 	if o.JSON {
 		return report.JSON(ios.Out, b)
 	}
-	return live.Render(ios.Out, b)
+	return live.Render(ios.Out, b, o.text(ios))
 }

@@ -4,12 +4,12 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 
 	"github.com/spf13/cobra"
 
+	"github.com/fastpath-dev/fastpath/internal/render"
 	"github.com/fastpath-dev/fastpath/internal/safetext"
 )
 
@@ -17,14 +17,8 @@ import (
 // -ldflags "-X github.com/fastpath-dev/fastpath/internal/cli.Version=...".
 var Version = "0.1.0-dev"
 
-// Exit statuses (documented in the README and in `fastpath --help`).
-const (
-	ExitOK       = 0 // no error-severity finding
-	ExitFindings = 1 // at least one error-severity finding
-	ExitFailure  = 2 // usage error, or fastpath could not run
-)
-
-// UsageError is a mistake in the command line.
+// UsageError is a mistake in the command line: it exits ExitUsage and
+// points at the command's --help (exit.go).
 type UsageError struct{ Err error }
 
 func (e *UsageError) Error() string { return e.Err.Error() }
@@ -47,43 +41,27 @@ type IO struct {
 	Err     io.Writer
 	IsTTY   bool // Out is a terminal (colour, progress)
 	NoColor bool
+	Width   int // Out's width in columns when it is a terminal, else 0
 }
 
-// Main runs fastpath with args and returns the exit status.
-func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+// Main runs fastpath with args and returns the exit status
+// (os.Exit(int(code))).
+func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) ExitCode {
 	// F9: everything printed passes one sanitiser, so escape sequences
 	// from untrusted input never reach a terminal raw (internal/safetext).
 	out := safetext.NewWriter(stdout, isTerminal(stdout))
 	errOut := safetext.NewWriter(stderr, isTerminal(stderr))
 	defer out.Flush()
 	defer errOut.Flush()
-	ios := &IO{In: stdin, Out: out, Err: errOut, IsTTY: isTerminal(stdout), NoColor: noColor()}
+	ios := &IO{In: stdin, Out: out, Err: errOut, IsTTY: isTerminal(stdout), NoColor: noColor(), Width: render.TerminalWidth(stdout)}
 	root := newRootCommand(ios, args)
 	root.SetArgs(args)
 	root.SetIn(stdin)
 	root.SetOut(out)
 	root.SetErr(errOut)
-	err := root.ExecuteContext(context.Background())
-	return exitCode(err, errOut)
+	cmd, err := root.ExecuteContextC(context.Background())
+	return exitCode(cmd, err, errOut)
 }
-
-func exitCode(err error, stderr io.Writer) int {
-	if err == nil {
-		return ExitOK
-	}
-	var fe findingsError
-	if errors.As(err, &fe) {
-		return ExitFindings
-	}
-	fmt.Fprintln(stderr, "fastpath:", err)
-	return ExitFailure
-}
-
-const exitStatusHelp = `
-Exit status:
-  0  no error-severity finding
-  1  at least one error-severity finding
-  2  usage error, or fastpath could not run`
 
 // NewRootCommand builds the command tree.
 func NewRootCommand(ios *IO) *cobra.Command { return newRootCommand(ios, nil) }
@@ -112,13 +90,14 @@ func newRootCommand(ios *IO, args []string) *cobra.Command {
 without importing torch: the CUDA compilers present and which one builds would
 use, torch's CUDA and targets, the driver and GPUs, host compilers and build
 tools, and every installed distribution. Each finding cites its evidence and
-gives the exact commands that fix it.` + exitStatusHelp,
+gives the exact commands that fix it.`,
 		Version:       Version,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return &UsageError{Err: err} })
 	root.AddCommand(subcommands(ios, args)...)
+	addExitStatus(root)
 	return root
 }
 

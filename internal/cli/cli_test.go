@@ -10,7 +10,7 @@ import (
 func TestExitStatus(t *testing.T) {
 	for _, tc := range []struct {
 		args []string
-		want int
+		want ExitCode
 		out  string // substring of stdout+stderr
 	}{
 		{[]string{"--help"}, ExitOK, "Exit status:"},

@@ -16,10 +16,9 @@ import (
 
 // DiffOptions are `fastpath diff`'s flags.
 type DiffOptions struct {
-	JSON     bool
-	Markdown bool
-	All      bool
-	Expect   int // --expect N: machines that should have reported
+	Output // --format text|json|markdown, -v, -q
+	All    bool
+	Expect int // --expect N: machines that should have reported
 }
 
 func newDiffCommand(ios *IO) *cobra.Command {
@@ -44,11 +43,7 @@ its tasks; --label marks each piece with its task, and diff puts every
 task's report back together (docs/fleet.md).
 
 --expect N says how many machines should have reported: fewer is reported
-as missing (and exits 2).
-
-Exit status: 0 when the comparison was printed (whatever it shows), 2 when a
-file could not be read, a line of the stream held no report, or fewer
-machines than --expect reported.`,
+as missing (and exits 2).`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			for _, a := range args {
 				if a == "-" {
@@ -61,11 +56,9 @@ machines than --expect reported.`,
 			return RunDiff(o, args, ios)
 		},
 	}
-	cmd.Flags().BoolVar(&o.JSON, "json", false, "print JSON: machines, every fact compared with a differs flag, findings")
-	cmd.Flags().BoolVar(&o.Markdown, "markdown", false, "print Markdown tables")
+	addOutputFlags(cmd, &o.Output, verboseFlag|quietFlag, "text", "json", "markdown")
 	cmd.Flags().BoolVar(&o.All, "all", false, "also print the facts every machine agrees on")
 	cmd.Flags().IntVar(&o.Expect, "expect", 0, "`N` machines should have reported (e.g. $SLURM_JOB_NUM_NODES); fewer is an error")
-	cmd.MarkFlagsMutuallyExclusive("json", "markdown")
 	return cmd
 }
 
@@ -123,9 +116,9 @@ func RunDiff(o *DiffOptions, paths []string, ios *IO) error {
 	case o.JSON:
 		err = report.JSON(ios.Out, d)
 	case o.Markdown:
-		err = d.Markdown(ios.Out, fleet.Options{All: o.All})
+		err = d.Markdown(ios.Out, fleet.Options{All: o.All || o.Verbose})
 	default:
-		err = d.Text(ios.Out, fleet.Options{All: o.All})
+		err = d.Text(ios.Out, fleet.Options{All: o.All || o.Verbose, Quiet: o.Quiet})
 	}
 	if err != nil {
 		return err

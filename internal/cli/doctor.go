@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"fmt"
-	"io"
 	"os"
 	"runtime"
 	"runtime/debug"
@@ -15,17 +14,16 @@ import (
 	"github.com/fastpath-dev/fastpath/internal/finding"
 	"github.com/fastpath-dev/fastpath/internal/live"
 	"github.com/fastpath-dev/fastpath/internal/model"
+	"github.com/fastpath-dev/fastpath/internal/render"
 	"github.com/fastpath-dev/fastpath/internal/report"
 )
 
 // DoctorOptions are `fastpath doctor`'s flags.
 type DoctorOptions struct {
-	Source   SourceFlags
-	JSON     bool
-	Markdown bool
-	Format   string   // --format text|json|markdown|prom|nfd (--json, --markdown are aliases)
-	Models   []string // --model CONFIG|DIR|ORG/NAME (repeatable)
-	Live     LiveFlags
+	Source SourceFlags
+	Output          // --format text|json|markdown|prom|nfd (--json, --markdown are aliases), -v, -q
+	Models []string // --model CONFIG|DIR|ORG/NAME (repeatable)
+	Live   LiveFlags
 	// JSONLines: one line of JSON labelled with the node's name (diff.go).
 	JSONLines bool
 }
@@ -41,17 +39,18 @@ their evidence and the commands that fix them. Nothing from the inspected
 environment is executed; on the live host only nvcc --version, gcc
 -dumpfullversion and nvidia-smi are run, each with a timeout. With --live
 (live host only) the selected interpreter also runs fastpath's probe, and
-wherever its answers differ from the static reading a finding says so.` + exitStatusHelp,
+wherever its answers differ from the static reading a finding says so.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if cmd.Flags().Changed("live-timeout") && !o.Live.Enabled {
+				return usageErrorf("--live-timeout limits the probe of --live: give --live too")
+			}
 			return RunDoctor(cmd.Context(), o, ios)
 		},
 	}
-	o.Source.register(cmd.Flags(), true)
-	cmd.Flags().BoolVar(&o.JSON, "json", false, "print JSON (schema fastpath.v1)")
-	cmd.Flags().BoolVar(&o.Markdown, "markdown", false, "print Markdown, to paste into a bug report")
+	o.Source.register(cmd.Flags(), diagnoseFlags)
+	addOutputFlags(cmd, &o.Output, allText, "text", "json", "markdown", "prom", "nfd")
 	cmd.Flags().StringArrayVar(&o.Models, "model", nil, "also judge this model's layers: `CONFIG|DIR|ORG/NAME` (repeatable)")
-	cmd.Flags().StringVar(&o.Format, "format", "", "output `FORMAT`: text, json, markdown, prom (node_exporter textfile metrics) or nfd (node-feature-discovery labels)")
 	o.Live.register(cmd.Flags())
 	cmd.Flags().BoolVar(&o.JSONLines, "json-lines", false, "print the JSON report on one line with the node's name, for many nodes on one stream (srun --label ... | fastpath diff -)")
 	cmd.Flags().BoolVar(&o.Source.Timings, "timings", false, "also show each collector's time and the files and bytes it read (JSON: facts.timings; see docs/speed.md)")
@@ -62,7 +61,8 @@ wherever its answers differ from the static reading a finding says so.` + exitSt
 // RunDoctor runs `fastpath doctor`.
 func RunDoctor(ctx context.Context, o *DoctorOptions, ios *IO) error {
 	tuneGC()
-	if err := checkFormat(o.Format); err != nil {
+	format, err := o.format()
+	if err != nil {
 		return err
 	}
 	if err := o.Live.check(&o.Source); err != nil {
@@ -79,42 +79,34 @@ func RunDoctor(ctx context.Context, o *DoctorOptions, ios *IO) error {
 	if err := o.Live.probe(ctx, &o.Source, f, models, ios); err != nil {
 		return err
 	}
-	switch o.Format {
-	case "", "text":
-	case "json":
-		o.JSON = true
-	case "markdown":
-		o.Markdown = true
+	switch format {
 	case "prom", "nfd":
-		return renderCluster(o.Format, f, models, ios)
+		return renderCluster(format, f, models, ios)
 	}
 	if o.JSONLines {
 		return renderDoctorLine(f, models, ios)
 	}
-	return renderDoctor(f, models, o.JSON, o.Markdown, ios)
+	return renderDoctor(f, models, format, o.text(ios), ios)
 }
 
-func renderDoctor(f *facts.Facts, models []*model.Report, asJSON, asMarkdown bool, ios *IO) error {
+func renderDoctor(f *facts.Facts, models []*model.Report, format string, text render.Options, ios *IO) error {
 	findings := diagnose.RunWithModels(f, models)
 	if models == nil {
 		models = []*model.Report{}
 	}
 	var err error
 	switch {
-	case asJSON:
+	case format == "json":
 		err = report.JSON(ios.Out, report.Doctor{Schema: facts.Schema, Facts: f, Findings: findings, Models: models})
-	case asMarkdown:
+	case format == "markdown":
 		err = report.Markdown(ios.Out, f, findings)
 	default:
-		err = report.Text(ios.Out, f, findings, report.TextOptions{Color: ios.IsTTY && !ios.NoColor})
-		if err == nil && len(models) > 0 {
-			writeModelVerdicts(ios.Out, models)
-		}
-		if err == nil && f.Live != nil {
+		err = report.Text(ios.Out, f, findings, text, models...)
+		if err == nil && f.Live != nil && !text.Quiet() {
 			fmt.Fprintln(ios.Out)
-			live.RenderProbe(ios.Out, f.Live)
+			live.RenderProbe(ios.Out, f.Live, text)
 		}
-		if err == nil && f.Timings != nil {
+		if err == nil && f.Timings != nil && !text.Quiet() {
 			fmt.Fprintln(ios.Out)
 			err = report.Timings(ios.Out, f.Timings)
 		}
@@ -153,16 +145,3 @@ func tuneGC() {
 
 // maxDoctorProcs caps the Ps of a doctor run (tuneGC).
 const maxDoctorProcs = 8
-
-// writeModelVerdicts prints each --model's layer count, also when nothing
-// falls back ("0 of 64"), so that a fix can be seen to have worked.
-func writeModelVerdicts(w io.Writer, models []*model.Report) {
-	fmt.Fprintln(w, "\nModels")
-	for _, r := range models {
-		line := fmt.Sprintf("  %s (%s): %d of %d layers fall back to torch", r.Model, r.ModelType, r.FallbackLayers, r.NumLayers)
-		if r.WillNotLoad != "" {
-			line += "; will not run: " + r.WillNotLoad
-		}
-		fmt.Fprintln(w, line)
-	}
-}

@@ -44,7 +44,7 @@ func TestNetworkDoctorPipCompilers(t *testing.T) {
 	}
 	doctor := func(py string, env ...string) (*facts.Facts, []finding.Finding) {
 		var out, errb bytes.Buffer
-		o := &DoctorOptions{JSON: true, Source: SourceFlags{Python: py, GPUs: []string{"9.0"},
+		o := &DoctorOptions{Output: Output{JSON: true}, Source: SourceFlags{Python: py, GPUs: []string{"9.0"},
 			Env: append([]string{"PATH=/usr/bin:/bin", "CUDA_HOME=", "CUDA_PATH=", "CONDA_PREFIX="}, env...)}}
 		err := RunDoctor(context.Background(), o, &IO{Out: &out, Err: &errb})
 		if _, ok := err.(findingsError); err != nil && !ok {

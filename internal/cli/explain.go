@@ -17,7 +17,7 @@ import (
 // ExplainOptions are `fastpath explain`'s flags.
 type ExplainOptions struct {
 	Source SourceFlags
-	JSON   bool
+	Output // --format text|json, -v, -q
 	// Follow prints each finding as soon as its evidence is complete.
 	Follow bool
 }
@@ -40,7 +40,7 @@ not guess.
 
 --follow prints each finding as soon as its evidence is complete, while the
 log is still being written:  tail -f build.log | fastpath explain --follow -
-(with --json: one finding per line, then the report).` + exitStatusHelp,
+(with --json: one finding per line, then the report).`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) != 1 {
 				return usageErrorf("explain takes one log file, or - for stdin (got %d arguments)", len(args))
@@ -51,8 +51,8 @@ log is still being written:  tail -f build.log | fastpath explain --follow -
 			return RunExplain(cmd.Context(), o, args[0], ios)
 		},
 	}
-	o.Source.register(cmd.Flags(), true)
-	cmd.Flags().BoolVar(&o.JSON, "json", false, "print JSON (schema fastpath.v1)")
+	o.Source.register(cmd.Flags(), diagnoseFlags)
+	addOutputFlags(cmd, &o.Output, allText, "text", "json")
 	cmd.Flags().BoolVar(&o.Follow, "follow", false, "print each finding as soon as its evidence is complete (for a log still being written: tail -f build.log | fastpath explain --follow -)")
 	return cmd
 }
@@ -73,8 +73,22 @@ func RunExplain(ctx context.Context, o *ExplainOptions, log string, ios *IO) err
 		}
 		in = fh
 	}
-	// Facts first: a mistake in the source flags is a usage error whatever
-	// the log says.
+	// A log file is scanned while the facts are collected: the two are
+	// independent. (Not a pipe or a terminal on stdin, nor --follow: a
+	// mistake in the source flags is a usage error whatever the log says,
+	// and must not wait for input.)
+	type scanned struct {
+		scan *explain.Scan
+		err  error
+	}
+	var early chan scanned
+	if !o.Follow && (log != "-" || isRegularFile(in)) {
+		early = make(chan scanned, 1)
+		go func() {
+			s, err := explain.Default().Scan(in)
+			early <- scanned{s, err}
+		}()
+	}
 	f, err := o.Source.Load(ctx)
 	if err != nil {
 		return err
@@ -84,7 +98,7 @@ func RunExplain(ctx context.Context, o *ExplainOptions, log string, ios *IO) err
 		findings []explain.Finding
 	)
 	if o.Follow {
-		color := ios.IsTTY && !ios.NoColor
+		text := o.text(ios)
 		enc := json.NewEncoder(ios.Out)
 		scan, findings, err = explain.Default().Follow(in, f, func(fd explain.Finding, revised bool) error {
 			if o.JSON {
@@ -95,10 +109,15 @@ func RunExplain(ctx context.Context, o *ExplainOptions, log string, ios *IO) err
 					return err
 				}
 			}
-			return explain.WriteFinding(ios.Out, fd, color)
+			return explain.WriteFinding(ios.Out, fd, text)
 		})
 	} else {
-		scan, err = explain.Default().Scan(in)
+		if early != nil {
+			r := <-early
+			scan, err = r.scan, r.err
+		} else {
+			scan, err = explain.Default().Scan(in)
+		}
 		if scan != nil {
 			findings = explain.Findings(scan, f)
 		}
@@ -128,9 +147,9 @@ func RunExplain(ctx context.Context, o *ExplainOptions, log string, ios *IO) err
 		err = report.JSON(ios.Out, rep)
 	case o.Follow:
 		// The findings are printed already: close with the order.
-		err = rep.Summary(ios.Out, ios.IsTTY && !ios.NoColor)
+		err = rep.Summary(ios.Out, o.text(ios))
 	default:
-		err = rep.Text(ios.Out, ios.IsTTY && !ios.NoColor)
+		err = rep.Text(ios.Out, o.text(ios))
 	}
 	if err != nil {
 		return err
@@ -139,6 +158,17 @@ func RunExplain(ctx context.Context, o *ExplainOptions, log string, ios *IO) err
 		return findingsError{}
 	}
 	return nil
+}
+
+// isRegularFile reports a reader that is a regular file (stdin redirected
+// from one: `fastpath explain - < build.log`).
+func isRegularFile(r io.Reader) bool {
+	f, ok := r.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode().IsRegular()
 }
 
 func factsLabel(s *SourceFlags) string {

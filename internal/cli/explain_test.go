@@ -26,12 +26,13 @@ const logs = "../explain/testdata/logs/"
 // explain's exit statuses and outputs: 1 with an error finding, 0 for
 // warnings only or an unknown log (said plainly), 2 for usage mistakes.
 func TestExplainCommand(t *testing.T) {
+	t.Setenv("COLUMNS", "1000") // whole lines: wrapping is internal/render's to test
 	src := seedSourceFlags(t)
 	for _, tc := range []struct {
 		name  string
 		args  []string
 		stdin string
-		want  int
+		want  ExitCode
 		out   []string
 	}{
 		{"nameerror", append([]string{"explain", logs + "causal-conv1d-no-nvcc.log"}, src...), "", ExitFindings,
@@ -68,7 +69,7 @@ func TestExplainCommand(t *testing.T) {
 	}
 }
 
-// --json: DESIGN's {"findings": [Finding]} with the lines read, root cause
+// --json: {"findings": [Finding]} with the lines read, root cause
 // first, and fixes made with the facts saved by `fastpath facts`.
 func TestExplainJSONWithSavedFacts(t *testing.T) {
 	src := seedSourceFlags(t)

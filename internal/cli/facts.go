@@ -13,16 +13,16 @@ func newFactsCommand(ios *IO) *cobra.Command {
 		Short: "Print the raw facts as JSON (diagnose them elsewhere with doctor --facts)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			f, err := o.Load(cmd.Context())
+			f, err := o.Observe(cmd.Context())
 			if err != nil {
 				return err
 			}
 			return report.JSON(ios.Out, f)
 		},
 	}
-	o.register(cmd.Flags(), false)
-	// facts always prints JSON; --json is accepted so scripts can pass it to every command.
-	var asJSON bool
-	cmd.Flags().BoolVar(&asJSON, "json", true, "print JSON (the only format; accepted for symmetry with the other commands)")
+	o.register(cmd.Flags(), machineFlags)
+	// facts always prints JSON; --json and --format json are accepted so
+	// scripts can pass them to every command.
+	addOutputFlags(cmd, &Output{}, 0, "json")
 	return cmd
 }

@@ -16,12 +16,12 @@ import (
 	"syscall"
 
 	"github.com/spf13/cobra"
-	"golang.org/x/term"
 
 	"github.com/fastpath-dev/fastpath/internal/diagnose"
 	"github.com/fastpath-dev/fastpath/internal/facts"
 	"github.com/fastpath-dev/fastpath/internal/finding"
 	"github.com/fastpath-dev/fastpath/internal/plan"
+	"github.com/fastpath-dev/fastpath/internal/render"
 	"github.com/fastpath-dev/fastpath/internal/source"
 )
 
@@ -55,16 +55,14 @@ the variables the steps exported, and prints which findings went away, remain
 or appeared. Nothing is changed without --apply, and never with --root,
 --image or --facts: --apply runs only on the live host whose facts made the
 plan, and just before running it collects the facts again and refuses if they
-changed. Ctrl-C or SIGTERM stops the running command's whole process group.
-
-Exit status: 0 done (no error-severity finding after --apply), 1 error
-findings remain, 2 usage error, refusal, or a step that failed.`,
+changed. Ctrl-C or SIGTERM stops the running command's whole process group.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return RunFix(cmd.Context(), o, ios)
 		},
 	}
 	o.Plan.register(cmd.Flags(), false)
+	addOutputFlags(cmd, &o.Plan.Output, allText, "text")
 	cmd.Flags().BoolVar(&o.Apply, "apply", false, "carry out the plan (otherwise it is only shown)")
 	cmd.Flags().BoolVar(&o.Yes, "yes", false, "do not ask for confirmation")
 	return cmd
@@ -86,7 +84,7 @@ func RunFix(ctx context.Context, o *FixOptions, ios *IO) error {
 		return usageErrorf("fix --apply changes the live machine only: the plan was made from %s", planFacts.Source.Kind)
 	}
 	if !o.Apply {
-		if err := plan.WriteText(ios.Out, pl); err != nil {
+		if err := plan.WriteText(ios.Out, pl, o.Plan.text(ios)); err != nil {
 			return err
 		}
 		if len(pl.Steps) > 0 {
@@ -95,23 +93,29 @@ func RunFix(ctx context.Context, o *FixOptions, ios *IO) error {
 		return nil
 	}
 	best := pl.Best()
+	// What --apply shows goes through internal/render: prose wraps under a
+	// hanging indent, commands stay on one line.
+	p := render.NewPrinter(ios.Out, o.Plan.text(ios))
 	for _, n := range pl.Notes {
-		fmt.Fprintf(ios.Out, "note: %s\n", n)
+		p.Para("note: ", n)
 	}
 	if len(best) == 0 {
 		if len(pl.Steps) == 0 {
-			fmt.Fprintln(ios.Out, "Nothing to fix.")
+			p.Line("Nothing to fix.")
 		} else {
-			fmt.Fprintln(ios.Out, "No step can be applied here (see `fastpath plan`: every option is manual or has a failing precondition).")
+			p.Para("", "No step can be applied here (see `fastpath plan`: every option is manual or has a failing precondition).")
 		}
-		return nil
+		return p.Err()
 	}
-	fmt.Fprintf(ios.Out, "fix --apply will run %s:\n", plural(len(best), "step", "steps"))
+	p.Line("fix --apply will run " + render.Count(len(best), "step", "steps") + ":")
 	for i, s := range best {
-		fmt.Fprintf(ios.Out, "  %d. [%s] %s\n", i+1, s.Finding, s.Title)
+		p.Para(fmt.Sprintf("  %d. ", i+1), "["+string(s.Finding)+"] "+s.Title)
 		for _, c := range s.Commands {
-			fmt.Fprintf(ios.Out, "       $ %s\n", c)
+			p.Cmd("       ", c)
 		}
+	}
+	if err := p.Err(); err != nil {
+		return err
 	}
 	if !o.Yes {
 		isTTY := o.stdinIsTerminal
@@ -214,15 +218,8 @@ func writeBeforeAfter(w io.Writer, before, after []finding.Finding) {
 		sort.Strings(ids)
 		return strings.Join(ids, ", ")
 	}
-	fmt.Fprintf(w, "\ndoctor before -> after: %s -> %s\n", plural(len(before), "finding", "findings"), plural(len(after), "finding", "findings"))
+	fmt.Fprintf(w, "\ndoctor before -> after: %s -> %s\n", render.Count(len(before), "finding", "findings"), render.Count(len(after), "finding", "findings"))
 	fmt.Fprintf(w, "  gone:     %s\n  remain:   %s\n  appeared: %s\n", list(gone), list(remain), list(appeared))
-}
-
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return fmt.Sprintf("%d %s", n, one)
-	}
-	return fmt.Sprintf("%d %s", n, many)
 }
 
 func indent(s, prefix string) string {
@@ -242,13 +239,10 @@ func confirm(in io.Reader, out io.Writer) bool {
 	return a == "y" || a == "yes"
 }
 
-// isTerminalReader reports whether r is a terminal: a tcgetattr that
-// succeeds (golang.org/x/term, no cgo), so /dev/null and /dev/zero, which
-// are character devices but not terminals, are not (F11).
-func isTerminalReader(r io.Reader) bool {
-	f, ok := r.(*os.File)
-	return ok && term.IsTerminal(int(f.Fd()))
-}
+// isTerminalReader reports whether r is a terminal (render.Terminal: a
+// tcgetattr that succeeds, so /dev/null and /dev/zero, which are character
+// devices but not terminals, are not; F11).
+func isTerminalReader(r io.Reader) bool { return render.Terminal(r) }
 
 // factsFingerprint is a SHA-256 of the facts a plan is made from, leaving
 // out what changes on its own from one second to the next (free memory,

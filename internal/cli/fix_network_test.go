@@ -65,7 +65,7 @@ func TestNetworkFixApplyCUDA13Compiler(t *testing.T) {
 	// CUDA_HOME and runs it for its version.
 	var jout bytes.Buffer
 	env := append(append([]string{}, src.Env...), "CUDA_HOME="+home, "PATH="+filepath.Join(home, "bin")+":"+strings.TrimPrefix(src.Env[0], "PATH="))
-	d := &DoctorOptions{JSON: true, Source: SourceFlags{Python: src.Python, GPUs: src.GPUs, Env: env}}
+	d := &DoctorOptions{Output: Output{JSON: true}, Source: SourceFlags{Python: src.Python, GPUs: src.GPUs, Env: env}}
 	if err := RunDoctor(context.Background(), d, &IO{Out: &jout, Err: &errb}); err != nil {
 		t.Fatalf("doctor after: %v\n%s", err, jout.String())
 	}

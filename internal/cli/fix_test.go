@@ -114,6 +114,11 @@ type kernelVenv struct {
 
 func newKernelVenv(t *testing.T) kernelVenv {
 	t.Helper()
+	if testing.Short() {
+		// python -m venv runs ensurepip: 10 to 70 s per test on a loaded
+		// 2-core machine. The full run (CI's second step) keeps these.
+		t.Skip("builds a real venv with pip: not under -short")
+	}
 	py3 := testenv.Python3(t)
 	dir := t.TempDir()
 	venv := filepath.Join(dir, "venv")
@@ -149,7 +154,7 @@ func (k kernelVenv) source() SourceFlags {
 func findingIDs(t *testing.T, k kernelVenv) []finding.ID {
 	t.Helper()
 	var out, errb bytes.Buffer
-	o := &DoctorOptions{JSON: true, Source: k.source(), Models: []string{k.cfg}}
+	o := &DoctorOptions{Output: Output{JSON: true}, Source: k.source(), Models: []string{k.cfg}}
 	if err := RunDoctor(context.Background(), o, &IO{Out: &out, Err: &errb}); err != nil {
 		if _, ok := err.(findingsError); !ok {
 			t.Fatalf("doctor: %v\n%s", err, errb.String())

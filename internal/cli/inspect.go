@@ -5,19 +5,19 @@ import (
 	"fmt"
 	"os"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
 	"github.com/fastpath-dev/fastpath/internal/collect/gpu"
 	"github.com/fastpath-dev/fastpath/internal/cudaarch"
 	"github.com/fastpath-dev/fastpath/internal/inspect"
+	"github.com/fastpath-dev/fastpath/internal/render"
 )
 
 // InspectOptions are `fastpath inspect`'s flags.
 type InspectOptions struct {
 	GPUs      []string // --gpu CC (repeatable)
-	JSON      bool
+	Output             // --format text|json, -v, -q
 	Cuobjdump bool
 	All       bool // --all: with --cuobjdump, list relocatable fatbins too (cuobjdump -all)
 }
@@ -42,14 +42,7 @@ device".
 Like cuobjdump, it lists the executable fatbin (.nv_fatbin, the code the CUDA runtime
 loads) and, only where there is none, the relocatable one (__nv_relfatbin); --all lists
 both, as 'cuobjdump -all'. Counts, targets and verdicts describe the loaded code; the
-JSON's "relocatable" field describes the rest.
-
-Exit status:
-  0  every file read; no verdict predicts "no kernel image"
-  1  some --gpu verdict predicts "no kernel image"
-  2  usage error, or a file named on the command line could not be read (missing,
-     not a regular file, not ELF or fatbin, malformed); errors met inside a folder
-     walk are reported on their entry and do not change the status`,
+JSON's "relocatable" field describes the rest.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return RunInspect(o, args, ios)
@@ -57,7 +50,7 @@ Exit status:
 	}
 	f := cmd.Flags()
 	f.StringArrayVar(&o.GPUs, "gpu", nil, "judge each file for a GPU of compute capability `CC` (12.0, sm_120 or 120; repeatable)")
-	f.BoolVar(&o.JSON, "json", false, `print {"files": [...]} as JSON`)
+	addOutputFlags(cmd, &o.Output, allText, "text", "json")
 	f.BoolVar(&o.Cuobjdump, "cuobjdump", false, "print what cuobjdump --list-elf then --list-ptx print for each file")
 	f.BoolVar(&o.All, "all", false, "with --cuobjdump: list relocatable (__nv_relfatbin) code too, as cuobjdump -all does")
 	return cmd
@@ -67,6 +60,9 @@ Exit status:
 func RunInspect(o *InspectOptions, paths []string, ios *IO) error {
 	if o.Cuobjdump && (o.JSON || len(o.GPUs) > 0) {
 		return usageErrorf("--cuobjdump prints cuobjdump's listing only: it cannot be combined with --json or --gpu")
+	}
+	if o.All && !o.Cuobjdump {
+		return usageErrorf("--all adds relocatable code to --cuobjdump's listing: give --cuobjdump too")
 	}
 	var gpus []cudaarch.Capability
 	for _, g := range o.GPUs {
@@ -109,7 +105,7 @@ func RunInspect(o *InspectOptions, paths []string, ios *IO) error {
 		if o.JSON {
 			err = writeInspectJSON(ios, &rep)
 		} else {
-			err = writeInspectText(ios, &rep, paths)
+			err = writeInspectText(ios, &rep, paths, o.text(ios))
 		}
 		if err != nil {
 			return err
@@ -133,42 +129,48 @@ func writeInspectJSON(ios *IO, rep *inspect.Report) error {
 	return err
 }
 
-func writeInspectText(ios *IO, rep *inspect.Report, paths []string) error {
-	if len(rep.Files) == 0 {
-		_, err := fmt.Fprintf(ios.Out, "no CUDA code found in %s\n", strings.Join(paths, ", "))
-		return err
+// writeInspectText writes the files table and the verdicts table through
+// internal/render (cells measured in terminal columns; the WHY column wraps
+// under itself). -q writes only the files that have no kernel for a GPU.
+func writeInspectText(ios *IO, rep *inspect.Report, paths []string, o render.Options) error {
+	p := render.NewPrinter(ios.Out, o)
+	if o.Quiet() {
+		for _, f := range rep.Files {
+			for _, v := range f.Verdicts {
+				if v.Verdict == inspect.VerdictNoKernel {
+					p.Line(f.Path + "  " + v.GPU + "  " + verdictWords(v))
+				}
+			}
+		}
+		return p.Err()
 	}
-	tw := tabwriter.NewWriter(ios.Out, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "FILE\tFATBINS\tENTRIES\tSASS\tPTX")
+	if len(rep.Files) == 0 {
+		p.Para("", "no CUDA code found in "+strings.Join(paths, ", "))
+		return p.Err()
+	}
+	var rows [][]string
 	for _, f := range rep.Files {
 		if f.Open != nil || f.NotCUDA {
-			fmt.Fprintf(tw, "%s\t-\t-\terror: %s\t\n", f.Path, f.Error)
+			rows = append(rows, []string{f.Path, "-", "-", "error: " + f.Error})
 			continue
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%s\n", f.Path, f.Fatbins, f.Entries, orDash(f.SASS), orDash(f.PTX))
+		rows = append(rows, []string{f.Path, fmt.Sprint(f.Fatbins), fmt.Sprint(f.Entries), orDash(f.SASS), orDash(f.PTX)})
 		if f.Error != "" {
-			fmt.Fprintf(tw, "\t\t\terror: %s\t\n", f.Error)
+			rows = append(rows, []string{"", "", "", "error: " + f.Error})
 		}
 	}
-	if err := tw.Flush(); err != nil {
-		return err
-	}
-	var any bool
-	for _, f := range rep.Files {
-		any = any || len(f.Verdicts) > 0
-	}
-	if !any {
-		return nil
-	}
-	fmt.Fprintln(ios.Out)
-	tw = tabwriter.NewWriter(ios.Out, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "FILE\tGPU\tVERDICT\tWHY")
+	p.Table([]string{"FILE", "FATBINS", "ENTRIES", "SASS", "PTX"}, rows)
+	rows = nil
 	for _, f := range rep.Files {
 		for _, v := range f.Verdicts {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", f.Path, v.GPU, verdictWords(v), v.Detail)
+			rows = append(rows, []string{f.Path, v.GPU, verdictWords(v), v.Detail})
 		}
 	}
-	return tw.Flush()
+	if len(rows) > 0 {
+		p.Blank()
+		p.Table([]string{"FILE", "GPU", "VERDICT", "WHY"}, rows)
+	}
+	return p.Err()
 }
 
 func verdictWords(v inspect.Verdict) string {

@@ -23,14 +23,6 @@ import (
 	"github.com/fastpath-dev/fastpath/internal/report"
 )
 
-func checkFormat(format string) error {
-	switch format {
-	case "", "text", "json", "markdown", "prom", "nfd":
-		return nil
-	}
-	return usageErrorf("--format %q: want text, json, markdown, prom or nfd", format)
-}
-
 // renderCluster writes doctor's findings for a cluster engine: Prometheus
 // textfile metrics or node-feature-discovery labels. The exit status is
 // doctor's (1 on error findings): a periodic writer keeps the file either way.
@@ -55,7 +47,11 @@ func renderCluster(format string, f *facts.Facts, models []*model.Report, ios *I
 
 // K8sOptions are `fastpath k8s manifest`'s flags.
 type K8sOptions struct {
-	Image       string
+	// PodImage is --pod-image: the image the DaemonSet's pods run (not an
+	// image to diagnose, as --image is elsewhere). legacyImage is its old
+	// name, --image, kept hidden so that scripts still work.
+	PodImage    string
+	legacyImage string
 	Namespace   string
 	Interval    time.Duration
 	TextfileDir string
@@ -67,6 +63,10 @@ func newK8sCommand(ios *IO) *cobra.Command {
 	k8s := &cobra.Command{
 		Use:   "k8s",
 		Short: "Kubernetes: run doctor on every GPU node",
+		Args:  cobra.NoArgs, // an unknown subcommand is a usage error, not the help
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return cmd.Help()
+		},
 	}
 	o := &K8sOptions{}
 	manifest := &cobra.Command{
@@ -85,9 +85,13 @@ fastpath copied to /usr/local/bin (the binary is static).`,
 			return RunK8sManifest(o, ios)
 		},
 	}
-	manifest.Flags().StringVar(&o.Image, "image", "", "container `IMAGE` with fastpath at /usr/local/bin/fastpath and a POSIX sh (your training image; required)")
+	manifest.Flags().StringVar(&o.PodImage, "pod-image", "", "the container `IMAGE` the pods run: fastpath at /usr/local/bin/fastpath and a POSIX sh (your training image; required)")
+	manifest.Flags().StringVar(&o.legacyImage, "image", "", "the old name of --pod-image `IMAGE`")
+	// Hidden, not MarkDeprecated: cobra swallows pflag's deprecation note;
+	// RunK8sManifest prints its own.
+	_ = manifest.Flags().MarkHidden("image")
 	manifest.Flags().StringVar(&o.Namespace, "namespace", "fastpath", "`NAMESPACE` to create and run in")
-	manifest.Flags().DurationVar(&o.Interval, "interval", 10*time.Minute, "time between doctor runs")
+	manifest.Flags().DurationVar(&o.Interval, "interval", 10*time.Minute, "`DURATION` between doctor runs")
 	manifest.Flags().StringVar(&o.TextfileDir, "textfile-dir", "/var/lib/node_exporter/textfile_collector", "host `DIR` node_exporter's --collector.textfile.directory reads")
 	manifest.Flags().StringVar(&o.FeaturesDir, "features-dir", "/etc/kubernetes/node-feature-discovery/features.d", "host `DIR` nfd-worker reads feature files from")
 	manifest.Flags().StringArrayVar(&o.Models, "model", nil, "also judge this model (`CONFIG|DIR|ORG/NAME`, as seen inside the image; repeatable)")
@@ -97,8 +101,15 @@ fastpath copied to /usr/local/bin (the binary is static).`,
 
 // RunK8sManifest prints the DaemonSet manifest.
 func RunK8sManifest(o *K8sOptions, ios *IO) error {
-	if o.Image == "" {
-		return usageErrorf("--image is required: an image with fastpath at /usr/local/bin/fastpath (for example your training image with the static binary copied in)")
+	if o.legacyImage != "" {
+		fmt.Fprintln(ios.Err, "fastpath: k8s manifest --image is deprecated: use --pod-image (the image the pods run; elsewhere --image is an image to diagnose)")
+		if o.PodImage != "" && o.PodImage != o.legacyImage {
+			return usageErrorf("--image (the old name of --pod-image) and --pod-image name two different images; give --pod-image")
+		}
+		o.PodImage = o.legacyImage
+	}
+	if o.PodImage == "" {
+		return usageErrorf("--pod-image is required: an image with fastpath at /usr/local/bin/fastpath (for example your training image with the static binary copied in)")
 	}
 	if o.Interval < time.Minute {
 		return usageErrorf("--interval %s: at least 1m", o.Interval)
@@ -166,7 +177,7 @@ func manifestObjects(o *K8sOptions, loop string) []any {
 					PriorityClassName:            "system-node-critical",
 					Containers: []corev1.Container{{
 						Name:    "doctor",
-						Image:   o.Image,
+						Image:   o.PodImage,
 						Command: []string{"/bin/sh", "-c"},
 						Args:    []string{loop},
 						// No GPU is requested (doctor must not take one from

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"io"
 	"strings"
 	"testing"
 
@@ -109,7 +110,7 @@ func msgs(p *field.Path, v string, ms []string) field.ErrorList {
 // the loop that writes both files; then hostile flag values.
 func TestK8sManifestStrict(t *testing.T) {
 	var out, errb bytes.Buffer
-	args := []string{"k8s", "manifest", "--image", "registry.example/train:2025-11", "--namespace", "gpu-health", "--interval", "5m", "--model", "Qwen/Qwen3.5-27B"}
+	args := []string{"k8s", "manifest", "--pod-image", "registry.example/train:2025-11", "--namespace", "gpu-health", "--interval", "5m", "--model", "Qwen/Qwen3.5-27B"}
 	if code := Main(args, nil, &out, &errb); code != 0 {
 		t.Fatalf("exit %d: %s", code, errb.String())
 	}
@@ -168,7 +169,7 @@ func TestK8sManifestStrict(t *testing.T) {
 	out.Reset()
 	hostile := "reg.example/x:1\n---\nkind: Secret\n\"'{}: #"
 	model := "it's $(touch /tmp/x) `id`"
-	if code := Main([]string{"k8s", "manifest", "--image", hostile, "--model", model, "--textfile-dir", "/var/lib/a b: c"}, nil, &out, &errb); code != 0 {
+	if code := Main([]string{"k8s", "manifest", "--pod-image", hostile, "--model", model, "--textfile-dir", "/var/lib/a b: c"}, nil, &out, &errb); code != 0 {
 		t.Fatalf("exit %d: %s", code, errb.String())
 	}
 	_, _, ds = decodeManifest(t, out.String())
@@ -177,7 +178,7 @@ func TestK8sManifestStrict(t *testing.T) {
 		t.Errorf("hostile values changed: image %q, script %q", c.Image, c.Args[0])
 	}
 	// A namespace the API would refuse is refused here.
-	if code := Main([]string{"k8s", "manifest", "--image", "x", "--namespace", "GPU_health"}, nil, &out, &errb); code != ExitFailure || !strings.Contains(errb.String(), "RFC 1123") {
+	if code := Main([]string{"k8s", "manifest", "--pod-image", "x", "--namespace", "GPU_health"}, nil, &out, &errb); code != ExitFailure || !strings.Contains(errb.String(), "RFC 1123") {
 		t.Errorf("--namespace GPU_health: exit %d, %s", code, errb.String())
 	}
 }
@@ -185,11 +186,11 @@ func TestK8sManifestStrict(t *testing.T) {
 func TestK8sAndFormatUsage(t *testing.T) {
 	for _, tc := range []struct {
 		args []string
-		want int
+		want ExitCode
 		out  string
 	}{
-		{[]string{"k8s", "manifest"}, ExitFailure, "--image is required"},
-		{[]string{"k8s", "manifest", "--image", "x", "--interval", "10s"}, ExitFailure, "at least 1m"},
+		{[]string{"k8s", "manifest"}, ExitFailure, "--pod-image is required"},
+		{[]string{"k8s", "manifest", "--pod-image", "x", "--interval", "10s"}, ExitFailure, "at least 1m"},
 		{[]string{"doctor", "--format", "yaml"}, ExitFailure, `--format "yaml"`},
 		{[]string{"doctor", "--format", "prom", "--json"}, ExitFailure, "none of the others can be"},
 		{[]string{"remote", "x"}, ExitFailure, "--via TEMPLATE is required"},
@@ -233,5 +234,34 @@ func TestDoctorFormats(t *testing.T) {
 		if !strings.Contains(outputs[f], want) {
 			t.Errorf("%s lacks %q:\n%s", f, want, outputs[f])
 		}
+	}
+}
+
+// TestK8sManifestImageAlias: --image, the old name of --pod-image, still
+// works (hidden, with a deprecation note on stderr); naming two different
+// images is a usage error.
+func TestK8sManifestImageAlias(t *testing.T) {
+	var oldOut, oldErr, newOut, newErr bytes.Buffer
+	if code := Main([]string{"k8s", "manifest", "--image", "registry.example/train:1"}, nil, &oldOut, &oldErr); code != ExitOK {
+		t.Fatalf("--image: exit %d: %s", code, oldErr.String())
+	}
+	if !strings.Contains(oldErr.String(), "--pod-image") {
+		t.Errorf("--image: no deprecation note naming --pod-image on stderr: %q", oldErr.String())
+	}
+	if code := Main([]string{"k8s", "manifest", "--pod-image", "registry.example/train:1"}, nil, &newOut, &newErr); code != ExitOK {
+		t.Fatalf("--pod-image: exit %d: %s", code, newErr.String())
+	}
+	if oldOut.String() != newOut.String() {
+		t.Error("--image and --pod-image print different manifests")
+	}
+	var help bytes.Buffer
+	Main([]string{"k8s", "manifest", "--help"}, nil, &help, io.Discard)
+	if strings.Contains(help.String(), "--image") {
+		t.Errorf("the deprecated --image is listed in the help:\n%s", help.String())
+	}
+	var out, errb bytes.Buffer
+	code := Main([]string{"k8s", "manifest", "--image", "a", "--pod-image", "b"}, nil, &out, &errb)
+	if code != ExitUsage || !strings.Contains(errb.String(), "two different images") {
+		t.Errorf("--image a --pod-image b: exit %d, stderr %q", code, errb.String())
 	}
 }

@@ -5,14 +5,15 @@ import (
 	"fmt"
 	"io"
 	"path"
-	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/fastpath-dev/fastpath/internal/collect/modelread"
 	"github.com/fastpath-dev/fastpath/internal/diagnose"
 	"github.com/fastpath-dev/fastpath/internal/facts"
 	"github.com/fastpath-dev/fastpath/internal/finding"
 	"github.com/fastpath-dev/fastpath/internal/model"
+	"github.com/fastpath-dev/fastpath/internal/render"
 	"github.com/fastpath-dev/fastpath/internal/report"
 	"github.com/fastpath-dev/fastpath/internal/source"
 )
@@ -20,26 +21,26 @@ import (
 // ModelOptions are `fastpath model`'s flags.
 type ModelOptions struct {
 	Source SourceFlags
-	JSON   bool
+	Output // --format text|json, -v, -q
 }
 
 func newModelCommand(ios *IO) *cobra.Command {
 	o := &ModelOptions{}
 	cmd := &cobra.Command{
-		Use:   "model CONFIG|MODEL_DIR|ORG/NAME",
+		Use:   "model CONFIG|DIR|ORG/NAME",
 		Short: "Which layers of a model run fast kernels, which fall back to torch, and why",
 		Long: `model reads a model's config.json (a file, a model folder, or ORG/NAME from the
 local Hugging Face cache of the machine or --root: $HF_HUB_CACHE, $HF_HOME/hub,
 ~/.cache/huggingface/hub; never the network), counts its layers by kind the
 way transformers does, and says for the selected environment which kernel
-functions transformers will resolve to a package and which to torch.` + exitStatusHelp,
+functions transformers will resolve to a package and which to torch.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return RunModel(cmd.Context(), o, args[0], ios)
 		},
 	}
-	o.Source.register(cmd.Flags(), true)
-	cmd.Flags().BoolVar(&o.JSON, "json", false, "print JSON (DESIGN's model shape, with per-function verdicts)")
+	o.Source.register(cmd.Flags(), diagnoseFlags)
+	addOutputFlags(cmd, &o.Output, allText, "text", "json")
 	return cmd
 }
 
@@ -57,17 +58,18 @@ func loadModels(s *SourceFlags, f *facts.Facts, args []string) ([]*model.Report,
 	}
 	// The installed transformers' modeling files are read through the
 	// source (so --root and --image work); saved facts carry no source.
-	tc, noCode := (*model.TransformersCode)(nil), "diagnosing saved facts (--facts): transformers' source was not read"
+	tc, noCode := (*modelread.TransformersCode)(nil), "diagnosing saved facts (--facts): transformers' source was not read"
 	if s.Facts == "" {
-		tc, noCode = model.TransformersFor(src, f)
+		tc, noCode = modelread.TransformersFor(src, f)
 	}
 	var out []*model.Report
 	for _, a := range args {
-		loc, c, err := model.Load(src, a)
+		loc, c, err := modelread.Load(src, a)
 		if err != nil {
 			return nil, fmt.Errorf("model %s: %w", a, err)
 		}
-		out = append(out, model.AnalyzeWithCode(a, loc, c, f, tc, noCode))
+		code, why := modelread.ReadCode(tc, c, noCode) // reading, then judging
+		out = append(out, model.AnalyzeWithCode(a, loc, c, f, code, why))
 	}
 	return out, nil
 }
@@ -88,8 +90,8 @@ func RunModel(ctx context.Context, o *ModelOptions, arg string, ios *IO) error {
 		if err := report.JSON(ios.Out, r); err != nil {
 			return err
 		}
-	} else {
-		writeModelText(ios.Out, r, findings)
+	} else if err := writeModelText(ios.Out, r, findings, o.text(ios)); err != nil {
+		return err
 	}
 	for _, fd := range findings {
 		if fd.Severity == finding.Error && (fd.ID == finding.FastPathFallback || fd.ID == finding.ModelWillNotLoad) {
@@ -104,54 +106,66 @@ func RunModel(ctx context.Context, o *ModelOptions, arg string, ios *IO) error {
 	return nil
 }
 
-func writeModelText(w io.Writer, r *model.Report, findings []finding.Finding) {
-	fmt.Fprintf(w, "%s: %s, %d layers (%s)\n", r.Model, r.ModelType, r.NumLayers, model.FormatLayerKinds(r.LayerKinds, r.NumLayers))
-	if r.Source != "" {
-		fmt.Fprintf(w, "  config      %s (%s)\n", r.Source, r.KindsFrom)
+// writeModelText writes the model's verdict through internal/render: the
+// layers, each kernel function's resolution, the verdict line, then the
+// model's findings in doctor's block (-v: whole; default: the first sentence
+// and the decisive evidence). -q writes the verdict line and the findings'
+// id lines only.
+func writeModelText(w io.Writer, r *model.Report, findings []finding.Finding, o render.Options) error {
+	p := render.NewPrinter(w, o)
+	verdict := "fast path: " + r.NotJudged
+	if r.Judged {
+		verdict = fmt.Sprintf("fast path: %d of %d layers fall back to torch (judged from %s)", r.FallbackLayers, r.NumLayers, r.JudgedFrom)
 	}
-	fmt.Fprintf(w, "  transformers %s (%s)\n", orNotInstalled(r.Transformers), r.Mechanism)
+	var mine []finding.Finding
+	for _, fd := range findings {
+		if fd.ID == finding.FastPathFallback || fd.ID == finding.ModelWillNotLoad || fd.ID == finding.ModelNotJudged {
+			mine = append(mine, fd)
+		}
+	}
+	if o.Quiet() {
+		p.Line(verdict)
+		for _, fd := range mine {
+			p.FindingQuiet(fd)
+		}
+		return p.Err()
+	}
+	p.Para("", p.P.B(fmt.Sprintf("%s: %s, %d layers (%s)", r.Model, r.ModelType, r.NumLayers, model.FormatLayerKinds(r.LayerKinds, r.NumLayers))))
+	if r.Source != "" {
+		p.Para("  config      ", r.Source+" ("+r.KindsFrom+")")
+	}
+	p.Para("  transformers ", orNotInstalled(r.Transformers)+" ("+r.Mechanism+")")
 	if r.Code != nil {
-		fmt.Fprintf(w, "  code        %s (%d kernel gates)\n", r.Code.File, len(r.Code.Gates))
+		p.Para("  code        ", fmt.Sprintf("%s (%d kernel gates)", r.Code.File, len(r.Code.Gates)))
 	}
 	for _, k := range r.Kernels {
 		where := ""
 		if k.File != "" {
 			where = fmt.Sprintf("  [%s:%d]", path.Base(k.File), k.Line)
 		}
-		fmt.Fprintf(w, "  %-34s %-8s %s%s\n", k.Function, k.Resolves, k.Reason, where)
+		p.Para(fmt.Sprintf("  %-34s %-8s ", k.Function, k.Resolves), k.Reason+where)
 	}
 	for _, k := range r.Kinds {
 		for _, d := range k.Dispatch {
-			fmt.Fprintf(w, "  %s layers: %s\n", k.Kind, d)
+			p.Para("  "+k.Kind+" layers: ", d)
 		}
 	}
 	for _, d := range r.CodeVsKB {
-		fmt.Fprintf(w, "  code vs knowledge base: %s\n", d)
+		p.Para("  code vs knowledge base: ", d)
 	}
 	if r.AttnImpl != nil {
-		fmt.Fprintf(w, "  attn_implementation %s: %s\n", r.AttnImpl.Name, r.AttnImpl.Reason)
+		p.Para("  attn_implementation "+r.AttnImpl.Name+": ", r.AttnImpl.Reason)
 	}
-	fmt.Fprintf(w, "  hub kernels %s\n", r.HubKernelsReason)
+	p.Para("  hub kernels ", r.HubKernelsReason)
 	for _, n := range r.Notes {
-		fmt.Fprintf(w, "  note: %s\n", n)
+		p.Para("  note: ", n)
 	}
-	if r.Judged {
-		fmt.Fprintf(w, "fast path: %d of %d layers fall back to torch (judged from %s)\n", r.FallbackLayers, r.NumLayers, r.JudgedFrom)
-	} else {
-		fmt.Fprintf(w, "fast path: %s\n", r.NotJudged)
+	p.Line(p.P.B(verdict))
+	for _, fd := range mine {
+		p.Blank()
+		p.Finding(fd, nil)
 	}
-	for _, fd := range findings {
-		if fd.ID != finding.FastPathFallback && fd.ID != finding.ModelWillNotLoad && fd.ID != finding.ModelNotJudged {
-			continue
-		}
-		fmt.Fprintf(w, "%s  %s  [%s]\n  %s\n", strings.ToUpper(string(fd.Severity)), fd.Title, fd.ID, fd.Detail)
-		for _, fx := range fd.Fixes {
-			fmt.Fprintf(w, "  fix: %s\n", fx.Title)
-			for _, c := range fx.Commands {
-				fmt.Fprintf(w, "    $ %s\n", c)
-			}
-		}
-	}
+	return p.Err()
 }
 
 func orNotInstalled(s string) string {

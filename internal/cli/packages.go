@@ -14,7 +14,7 @@ import (
 // PackagesOptions are `fastpath packages`' flags.
 type PackagesOptions struct {
 	Source SourceFlags
-	JSON   bool
+	Output // --format text|json (pip list --format=json's JSON), -v, -q
 }
 
 func newPackagesCommand(ios *IO) *cobra.Command {
@@ -30,8 +30,8 @@ without running Python. --json prints exactly what
 			return RunPackages(cmd.Context(), o, ios)
 		},
 	}
-	o.Source.register(cmd.Flags(), false)
-	cmd.Flags().BoolVar(&o.JSON, "json", false, "print pip list --format=json's JSON")
+	o.Source.register(cmd.Flags(), withRoot|withImage|withPython|withEnv) // no --gpu: the listing does not depend on it
+	addOutputFlags(cmd, &o.Output, quietFlag, "text", "json")
 	return cmd
 }
 
@@ -48,6 +48,13 @@ func RunPackages(ctx context.Context, o *PackagesOptions, ios *IO) error {
 	if o.JSON {
 		_, err := ios.Out.Write(append(pyenv.PipListJSON(py.Selected), '\n'))
 		return err
+	}
+	if o.Quiet {
+		// -q: the names only, one a line (pip list's columns otherwise).
+		for _, d := range pyenv.Listed(py.Selected) {
+			fmt.Fprintln(ios.Out, d.Name)
+		}
+		return nil
 	}
 	tw := tabwriter.NewWriter(ios.Out, 0, 0, 1, ' ', 0)
 	fmt.Fprintln(tw, "Package\tVersion\tLocation")

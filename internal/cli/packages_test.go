@@ -23,6 +23,9 @@ func runPackages(t *testing.T, o *PackagesOptions) string {
 
 // `packages --json --python P` prints what `P -m pip list --format=json` prints.
 func TestPackagesJSONMatchesPipList(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs pip list (seconds of CPU): not under -short")
+	}
 	py := testenv.Python3(t)
 	real := strings.TrimSpace(testenv.Run(t, nil, py, "-c", "import sys; print(sys.executable)"))
 	pythons := []string{real}
@@ -30,7 +33,7 @@ func TestPackagesJSONMatchesPipList(t *testing.T) {
 		pythons = append(pythons, "/usr/bin/python3")
 	}
 	for _, p := range pythons {
-		got := runPackages(t, &PackagesOptions{Source: SourceFlags{Python: p}, JSON: true})
+		got := runPackages(t, &PackagesOptions{Source: SourceFlags{Python: p}, Output: Output{JSON: true}})
 		if want := string(pyenvtest.PipList(t, p)); got != want {
 			t.Errorf("packages --json --python %s\n got %s\nwant %s", p, got, want)
 		}
@@ -39,7 +42,7 @@ func TestPackagesJSONMatchesPipList(t *testing.T) {
 
 func TestNetworkPackagesJSONMatchesPipListInVenv(t *testing.T) {
 	p := pyenvtest.Venv(t)
-	got := runPackages(t, &PackagesOptions{Source: SourceFlags{Python: p}, JSON: true})
+	got := runPackages(t, &PackagesOptions{Source: SourceFlags{Python: p}, Output: Output{JSON: true}})
 	if want := string(pyenvtest.PipList(t, p)); got != want {
 		t.Errorf("packages --json --python %s\n got %s\nwant %s", p, got, want)
 	}
@@ -63,7 +66,7 @@ func TestPackagesTableUnderRoot(t *testing.T) {
 	if got != want {
 		t.Errorf("\n got %q\nwant %q", got, want)
 	}
-	got = runPackages(t, &PackagesOptions{Source: SourceFlags{Root: dir, Env: []string{"PATH=/root/venv/bin:/usr/bin"}}, JSON: true})
+	got = runPackages(t, &PackagesOptions{Source: SourceFlags{Root: dir, Env: []string{"PATH=/root/venv/bin:/usr/bin"}}, Output: Output{JSON: true}})
 	if want := `[{"name": "Fla_Core", "version": "0.4.1", "editable_project_location": "/src/fla"}, {"name": "pip", "version": "24.0"}]` + "\n"; got != want {
 		t.Errorf("json\n got %s\nwant %s", got, want)
 	}

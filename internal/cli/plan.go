@@ -25,22 +25,19 @@ type PlanOptions struct {
 	NoIndex   bool
 	IndexURLs []string
 	FindLinks []string
-	JSON      bool
+	Output    // --format text|json, -v, -q (fix: text)
 	// githubAPI and timeout let tests point lookups at loopback servers.
 	githubAPI string
 	timeout   time.Duration
 }
 
 func (o *PlanOptions) register(fs *pflag.FlagSet, withJSON bool) {
-	o.Source.register(fs, true)
+	o.Source.register(fs, diagnoseFlags)
 	fs.StringArrayVar(&o.Models, "model", nil, "also plan for this model's kernel packages: `CONFIG|DIR|ORG/NAME` (repeatable)")
 	fs.BoolVar(&o.Offline, "offline", false, "look nothing up: wheel names are given unverified")
 	fs.BoolVar(&o.NoIndex, "no-index", false, "pip --no-index: install only from --find-links locations (no GitHub lookups either)")
 	fs.StringArrayVar(&o.IndexURLs, "index-url", nil, "a PEP 503/691 package index `URL` to look wheels up in and install from (repeatable)")
 	fs.StringArrayVar(&o.FindLinks, "find-links", nil, "a folder or page of wheels, `DIR|URL`, as pip's --find-links (repeatable)")
-	if withJSON {
-		fs.BoolVar(&o.JSON, "json", false, `print JSON: {"steps": [...]}`)
-	}
 }
 
 func newPlanCommand(ios *IO) *cobra.Command {
@@ -54,16 +51,14 @@ torch/CUDA/ABI/Python (looked up in --index-url, --find-links and its GitHub
 releases unless --offline), a compiler and a source build, conda, NVIDIA's apt
 packages, a devel image, Hugging Face Hub kernels. Each step shows the
 preconditions it checked and why it ranks where it does. plan changes nothing;
-fix --apply runs the best viable step of each finding.
-
-Exit status: 0 the plan was made (empty when nothing needs fixing), 2 usage
-error or failure to run.`,
+fix --apply runs the best viable step of each finding.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return RunPlan(cmd.Context(), o, ios)
 		},
 	}
 	o.register(cmd.Flags(), true)
+	addOutputFlags(cmd, &o.Output, allText, "text", "json")
 	return cmd
 }
 
@@ -76,7 +71,7 @@ func RunPlan(ctx context.Context, o *PlanOptions, ios *IO) error {
 	if o.JSON {
 		return report.JSON(ios.Out, pl)
 	}
-	return plan.WriteText(ios.Out, pl)
+	return plan.WriteText(ios.Out, pl, o.text(ios))
 }
 
 // make collects, diagnoses and plans.

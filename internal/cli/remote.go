@@ -23,21 +23,13 @@ type RemoteOptions struct {
 	Targets  string // --targets FILE
 	Parallel int
 	Timeout  time.Duration
-	JSON     bool
-	Markdown bool
+	Output   // --format text|json|markdown, -v, -q
 	All      bool
 	Save     string // --save DIR: each target's doctor report
 	// Doctor flags passed to doctor on every target.
 	Source SourceFlags
 	Models []string
 }
-
-const remoteExitHelp = `
-Exit status:
-  0  every target was diagnosed, none has an error-severity finding
-  1  every target was diagnosed, at least one has an error-severity finding
-  2  at least one target could not be diagnosed (unreachable, failed, timed
-     out), or a usage error; this wins over 1`
 
 func newRemoteCommand(ios *IO) *cobra.Command {
 	o := &RemoteOptions{}
@@ -63,7 +55,7 @@ shell); any other template gets "sh -c SCRIPT" as three arguments. Targets
 run --parallel at a time, each within --timeout (its processes are killed
 after it); one that fails, refuses or hangs is reported with the end of its
 stderr and never stops the others. The report lists every target, then the
-facts that differ between those that answered.` + remoteExitHelp,
+facts that differ between those that answered.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return RunRemote(cmd, o, args, ios)
 		},
@@ -71,15 +63,13 @@ facts that differ between those that answered.` + remoteExitHelp,
 	f := cmd.Flags()
 	f.StringVar(&o.Via, "via", "", "transport `TEMPLATE` with {} for the target (required)")
 	f.StringVar(&o.Targets, "targets", "", "read targets from `FILE`, one per line (# comments)")
-	f.IntVar(&o.Parallel, "parallel", 16, "targets diagnosed at a time")
-	f.DurationVar(&o.Timeout, "timeout", 60*time.Second, "time allowed per target, sending the binary included")
-	f.BoolVar(&o.JSON, "json", false, "print JSON: every target's outcome and doctor report, and the comparison")
-	f.BoolVar(&o.Markdown, "markdown", false, "print Markdown")
+	f.IntVar(&o.Parallel, "parallel", 16, "diagnose `N` targets at a time")
+	f.DurationVar(&o.Timeout, "timeout", 60*time.Second, "give each target at most `DURATION`, sending the binary included")
+	addOutputFlags(cmd, &o.Output, verboseFlag|quietFlag, "text", "json", "markdown")
 	f.BoolVar(&o.All, "all", false, "also print the facts every target agrees on")
 	f.StringVar(&o.Save, "save", "", "write each target's doctor report to `DIR`/TARGET.json (for fastpath diff)")
-	o.Source.register(f, false)
+	o.Source.register(f, withRoot|withPython|withGPU|withEnv) // passed on to doctor on each target (doctorArgs)
 	f.StringArrayVar(&o.Models, "model", nil, "also judge this model on each target: `CONFIG|DIR|ORG/NAME` (repeatable)")
-	cmd.MarkFlagsMutuallyExclusive("json", "markdown")
 	return cmd
 }
 
@@ -229,7 +219,7 @@ func RunRemote(cmd *cobra.Command, o *RemoteOptions, args []string, ios *IO) err
 		return keepErr
 	}
 	rep := fleet.NewReport(results)
-	opts := fleet.Options{All: o.All}
+	opts := fleet.Options{All: o.All || o.Verbose, Quiet: o.Quiet}
 	switch {
 	case o.JSON:
 		err = rep.WriteJSON(ios.Out, spool.Get)

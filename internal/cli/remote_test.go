@@ -54,7 +54,7 @@ func fastpathBinary(t *testing.T) string {
 }
 
 // runFastpath runs the built binary and returns stdout, stderr and the exit status.
-func runFastpath(t *testing.T, args ...string) (string, string, int) {
+func runFastpath(t *testing.T, args ...string) (string, string, ExitCode) {
 	t.Helper()
 	cmd := exec.Command(fastpathBinary(t), args...)
 	var out, errb bytes.Buffer
@@ -65,7 +65,7 @@ func runFastpath(t *testing.T, args ...string) (string, string, int) {
 	case err == nil:
 		return out.String(), errb.String(), 0
 	case errors.As(err, &ee):
-		return out.String(), errb.String(), ee.ExitCode()
+		return out.String(), errb.String(), ExitCode(ee.ExitCode())
 	}
 	t.Fatal(err)
 	return "", "", -1
@@ -204,6 +204,9 @@ func (s *sshd) template() string {
 // that refuses (nothing listens on 127.0.0.2) and one that hangs (a listener
 // on 127.0.0.3 that never speaks) are reported while the real one answers.
 func TestSSHRemote(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a real sshd and runs ssh: not under -short")
+	}
 	if runtime.GOOS != "linux" {
 		t.Skip("loopback addresses beyond 127.0.0.1 are a Linux feature")
 	}
@@ -386,7 +389,7 @@ func TestRemoteSignalKillsChildren(t *testing.T) {
 			cmd.Process.Kill()
 			t.Fatalf("%v: fastpath remote still running 30s after the signal", sig)
 		}
-		if code := cmd.ProcessState.ExitCode(); code != ExitFailure || !strings.Contains(errb.String(), "interrupted") {
+		if code := ExitCode(cmd.ProcessState.ExitCode()); code != ExitFailure || !strings.Contains(errb.String(), "interrupted") {
 			t.Errorf("%v: exit %d, stderr %q", sig, code, errb.String())
 		}
 		if r := decodeReport(t, out.String()); len(r.Targets) != 3 || r.Targets[0].Error != "interrupted; its processes were killed" {

@@ -125,7 +125,7 @@ func TestSlurmLoopbackCluster(t *testing.T) {
 	more := fmt.Sprint(nodes + 1)
 	missOut, missErr, missCode := run(30*time.Second, []byte(stream), bin, "diff", "--expect", more, "-")
 	t.Logf("$ ... | fastpath diff --expect %s -\nexit %d\n%s%s", more, missCode, missOut, missErr)
-	if missCode != ExitFailure || !strings.Contains(missOut, fmt.Sprintf("missing: 1 of %s expected machines did not report", more)) {
+	if missCode != int(ExitFailure) || !strings.Contains(missOut, fmt.Sprintf("missing: 1 of %s expected machines did not report", more)) {
 		t.Errorf("diff --expect %s: exit %d", more, missCode)
 	}
 

@@ -11,6 +11,7 @@ import (
 
 	"github.com/fastpath-dev/fastpath/internal/collect"
 	"github.com/fastpath-dev/fastpath/internal/collect/gpu"
+	"github.com/fastpath-dev/fastpath/internal/diagnose"
 	"github.com/fastpath-dev/fastpath/internal/facts"
 	"github.com/fastpath-dev/fastpath/internal/imagesource"
 	"github.com/fastpath-dev/fastpath/internal/source"
@@ -36,14 +37,42 @@ type SourceFlags struct {
 	image source.Source
 }
 
-func (s *SourceFlags) register(fs *pflag.FlagSet, withFacts bool) {
-	fs.StringVar(&s.Root, "root", "", "treat `DIR` as / (a container's rootfs or a copy); nothing is run there")
-	fs.StringVar(&s.Python, "python", "", "the interpreter or environment `PATH` to diagnose (default: python3 on PATH)")
-	fs.StringArrayVar(&s.GPUs, "gpu", nil, "diagnose for a GPU of compute capability `CC` (12.0 or sm_120; repeatable; replaces detected GPUs)")
-	fs.StringArrayVar(&s.Env, "env", nil, "assume environment variable `K=V` (repeatable)")
-	fs.StringVar(&s.Image, "image", "", "diagnose the container image `REF|ARCHIVE.tar[:TAG]|OCI_DIR[:TAG|@DIGEST]` (a registry reference, a docker-save archive or an OCI layout folder; anything that looks like a path is one) without a daemon; nothing is run or unpacked")
-	fs.StringVar(&s.Platform, "platform", "", "with --image: the `OS/ARCH` to pick from a multi-platform image (default "+imagesource.DefaultPlatform+")")
-	if withFacts {
+// sourceFlagSet names the groups of source flags; a command registers
+// only the groups it honours (TestEveryFlagIsRead checks the reads).
+type sourceFlagSet uint
+
+const (
+	withRoot   sourceFlagSet = 1 << iota // --root DIR
+	withImage                            // --image and --platform
+	withPython                           // --python PATH
+	withGPU                              // --gpu CC: replaces the detected GPUs in the facts
+	withEnv                              // --env K=V
+	withFacts                            // --facts FILE
+
+	// machineFlags read a machine: the live host, a root or an image.
+	machineFlags = withRoot | withImage | withPython | withGPU | withEnv
+	// diagnoseFlags also take saved facts instead of a machine.
+	diagnoseFlags = machineFlags | withFacts
+)
+
+func (s *SourceFlags) register(fs *pflag.FlagSet, groups sourceFlagSet) {
+	if groups&withRoot != 0 {
+		fs.StringVar(&s.Root, "root", "", "treat `DIR` as / (a container's rootfs or a copy); nothing is run there")
+	}
+	if groups&withPython != 0 {
+		fs.StringVar(&s.Python, "python", "", "the interpreter or environment `PATH` to diagnose (default: python3 on PATH)")
+	}
+	if groups&withGPU != 0 {
+		fs.StringArrayVar(&s.GPUs, "gpu", nil, "diagnose for a GPU of compute capability `CC` (12.0 or sm_120; repeatable; replaces detected GPUs)")
+	}
+	if groups&withEnv != 0 {
+		fs.StringArrayVar(&s.Env, "env", nil, "assume environment variable `K=V` (repeatable)")
+	}
+	if groups&withImage != 0 {
+		fs.StringVar(&s.Image, "image", "", "diagnose the container image `REF|ARCHIVE.tar[:TAG]|OCI_DIR[:TAG|@DIGEST]` (a registry reference, a docker-save archive or an OCI layout folder; anything that looks like a path is one) without a daemon; nothing is run or unpacked")
+		fs.StringVar(&s.Platform, "platform", "", "with --image: the `OS/ARCH` to pick from a multi-platform image (default "+imagesource.DefaultPlatform+")")
+	}
+	if groups&withFacts != 0 {
 		fs.StringVar(&s.Facts, "facts", "", "diagnose the facts saved in `FILE` (from `fastpath facts`) instead of a machine")
 	}
 }
@@ -87,13 +116,32 @@ func (s *SourceFlags) SourceContext(ctx context.Context) (source.Source, error) 
 	return source.Host(source.ProcessEnv(overrides))
 }
 
-// Load returns the facts: read from --facts, or collected from the source.
+// Load returns the facts, read from --facts or collected from the source,
+// completed with today's KB judgements (diagnose.Complete) for the commands
+// that judge them.
 func (s *SourceFlags) Load(ctx context.Context) (*facts.Facts, error) {
+	f, err := s.Observe(ctx)
+	if err == nil {
+		diagnose.Complete(f)
+	}
+	return f, err
+}
+
+// Observe returns the facts as observed: what `fastpath facts` prints and a
+// saved facts file holds, with no KB verdict in them.
+func (s *SourceFlags) Observe(ctx context.Context) (*facts.Facts, error) {
 	if s.Facts != "" {
 		if s.Root != "" || s.Image != "" || s.Python != "" || len(s.Env) > 0 {
 			return nil, usageErrorf("--facts cannot be combined with --root, --image, --python or --env")
 		}
-		return readFacts(s.Facts, s.GPUs)
+		if s.Timings {
+			return nil, usageErrorf("--timings measures collecting the facts: --facts reads saved ones, nothing is collected")
+		}
+		f, err := readFacts(s.Facts, s.GPUs)
+		if err == nil {
+			f.ClearJudgements() // an older fastpath saved its KB's verdicts
+		}
+		return f, err
 	}
 	for _, g := range s.GPUs {
 		if _, err := gpu.ParseCapability(g); err != nil {

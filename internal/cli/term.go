@@ -4,19 +4,12 @@ import (
 	"io"
 	"os"
 
-	"golang.org/x/term"
+	"github.com/fastpath-dev/fastpath/internal/render"
 )
 
-// isTerminal reports whether w is a terminal: golang.org/x/term's
-// IsTerminal (a tcgetattr ioctl, no cgo). A character-device test is not
-// enough: /dev/null and /dev/zero are character devices (F11).
-func isTerminal(w io.Writer) bool {
-	if u, ok := w.(interface{ Unwrap() io.Writer }); ok {
-		w = u.Unwrap() // the sanitising writer of Main
-	}
-	f, ok := w.(*os.File)
-	return ok && term.IsTerminal(int(f.Fd()))
-}
+// isTerminal reports whether w is a terminal (internal/render.Terminal:
+// golang.org/x/term's IsTerminal, through cli.Main's sanitising writer).
+func isTerminal(w io.Writer) bool { return render.Terminal(w) }
 
 // noColor honours https://no-color.org: any non-empty NO_COLOR disables colour.
-func noColor() bool { return os.Getenv("NO_COLOR") != "" }
+func noColor() bool { return render.NoColor(os.Getenv) }

@@ -1,7 +1,11 @@
 // Package cudaarch models CUDA compilation targets (sm_90, sm_90a, sm_120f,
 // compute_90, ...) and the rules that decide whether code built for a target
-// runs on a GPU of a given compute capability. The rules and tables follow
-// shared/knowledge/cuda.md; every table entry carries the source it was read from.
+// runs on a GPU of a given compute capability. The rules follow NVIDIA's CUDA
+// C++ Programming Guide ("Binary Compatibility",
+// https://docs.nvidia.com/cuda/cuda-c-programming-guide/) and, for the `f`
+// family targets, NVIDIA's blog "Blackwell and CUDA 12.9 Introduce
+// Family-Specific Architecture Features"; every table entry carries the
+// source it was read from.
 package cudaarch
 
 import (

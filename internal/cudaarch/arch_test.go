@@ -52,7 +52,7 @@ func TestParseCapability(t *testing.T) {
 	}
 }
 
-// TestRunsOn is the compatibility table of shared/knowledge/cuda.md, one row per rule
+// TestRunsOn is the compatibility table of the CUDA Programming Guide's "Binary Compatibility", one row per rule
 // and edge: same-major forward SASS, no SASS across majors, PTX across majors, `a` only
 // on the exact capability, `f` within its family only.
 func TestRunsOn(t *testing.T) {

@@ -1,6 +1,12 @@
 package cudaarch
 
-import "testing"
+import (
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
 
 func v(s string) Version {
 	x, err := ParseVersion(s)
@@ -58,9 +64,30 @@ func TestCanTarget(t *testing.T) {
 }
 
 // TestNVCC130ListGPUCode checks the table against `nvcc --list-gpu-code` of 13.0.88 read on
-// the H200 (shared/knowledge/cuda.md): exactly these plain targets.
+// the project's H200 (testdata/h200-nvcc-13.0.88-list-gpu-code.txt): exactly these plain targets.
 func TestNVCC130ListGPUCode(t *testing.T) {
-	want := map[int]bool{75: true, 80: true, 86: true, 87: true, 88: true, 89: true, 90: true, 100: true, 103: true, 110: true, 120: true, 121: true}
+	reading, err := os.ReadFile(filepath.Join("testdata", "h200-nvcc-13.0.88-list-gpu-code.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[int]bool{}
+	section := ""
+	for _, line := range strings.Split(string(reading), "\n") {
+		if strings.HasPrefix(line, "# ") {
+			section = line
+			continue
+		}
+		if sm, ok := strings.CutPrefix(line, "sm_"); ok && strings.Contains(section, "--list-gpu-code") {
+			n, err := strconv.Atoi(sm)
+			if err != nil {
+				t.Fatalf("reading: %q", line)
+			}
+			want[n] = true
+		}
+	}
+	if len(want) != 12 {
+		t.Fatalf("read %d targets from the H200 reading, want its 12", len(want))
+	}
 	got := map[int]bool{}
 	for tg := range targetsOf(v("13.0")) {
 		if tg.Variant == VariantPlain {

@@ -13,7 +13,7 @@ import (
 
 // checkCompilerPresence: no nvcc at all (no-cuda-compiler), or nvcc present
 // where torch's extension builder will not look (cuda-compiler-not-discoverable).
-func checkCompilerPresence(c *context) []finding.Finding {
+func checkCompilerPresence(c *judgement) []finding.Finding {
 	cu := c.f.CUDA
 	if len(cu.Compilers) == 0 {
 		fd := finding.Finding{
@@ -29,6 +29,8 @@ func checkCompilerPresence(c *context) []finding.Finding {
 		} else {
 			fd.Evidence = append(fd.Evidence, "torch's CUDA_HOME resolves to nothing: CUDA_HOME and CUDA_PATH unset, no nvcc on PATH, no /usr/local/cuda")
 		}
+		// The line above decides it; the places searched back it up.
+		fd.Decisive = []int{0}
 		fd.Evidence = append(fd.Evidence, searched(cu.Searched)...)
 		for _, inc := range cu.Incomplete {
 			fd.Evidence = append(fd.Evidence, fmt.Sprintf("%s %s at %s has %s but no %s: it cannot compile CUDA C++",
@@ -81,7 +83,7 @@ func checkCompilerPresence(c *context) []finding.Finding {
 }
 
 // checkCUDAHome: CUDA_HOME or CUDA_PATH names a folder without bin/nvcc.
-func checkCUDAHome(c *context) []finding.Finding {
+func checkCUDAHome(c *judgement) []finding.Finding {
 	home := c.f.CUDA.TorchHome
 	if home == nil || home.NVCC != "" || (home.Via != "CUDA_HOME" && home.Via != "CUDA_PATH") {
 		return nil
@@ -107,7 +109,7 @@ func checkCUDAHome(c *context) []finding.Finding {
 }
 
 // checkNVCCVersion: the nvcc builds would use vs torch's CUDA.
-func checkNVCCVersion(c *context) []finding.Finding {
+func checkNVCCVersion(c *judgement) []finding.Finding {
 	home := c.f.CUDA.TorchHome
 	if c.torchCUDA == "" || home == nil || home.NVCC == "" {
 		return nil
@@ -144,7 +146,7 @@ func checkNVCCVersion(c *context) []finding.Finding {
 }
 
 // checkHostCompiler: gcc/g++ missing, or newer than the nvcc builds use accepts.
-func checkHostCompiler(c *context) []finding.Finding {
+func checkHostCompiler(c *judgement) []finding.Finding {
 	tc := c.f.Toolchain
 	if tc.GXX == nil || tc.GCC == nil {
 		missing := "g++"
@@ -207,7 +209,7 @@ func checkHostCompiler(c *context) []finding.Finding {
 // compilerFixes are the ways to get an nvcc matching torch's CUDA, best
 // first (remedy.CompilerRoutes): those whose preconditions hold here, each
 // with its commands; where none holds, the platform's manual way.
-func (c *context) compilerFixes() []finding.Fix {
+func (c *judgement) compilerFixes() []finding.Fix {
 	var fixes []finding.Fix
 	routes := remedy.CompilerRoutes(c.remedy())
 	for _, r := range routes {
@@ -231,20 +233,8 @@ func toFix(r remedy.Remedy) finding.Fix {
 	return f
 }
 
-func (c *context) hasConda() bool {
-	if c.py != nil && c.py.Kind == "conda" {
-		return true
-	}
-	for _, o := range c.f.Python.Others {
-		if o.Kind == "conda" {
-			return true
-		}
-	}
-	return false
-}
-
 // osInstallFix installs system packages with the OS's package manager.
-func (c *context) osInstallFix(title string, debPkgs, rpmPkgs []string) []finding.Fix {
+func (c *judgement) osInstallFix(title string, debPkgs, rpmPkgs []string) []finding.Fix {
 	return []finding.Fix{toFix(remedy.OSPackages(c.remedy(), title, debPkgs, rpmPkgs))}
 }
 
@@ -281,7 +271,7 @@ func torchEvidence(t *facts.Torch) string {
 func searched(places []string) []string {
 	out := make([]string, 0, len(places))
 	for _, p := range places {
-		out = append(out, "searched: "+p)
+		out = append(out, finding.SearchedPrefix+p)
 	}
 	return out
 }

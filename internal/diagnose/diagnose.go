@@ -4,7 +4,6 @@
 package diagnose
 
 import (
-	"fmt"
 	"path"
 	"slices"
 	"sort"
@@ -15,10 +14,11 @@ import (
 	"github.com/fastpath-dev/fastpath/internal/kb"
 	"github.com/fastpath-dev/fastpath/internal/model"
 	"github.com/fastpath-dev/fastpath/internal/remedy"
+	"github.com/fastpath-dev/fastpath/internal/render"
 )
 
 // check is one diagnosis rule.
-type check func(c *context) []finding.Finding
+type check func(c *judgement) []finding.Finding
 
 // checks run in this order; the output is then sorted by severity, keeping
 // this order within a severity (root causes before their consequences).
@@ -48,8 +48,10 @@ func Run(f *facts.Facts) []finding.Finding {
 }
 
 // RunWithModels also judges the models' layer verdicts (doctor --model).
+// It completes f first (Complete): the KB's judgements in f are today's.
 func RunWithModels(f *facts.Facts, models []*model.Report) []finding.Finding {
-	c := newContext(f)
+	Complete(f)
+	c := newJudgement(f)
 	c.models = models
 	out := []finding.Finding{}
 	for _, ch := range checks {
@@ -67,8 +69,9 @@ func RunWithModels(f *facts.Facts, models []*model.Report) []finding.Finding {
 	return out
 }
 
-// context holds what several checks derive from the facts.
-type context struct {
+// judgement holds what several checks derive from the facts (named so it
+// does not shadow the standard library's context package).
+type judgement struct {
 	f     *facts.Facts
 	cuda  *kb.CUDAData
 	py    *facts.PythonEnv
@@ -82,8 +85,8 @@ type context struct {
 	models []*model.Report
 }
 
-func newContext(f *facts.Facts) *context {
-	c := &context{f: f, cuda: kb.CUDA(), py: f.Python.Selected, torch: f.Torch}
+func newJudgement(f *facts.Facts) *judgement {
+	c := &judgement{f: f, cuda: kb.CUDA(), py: f.Python.Selected, torch: f.Torch}
 	if c.torch != nil && c.torch.CUDA != "" {
 		if mm, maj, min, ok := kb.MajorMinor(c.torch.CUDA); ok {
 			c.torchCUDA, c.torchMajor, c.torchMinor = mm, maj, min
@@ -96,7 +99,7 @@ func newContext(f *facts.Facts) *context {
 // buildSeverity is the severity of something that blocks extension builds:
 // an error where a CUDA torch is installed (kernel packages must build
 // against it), a warning elsewhere.
-func (c *context) buildSeverity() finding.Severity {
+func (c *judgement) buildSeverity() finding.Severity {
 	if c.builds {
 		return finding.Error
 	}
@@ -104,7 +107,7 @@ func (c *context) buildSeverity() finding.Severity {
 }
 
 // python is the interpreter to name in commands ("python3" when unknown).
-func (c *context) python() string {
+func (c *judgement) python() string {
 	if c.py != nil && c.py.Interpreter != "" {
 		return c.py.Interpreter
 	}
@@ -114,23 +117,17 @@ func (c *context) python() string {
 // pipInstall is the install command for the selected environment: its own
 // interpreter's pip, never a bare `pip`; uv's pip for environments uv made
 // that have no pip of their own.
-func (c *context) pipInstall(args ...string) string {
+func (c *judgement) pipInstall(args ...string) string {
 	r := c.remedy()
 	return r.Pip(args...)
 }
 
 // remedy is the remedy Context of the facts: every command doctor's fixes
 // give is built there.
-func (c *context) remedy() remedy.Context { return remedy.FromFacts(c.f) }
-
-// hasDist reports whether the selected environment has the distribution
-// (name compared as pip does: case-insensitive, -_. alike).
-func (c *context) hasDist(name string) bool {
-	return c.dist(name) != nil
-}
+func (c *judgement) remedy() remedy.Context { return remedy.FromFacts(c.f) }
 
 // dist returns the selected environment's distribution called name.
-func (c *context) dist(name string) *facts.Distribution {
+func (c *judgement) dist(name string) *facts.Distribution {
 	if c.py == nil {
 		return nil
 	}
@@ -148,7 +145,7 @@ func canonicalName(n string) string {
 }
 
 // sitePackages is the selected environment's own site-packages folder.
-func (c *context) sitePackages() string {
+func (c *judgement) sitePackages() string {
 	if c.py == nil {
 		return ""
 	}
@@ -164,7 +161,7 @@ func (c *context) sitePackages() string {
 }
 
 // gpus returns the devices with a known capability.
-func (c *context) gpus() []facts.Device {
+func (c *judgement) gpus() []facts.Device {
 	var out []facts.Device
 	for _, d := range c.f.GPU.Devices {
 		if d.Capability != "" {
@@ -175,7 +172,7 @@ func (c *context) gpus() []facts.Device {
 }
 
 // compilerAt returns the compiler whose path or home is p.
-func (c *context) compilerAt(nvccPath string) *facts.NVCC {
+func (c *judgement) compilerAt(nvccPath string) *facts.NVCC {
 	for i := range c.f.CUDA.Compilers {
 		n := &c.f.CUDA.Compilers[i]
 		if n.Path == nvccPath || path.Join(n.Home, "bin", "nvcc") == nvccPath || slices.Contains(n.Paths, nvccPath) {
@@ -187,7 +184,7 @@ func (c *context) compilerAt(nvccPath string) *facts.NVCC {
 
 // bestCompiler picks the compiler to recommend: torch's CUDA M.m first, then
 // torch's major, then the newest.
-func (c *context) bestCompiler() *facts.NVCC {
+func (c *judgement) bestCompiler() *facts.NVCC {
 	var best *facts.NVCC
 	score := func(n *facts.NVCC) int {
 		mm, maj, _, ok := kb.MajorMinor(n.Version)
@@ -213,9 +210,5 @@ func (c *context) bestCompiler() *facts.NVCC {
 // shellQuote quotes s for a POSIX shell when it needs it.
 func shellQuote(s string) string { return remedy.Quote(s) }
 
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return fmt.Sprintf("%d %s", n, one)
-	}
-	return fmt.Sprintf("%d %s", n, many)
-}
+// plural is render.Count: the one count-and-noun helper.
+func plural(n int, one, many string) string { return render.Count(n, one, many) }

@@ -10,7 +10,7 @@ import (
 	"github.com/fastpath-dev/fastpath/internal/finding"
 )
 
-// healthy returns the facts of the reference H200 machine (shared/reference:
+// healthy returns the facts of the reference H200 machine (internal/fatbin/testdata/torch-2.11-cu130/READINGS.md:
 // torch 2.11.0+cu130 in /opt/torch/.venv, nvcc 13.0.88 at
 // /usr/local/cuda-13.0 reached through CUDA_HOME=/usr/local/cuda, driver
 // 580.159.04, gcc 13.3.0): no finding may fire on it.

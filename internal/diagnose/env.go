@@ -9,7 +9,7 @@ import (
 )
 
 // checkPythonHeaders: no Python.h for the selected interpreter.
-func checkPythonHeaders(c *context) []finding.Finding {
+func checkPythonHeaders(c *judgement) []finding.Finding {
 	if c.py == nil || c.py.PythonH != "" {
 		return nil
 	}
@@ -34,7 +34,7 @@ func checkPythonHeaders(c *context) []finding.Finding {
 }
 
 // checkNinja: builds without ninja are serial and very slow.
-func checkNinja(c *context) []finding.Finding {
+func checkNinja(c *judgement) []finding.Finding {
 	if c.py == nil || c.f.Toolchain.Ninja != nil {
 		return nil
 	}
@@ -49,7 +49,7 @@ func checkNinja(c *context) []finding.Finding {
 }
 
 // checkPip: `pip` on PATH installs into another Python than python3.
-func checkPip(c *context) []finding.Finding {
+func checkPip(c *judgement) []finding.Finding {
 	pip := c.f.Python.Pip
 	if c.py == nil || pip == nil {
 		return nil
@@ -80,7 +80,7 @@ func checkPip(c *context) []finding.Finding {
 }
 
 // checkGPUBusy: other processes hold GPU memory.
-func checkGPUBusy(c *context) []finding.Finding {
+func checkGPUBusy(c *judgement) []finding.Finding {
 	procs := c.f.GPU.Processes
 	if len(procs) == 0 {
 		return nil

@@ -8,13 +8,7 @@ import "github.com/fastpath-dev/fastpath/internal/facts"
 // PipInstall is the install command for f's selected environment: its own
 // interpreter's `-m pip install`, or `uv pip install --python` for uv envs
 // without pip.
-func PipInstall(f *facts.Facts, args ...string) string { return newContext(f).pipInstall(args...) }
-
-// Python is the selected interpreter as commands name it.
-func Python(f *facts.Facts) string { return newContext(f).python() }
-
-// SitePackages is the selected environment's own site-packages ("" unknown).
-func SitePackages(f *facts.Facts) string { return newContext(f).sitePackages() }
+func PipInstall(f *facts.Facts, args ...string) string { return newJudgement(f).pipInstall(args...) }
 
 // ShellQuote quotes s for a POSIX shell when it needs it.
 func ShellQuote(s string) string { return shellQuote(s) }

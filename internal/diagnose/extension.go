@@ -36,36 +36,13 @@ func extGroups(exts []facts.Extension, match func(facts.Extension) bool) [][]fac
 	return out
 }
 
-// extRunsOn is how well e's CUDA code runs on a GPU of capability cc: the
-// worst, over its containers, of the best target each holds. Facts without
-// TargetSets are judged on all targets together.
-func extRunsOn(e facts.Extension, cc cudaarch.Capability) cudaarch.Compat {
-	sets := e.TargetSets
-	if len(sets) == 0 {
-		sets = [][]string{append(slices.Clone(e.SASS), e.PTX...)}
-	}
-	worst := cudaarch.Native
-	for _, set := range sets {
-		var ts []cudaarch.Target
-		for _, s := range set {
-			if t, err := cudaarch.ParseTarget(s); err == nil {
-				ts = append(ts, t)
-			}
-		}
-		if _, got := cudaarch.Best(ts, cc); got < worst {
-			worst = got
-		}
-	}
-	return worst
-}
-
 func hasCUDACode(e facts.Extension) bool { return len(e.SASS)+len(e.PTX) > 0 }
 
 // loaded is the extensions the packages' own loading code will load, by the rules
 // of kb data/loading.json: a package that ships one library per CUDA version
 // (bitsandbytes) loads only the one torch's CUDA (or its override variable) picks;
 // the others are never opened and are not judged.
-func (c *context) loaded() []facts.Extension {
+func (c *judgement) loaded() []facts.Extension {
 	rules := kb.Loading()
 	var out []facts.Extension
 	picked := map[string]string{}
@@ -96,7 +73,7 @@ func (c *context) loaded() []facts.Extension {
 // loader picks it (bitsandbytes cextension.py): the override variable's version
 // outright; else torch's CUDA exactly, else the highest lower, else the lowest
 // higher of the same major. "" when torch's CUDA is unknown (nothing is judged).
-func (c *context) pickCUDALibrary(r *kb.PackageLoad, e facts.Extension) string {
+func (c *judgement) pickCUDALibrary(r *kb.PackageLoad, e facts.Extension) string {
 	var names []string
 	for _, o := range c.f.Extensions {
 		if o.Dist == e.Dist && path.Dir(o.Path) == path.Dir(e.Path) {
@@ -209,7 +186,7 @@ func extContainers(e facts.Extension, cc cudaarch.Capability) (runs, none, other
 // PyPI), no wheel from the index or pip's cache (which would be the same
 // mismatched build), and no dependencies (--force-reinstall would otherwise
 // reinstall torch itself).
-func (c *context) rebuildCommand(dist, version string) string {
+func (c *judgement) rebuildCommand(dist, version string) string {
 	base, _, _ := strings.Cut(version, "+")
 	spec := dist
 	if base != "" {
@@ -222,7 +199,7 @@ func (c *context) rebuildCommand(dist, version string) string {
 // fatbin containers hold neither SASS that runs on a GPU nor PTX the driver
 // can JIT for it: its kernels fail with "no kernel image is available for
 // execution on the device".
-func checkExtensionArch(c *context) []finding.Finding {
+func checkExtensionArch(c *judgement) []finding.Finding {
 	var caps []cudaarch.Capability
 	var names []string
 	for _, d := range c.gpus() {
@@ -318,7 +295,7 @@ var abiRe = lazyregexp.New(`(?i)cxx11abi(true|false)`)
 // checkExtensionABI: an installed extension needs torch symbols that none
 // of the torch libraries it loads defines: importing it fails with
 // "undefined symbol", the mark of a build made against another torch.
-func checkExtensionABI(c *context) []finding.Finding {
+func checkExtensionABI(c *judgement) []finding.Finding {
 	if c.torch == nil {
 		return nil
 	}
@@ -425,7 +402,7 @@ func runtimeWheel(major int) (spec, dir string) {
 // checkExtensionCUDA: an installed extension needs a CUDA runtime
 // (libcudart.so.N) that is nowhere the loader looks, or whose major differs
 // from torch's: built for another CUDA.
-func checkExtensionCUDA(c *context) []finding.Finding {
+func checkExtensionCUDA(c *judgement) []finding.Finding {
 	var out []finding.Finding
 	type key struct {
 		dist, version, soname string
@@ -505,7 +482,7 @@ func checkExtensionCUDA(c *context) []finding.Finding {
 // of the modules they name (`doctor --live`, live.AddStaticSuspects): a module said
 // to fail to import (a missing CUDA runtime, missing torch symbols) that imports, or
 // one said to lack code for the GPU whose tiny kernel runs, is static-live-disagree.
-func checkExtensionLive(c *context) []finding.Finding {
+func checkExtensionLive(c *judgement) []finding.Finding {
 	lf := c.f.Live
 	if lf == nil || lf.Error != "" || lf.Probe == 0 {
 		return nil

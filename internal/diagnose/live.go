@@ -14,7 +14,7 @@ import (
 // checkLive compares the static reading with what the interpreter answered
 // (`doctor --live`): every place they differ is a finding, because one of
 // the two is wrong, and a wrong static reading is a fastpath bug to fix.
-func checkLive(c *context) []finding.Finding {
+func checkLive(c *judgement) []finding.Finding {
 	lf := c.f.Live
 	if lf == nil || lf.Error != "" || lf.Probe == 0 {
 		return nil
@@ -46,7 +46,7 @@ func checkLive(c *context) []finding.Finding {
 
 type addFunc func(title, detail string, evidence ...string)
 
-func liveTorchChecks(c *context, lf *facts.LiveFacts, add addFunc) {
+func liveTorchChecks(c *judgement, lf *facts.LiveFacts, add addFunc) {
 	lt, t := lf.Torch, c.torch
 	if lt.Version != t.Version {
 		add("torch's version differs", fmt.Sprintf("The static scan read torch %s; the interpreter imports torch %s.", t.Version, lt.Version),
@@ -109,7 +109,7 @@ func liveTorchChecks(c *context, lf *facts.LiveFacts, add addFunc) {
 	}
 }
 
-func livePackageChecks(c *context, lf *facts.LiveFacts, add addFunc) {
+func livePackageChecks(c *judgement, lf *facts.LiveFacts, add addFunc) {
 	d := kb.Families()
 	for _, p := range lf.Packages {
 		kp, known := d.Packages[p.Name]
@@ -135,7 +135,7 @@ func livePackageChecks(c *context, lf *facts.LiveFacts, add addFunc) {
 	}
 }
 
-func liveModelChecks(c *context, lf *facts.LiveFacts, add addFunc) {
+func liveModelChecks(c *judgement, lf *facts.LiveFacts, add addFunc) {
 	for _, r := range c.models {
 		lm, ok := lf.Models[r.ModelType]
 		if !ok || lm.Error != "" {

@@ -11,7 +11,7 @@ import (
 )
 
 // checkModels turns each model's layer verdict into findings.
-func checkModels(c *context) []finding.Finding {
+func checkModels(c *judgement) []finding.Finding {
 	var out []finding.Finding
 	for _, r := range c.models {
 		if r.WillNotLoad != "" {
@@ -67,7 +67,7 @@ type fallbackGroup struct {
 	fns    []string
 }
 
-func fallbackFinding(c *context, r *model.Report) finding.Finding {
+func fallbackFinding(c *judgement, r *model.Report) finding.Finding {
 	var kinds, withouts []string
 	for _, k := range r.Kinds {
 		if !k.Fast {
@@ -125,6 +125,7 @@ func fallbackFinding(c *context, r *model.Report) finding.Finding {
 		Detail:   detail,
 		Evidence: append(modelEvidence(r), cost.evidence...),
 		Fixes:    modelFixes(c, r),
+		Decisive: modelDecisive(r),
 	}
 }
 
@@ -223,12 +224,26 @@ func mechanismWords(m string) string {
 }
 
 func modelEvidence(r *model.Report) []string {
-	ev := []string{fmt.Sprintf("config: %s (%s; %d layers: %s)", orUnknown(r.Source), r.KindsFrom, r.NumLayers, model.FormatLayerKinds(r.LayerKinds, r.NumLayers))}
+	ev, _ := modelEvidenceDecisive(r)
+	return ev
+}
+
+// modelDecisive indexes modelEvidence's lines that decide a fallback: the
+// kernel packages that are not usable (a text report shows these by
+// default; the functions that resolve to torch are in the title).
+func modelDecisive(r *model.Report) []int {
+	_, d := modelEvidenceDecisive(r)
+	return d
+}
+
+func modelEvidenceDecisive(r *model.Report) (ev []string, decisive []int) {
+	ev = []string{fmt.Sprintf("config: %s (%s; %d layers: %s)", orUnknown(r.Source), r.KindsFrom, r.NumLayers, model.FormatLayerKinds(r.LayerKinds, r.NumLayers))}
 	for _, p := range r.Packages {
 		switch {
 		case p.Usable:
 			ev = append(ev, fmt.Sprintf("%s: present (%s %s)", p.Name, p.Dist, p.Version))
 		default:
+			decisive = append(decisive, len(ev))
 			ev = append(ev, fmt.Sprintf("%s: %s", p.Name, p.Problem))
 		}
 		for _, e := range p.Evidence {
@@ -254,12 +269,12 @@ func modelEvidence(r *model.Report) []string {
 		ev = append(ev, "judged from: "+r.JudgedFrom)
 	}
 	ev = append(ev, "Hub kernels: "+r.HubKernelsReason)
-	return ev
+	return ev, decisive
 }
 
 // modelFixes: install (or reinstall) each package whose functions fall
 // back; Hub kernels as the no-compiler alternative.
-func modelFixes(c *context, r *model.Report) []finding.Fix {
+func modelFixes(c *judgement, r *model.Report) []finding.Fix {
 	d := kb.Families()
 	need := map[string]bool{}
 	for _, k := range r.Kernels {

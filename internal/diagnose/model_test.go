@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fastpath-dev/fastpath/internal/collect/modelread"
 	"github.com/fastpath-dev/fastpath/internal/facts"
 	"github.com/fastpath-dev/fastpath/internal/finding"
 	"github.com/fastpath-dev/fastpath/internal/model"
@@ -11,7 +12,7 @@ import (
 
 func modelReport(t *testing.T, f *facts.Facts, cfg string) *model.Report {
 	t.Helper()
-	c, err := model.ParseConfig([]byte(cfg))
+	c, err := modelread.ParseConfig([]byte(cfg))
 	if err != nil {
 		t.Fatal(err)
 	}

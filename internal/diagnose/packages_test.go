@@ -58,7 +58,7 @@ func TestBitsandbytesLoadsOneLibrary(t *testing.T) {
 	g := healthy()
 	bnbLibs(g)
 	g.Torch.CUDA, g.Torch.Version = "12.9", "2.11.0+cu129"
-	c := newContext(g)
+	c := newJudgement(g)
 	var loaded []string
 	for _, e := range c.loaded() {
 		loaded = append(loaded, e.Path[strings.LastIndex(e.Path, "/")+1:])

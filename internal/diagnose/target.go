@@ -15,7 +15,7 @@ import (
 // architectures torch asks it for: the GPUs' own capabilities, or
 // TORCH_CUDA_ARCH_LIST when set (torch 2.11 cpp_extension._get_cuda_arch_flags).
 // nvcc 12.4 stops with "nvcc fatal : Unsupported gpu architecture 'compute_120'".
-func checkNVCCTarget(c *context) []finding.Finding {
+func checkNVCCTarget(c *judgement) []finding.Finding {
 	n := c.buildCompiler()
 	if n == nil || n.Version == "" {
 		return nil
@@ -75,7 +75,7 @@ func checkNVCCTarget(c *context) []finding.Finding {
 
 // buildCompiler is the nvcc extension builds use: torch's CUDA home's, else
 // none (other findings say it is not discoverable).
-func (c *context) buildCompiler() *facts.NVCC {
+func (c *judgement) buildCompiler() *facts.NVCC {
 	if h := c.f.CUDA.TorchHome; h != nil && h.NVCC != "" {
 		return c.compilerAt(h.NVCC)
 	}
@@ -83,7 +83,7 @@ func (c *context) buildCompiler() *facts.NVCC {
 }
 
 // requestedArchs are the targets a torch extension build passes to nvcc.
-func (c *context) requestedArchs() ([]cudaarch.Target, string) {
+func (c *judgement) requestedArchs() ([]cudaarch.Target, string) {
 	seen := map[cudaarch.Target]bool{}
 	var out []cudaarch.Target
 	add := func(t cudaarch.Target) {

@@ -12,7 +12,7 @@ import (
 
 // torchWheelCUDAs are the CUDA builds of torch's newest release on
 // download.pytorch.org, newest first (kb: cuda.json torch_wheels).
-func (c *context) torchWheelCUDAs() []string {
+func (c *judgement) torchWheelCUDAs() []string {
 	var out []string
 	for _, r := range c.cuda.TorchWheels.Rows {
 		out = append(out, r.CUDA)
@@ -21,7 +21,7 @@ func (c *context) torchWheelCUDAs() []string {
 }
 
 // checkPython: no interpreter at all.
-func checkPython(c *context) []finding.Finding {
+func checkPython(c *judgement) []finding.Finding {
 	if c.py != nil {
 		return nil
 	}
@@ -36,7 +36,7 @@ func checkPython(c *context) []finding.Finding {
 }
 
 // checkTorch: torch missing, or a CPU build where NVIDIA GPUs are present.
-func checkTorch(c *context) []finding.Finding {
+func checkTorch(c *judgement) []finding.Finding {
 	if c.py == nil {
 		return nil
 	}
@@ -67,10 +67,10 @@ func checkTorch(c *context) []finding.Finding {
 
 // recommendedTorchCUDA is the newest CUDA build of torch that the driver
 // runs and that has code for every GPU (Blackwell needs 12.8 or newer).
-func (c *context) recommendedTorchCUDA() string { return remedy.TorchWheelCUDA(c.remedy()) }
+func (c *judgement) recommendedTorchCUDA() string { return remedy.TorchWheelCUDA(c.remedy()) }
 
 // checkDriver: the driver is older than torch's CUDA runtime needs.
-func checkDriver(c *context) []finding.Finding {
+func checkDriver(c *judgement) []finding.Finding {
 	drv := c.f.GPU.Driver
 	if c.torchCUDA == "" || drv == nil || drv.Version == "" {
 		return nil
@@ -112,7 +112,7 @@ func checkDriver(c *context) []finding.Finding {
 	}}
 }
 
-func envValue(c *context, name string) string {
+func envValue(c *judgement, name string) string {
 	for _, e := range c.f.Env {
 		if e.Name == name {
 			return e.Value
@@ -125,7 +125,7 @@ func envValue(c *context, name string) string {
 // dynamic linker or torch's _preload_cuda_deps looks: `import torch` fails with
 // "OSError: libX.so.N: cannot open shared object file" (or, from torch's own
 // preloading, "ValueError: libX.so.*[0-9] not found in the system path").
-func checkTorchLibraries(c *context) []finding.Finding {
+func checkTorchLibraries(c *judgement) []finding.Finding {
 	if c.torch == nil || len(c.torch.MissingLibraries) == 0 {
 		return nil
 	}
@@ -191,7 +191,7 @@ func checkTorchLibraries(c *context) []finding.Finding {
 // meta-package with the library's extra, "cuda-toolkit[cublas]==13.2.2".
 //
 // raw is the Requires-Dist line it comes from, verbatim.
-func (c *context) torchLibraryProvider(soname string) (spec, raw string) {
+func (c *judgement) torchLibraryProvider(soname string) (spec, raw string) {
 	lib := kb.Loading().CUDALibraryFor(soname)
 	if lib == nil || c.py == nil {
 		return "", ""

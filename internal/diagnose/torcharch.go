@@ -14,7 +14,7 @@ import (
 // PTX the driver could JIT (error), or only PTX (warning: every kernel is
 // JIT-compiled at first use). Without Archs (no CUDA library was read) it
 // says nothing rather than guess from the version string.
-func checkTorchArch(c *context) []finding.Finding {
+func checkTorchArch(c *judgement) []finding.Finding {
 	t := c.torch
 	if t == nil || t.CUDA == "" || len(t.Archs) == 0 {
 		return nil
@@ -67,7 +67,7 @@ type gpuGroup struct {
 }
 
 // gpuGroups returns the GPUs by capability, in device order.
-func (c *context) gpuGroups() []gpuGroup {
+func (c *judgement) gpuGroups() []gpuGroup {
 	var out []gpuGroup
 	index := map[cudaarch.Capability]int{}
 	counts := map[cudaarch.Capability]map[string]int{}
@@ -106,7 +106,7 @@ func (c *context) gpuGroups() []gpuGroup {
 // build of torch's newest release (kb torch_wheels) whose targets run on cc and whose CUDA the
 // driver runs (when the driver is known), as a reinstall of the installed
 // release where it is that release.
-func (c *context) torchArchFixes(cc cudaarch.Capability) []finding.Fix {
+func (c *judgement) torchArchFixes(cc cudaarch.Capability) []finding.Fix {
 	version := c.cuda.TorchWheels.Release
 	if base, _, _ := strings.Cut(c.torch.Version, "+"); sameMinor(base, c.cuda.TorchWheels.Release) {
 		version = base

@@ -151,7 +151,7 @@ func TestTorchArch(t *testing.T) {
 // TestTorchWheelArchsParse: every CUDA build the fixes may name has targets
 // that parse.
 func TestTorchWheelArchsParse(t *testing.T) {
-	c := newContext(healthy())
+	c := newJudgement(healthy())
 	if len(c.torchWheelCUDAs()) == 0 {
 		t.Fatal("no torch wheel builds in the knowledge base")
 	}

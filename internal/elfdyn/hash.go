@@ -340,6 +340,25 @@ func (h *HashTable) Defined(names []string) ([]bool, error) {
 	return found, nil
 }
 
+// lookupBufs recycles readCoalesced's buffers: an ABI check of a few
+// thousand extensions against libtorch_cpu.so reads most of its symbol and
+// string tables (13 MB) in reads of up to maxLookupRead bytes, and
+// allocating each one anew made that much garbage per run.
+var lookupBufs sync.Pool
+
+func getLookupBuf(n int) []byte {
+	if p, ok := lookupBufs.Get().(*[]byte); ok && cap(*p) >= n {
+		return (*p)[:n]
+	}
+	return make([]byte, n, max(n, 64<<10))
+}
+
+func putLookupBuf(b []byte) {
+	if cap(b) <= maxLookupRead+coalesceGap {
+		lookupBufs.Put(&b)
+	}
+}
+
 // readCoalesced reads n byte ranges, given sorted by offset, merging ranges
 // closer than coalesceGap into one read of at most maxLookupRead bytes, and
 // hands each range's bytes to use, in order. The merged reads go out
@@ -385,7 +404,7 @@ func readCoalesced(f *File, n int, at func(int) (off, size uint64), use func(int
 		for range min(lookupReaders, batch) {
 			wg.Go(func() {
 				for r := range next {
-					r.buf = make([]byte, r.end-r.start)
+					r.buf = getLookupBuf(int(r.end - r.start))
 					if _, err := f.r.ReadAt(r.buf, int64(r.start)); err != nil {
 						r.err = formatErr("reading symbols: %v", err)
 					}
@@ -405,6 +424,7 @@ func readCoalesced(f *File, n int, at func(int) (off, size uint64), use func(int
 				off, size := at(k)
 				use(k, r.buf[off-r.start:off-r.start+size])
 			}
+			putLookupBuf(r.buf)
 			r.buf = nil
 		}
 		runs = runs[batch:]

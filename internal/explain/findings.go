@@ -457,19 +457,10 @@ func (e *env) derive(caps map[string]string, hits []*Hit) {
 			for _, fn := range strings.Split(h.Captures["functions"], ",") {
 				fn = strings.TrimSpace(fn)
 				add(&funcs, fn)
-				switch {
-				case strings.HasPrefix(fn, "causal_conv1d"):
-					add(&dists, "causal-conv1d")
-				case strings.HasPrefix(fn, "selective_") || strings.HasPrefix(fn, "mamba_"):
-					add(&dists, "mamba-ssm")
-				}
+				add(&dists, kb.DistOfFunction(fn))
 			}
-			for _, m := range repoDist.FindAllStringSubmatch(h.Text, -1) {
-				for _, g := range m[1:] {
-					if g != "" {
-						add(&dists, canonicalDist(g))
-					}
-				}
+			for _, d := range kb.DistsOfRepoLinks(h.Text) {
+				add(&dists, d)
 			}
 		}
 	}

@@ -2,13 +2,11 @@ package explain
 
 import (
 	"fmt"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/fastpath-dev/fastpath/internal/cudaarch"
-	"github.com/fastpath-dev/fastpath/internal/diagnose"
 	"github.com/fastpath-dev/fastpath/internal/facts"
 	"github.com/fastpath-dev/fastpath/internal/finding"
 	"github.com/fastpath-dev/fastpath/internal/kb"
@@ -113,8 +111,8 @@ func setTorch(c *remedy.Context, v string) {
 	}
 }
 
-// facts are the environment's facts, never nil: the fix helpers of
-// diagnose word commands exactly as doctor does.
+// facts are the environment's facts, never nil: remedy words commands from
+// them exactly as it does for doctor.
 func (e *env) facts() *facts.Facts {
 	if e.f == nil {
 		return &facts.Facts{}
@@ -122,8 +120,12 @@ func (e *env) facts() *facts.Facts {
 	return e.f
 }
 
-// python is the interpreter to name in commands.
-func (e *env) python() string { return diagnose.Python(e.facts()) }
+// python is the interpreter to name in commands: the machine's, as remedy
+// words every command.
+func (e *env) python() string {
+	c := remedy.FromFacts(e.facts())
+	return c.Interpreter()
+}
 
 // pip is the install command for the selected environment (remedy's).
 func (e *env) pip(args ...string) string {
@@ -144,8 +146,8 @@ func (e *env) dist(name string) *facts.Distribution {
 	return nil
 }
 
-// sitePackages is the selected environment's own site-packages.
-func (e *env) sitePackages() string { return diagnose.SitePackages(e.facts()) }
+// sitePackages is the selected environment's own site-packages (remedy's).
+func (e *env) sitePackages() string { return remedy.FromFacts(e.facts()).SitePackages.Value }
 
 // torchCUDA is torch's CUDA M.m and major: the log's torch first, else the
 // machine's ("" when unknown).
@@ -499,7 +501,7 @@ func (e *env) runtimeFixes(caps map[string]string) []finding.Fix {
 	}
 	site := e.sitePackages()
 	if site == "" {
-		site = "$(" + diagnose.ShellQuote(e.python()) + " -c 'import sysconfig; print(sysconfig.get_paths()[\"purelib\"])')"
+		site = "$(" + remedy.Quote(e.python()) + " -c 'import sysconfig; print(sysconfig.get_paths()[\"purelib\"])')"
 	}
 	title := fmt.Sprintf("Install the CUDA %d runtime and put it on the loader's path", major)
 	if len(fixes) > 0 {
@@ -561,8 +563,6 @@ func (e *env) gpuCapability(caps map[string]string) string {
 	}
 	return ""
 }
-
-var repoDist = regexp.MustCompile(`github\.com/(?:fla-org/(flash-linear-attention)|Dao-AILab/(causal-conv1d)|state-spaces/(mamba))`)
 
 // fallbackFixes install the kernel packages transformers did not find.
 func (e *env) fallbackFixes(caps map[string]string) []finding.Fix {

@@ -12,6 +12,7 @@ import (
 	"runtime/debug"
 	"runtime/metrics"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -134,5 +135,64 @@ func TestExplainGigabyteLogMemory(t *testing.T) {
 	}
 	if got := ids(fs); !slices.Equal(got, want) {
 		t.Errorf("findings %v, want %v", got, want)
+	}
+}
+
+// repeatReader reads unit over and over, size bytes in all, without
+// holding more than unit.
+type repeatReader struct {
+	unit []byte
+	left int64
+	off  int
+}
+
+func (r *repeatReader) Read(p []byte) (int, error) {
+	if r.left <= 0 {
+		return 0, io.EOF
+	}
+	n := 0
+	for n < len(p) && r.left > 0 {
+		dst := p[n:]
+		if int64(len(dst)) > r.left {
+			dst = dst[:r.left]
+		}
+		c := copy(dst, r.unit[r.off:])
+		r.off = (r.off + c) % len(r.unit)
+		n += c
+		r.left -= int64(c)
+	}
+	return n, nil
+}
+
+// TestExplainHostileLogMemory: logs made of nothing but short lines that
+// each hold a literal, or that normalize must rewrite, make every line a
+// candidate; what the block scan keeps per candidate must not grow with
+// them (workers analyze at most maxAnalyzed lines a block). 64 MB each
+// (8 MB under -short), under the 32 MB of the gigabyte test.
+func TestExplainHostileLogMemory(t *testing.T) {
+	size := int64(64 << 20)
+	if testing.Short() {
+		size = 8 << 20
+	}
+	for _, line := range []string{
+		"WSL\n",  // the shortest literal, 16 M times
+		"\x1b\n", // an escape: rewritten
+		"[1m\n",  // a colour code without its escape: rewritten
+		"File \"/x\", line 1\n",
+		"c++: fatal error: Killed signal terminated program cc1plus\n", // a hit on every line
+	} {
+		unit := []byte(strings.Repeat(line, 65536/len(line)))
+		var s *Scan
+		var err error
+		peak := peakMemory(func() { s, err = Default().Scan(&repeatReader{unit: unit, left: size}) })
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s.Bytes != size {
+			t.Errorf("%q: read %d bytes of %d", line, s.Bytes, size)
+		}
+		if peak >= 32<<20 {
+			t.Errorf("%q: peak memory %.1f MB, want < 32 MB", line, float64(peak)/(1<<20))
+		}
 	}
 }

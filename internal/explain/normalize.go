@@ -26,8 +26,6 @@ var (
 
 	// journald: "Oct 04 13:19:39 host unit[394]: ".
 	journalPrefix = lazyregexp.New(`^(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) [ 0-3][0-9] [0-9]{2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]+)? \S+ [^\s:\[]+(?:\[[0-9]+\])?: ?`)
-	// ISO time stamps of CI runners and loggers, with an optional "|".
-	isoPrefix = lazyregexp.New(`^[0-9]{4}-[0-9]{2}-[0-9]{2}[T ][0-9]{2}:[0-9]{2}:[0-9]{2}(?:[.,][0-9]+)?(?:Z|[+-][0-9]{2}:?[0-9]{2})?(?: ?\|)? ?`)
 	// Clock times alone ("13:19:39.123 ").
 	clockPrefix = lazyregexp.New(`^[0-9]{2}:[0-9]{2}:[0-9]{2}(?:[.,][0-9]+)? `)
 	// Docker BuildKit: "#12 34.56 " (or the bare elapsed time of --progress=plain).
@@ -35,9 +33,6 @@ var (
 	// Bracketed: "[rank0]: ", "[default3]:", "[2024-09-27 23:42:23,326] ",
 	// Jupyter server "[I 2024-01-01 12:00:00.000 ServerApp] ".
 	bracketPrefix = lazyregexp.New(`^\[(?:(?:rank|default)[0-9]+\]:|[0-9]{4}-[0-9]{2}-[0-9]{2}[ T][^\]]{0,40}\]|[IWECD] (?:[0-9]{4}-[0-9]{2}-[0-9]{2} )?[0-9]{2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]+)? [A-Za-z]+\]) ?`)
-	// vLLM and friends: "ERROR 01-11 13:09:40 engine.py:366] ",
-	// "INFO 06-05 06:18:13 [multiproc_executor.py:470] ".
-	levelPrefix = lazyregexp.New(`^(?:INFO|WARNING|WARN|ERROR|DEBUG|CRITICAL) [0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]+)? \[?[A-Za-z0-9_./-]+:[0-9]+\] ?`)
 	// Ray and vLLM worker tags: "(VllmWorker rank=3 pid=1090) ".
 	workerPrefix = lazyregexp.New(`^\([A-Za-z_][A-Za-z0-9_]*(?: [a-z_]+=[A-Za-z0-9_.-]+)+\) ?`)
 )
@@ -46,6 +41,8 @@ var (
 // allocates nothing once the buffer has grown to the longest line.
 type normalizer struct {
 	buf []byte
+	// rewrote: the last line returned is in buf, not the caller's bytes.
+	rewrote bool
 }
 
 // line returns the line without its end of line, terminal escapes and the
@@ -54,6 +51,7 @@ type normalizer struct {
 // is valid until the next call.
 func (n *normalizer) line(line []byte) []byte {
 	line = bytes.TrimRight(line, "\r\n")
+	n.rewrote = false
 	if bytes.IndexByte(line, 0x1b) >= 0 || bytes.IndexByte(line, '\r') >= 0 || hasRemnant(line) {
 		n.buf = append(n.buf[:0], line...)
 		if bytes.IndexByte(n.buf, 0x1b) >= 0 {
@@ -72,6 +70,7 @@ func (n *normalizer) line(line []byte) []byte {
 			}
 		}
 		line = n.buf
+		n.rewrote = true
 	}
 	return stripPrefixes(line)
 }
@@ -247,6 +246,11 @@ func isoLen(t []byte) int {
 	return k
 }
 
+// isLocByte: a byte of a source file name in a log prefix.
+func isLocByte(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '.' || c == '/' || c == '-'
+}
+
 // levelLen: "ERROR 01-11 13:09:40 engine.py:366] ",
 // "INFO 06-05 06:18:13 [multiproc_executor.py:470] " (vLLM's logger).
 func levelLen(t []byte) int {
@@ -261,7 +265,7 @@ func levelLen(t []byte) int {
 		return 0
 	}
 	k += len("99-99 99:99:99")
-	if k < len(t) && t[k] == '.' {
+	if k+1 < len(t) && t[k] == '.' && digits(t[k+1:]) > 0 {
 		k += 1 + digits(t[k+1:])
 	}
 	if k >= len(t) || t[k] != ' ' {
@@ -271,17 +275,20 @@ func levelLen(t []byte) int {
 	if k < len(t) && t[k] == '[' {
 		k++
 	}
-	// file.py:123]
-	end := bytes.IndexByte(t[k:], ']')
-	if end <= 0 || end > 80 {
+	// file.py:123]: a name of [A-Za-z0-9_./-], a colon, digits, "]".
+	name := 0
+	for k+name < len(t) && isLocByte(t[k+name]) {
+		name++
+	}
+	if name == 0 || k+name >= len(t) || t[k+name] != ':' {
 		return 0
 	}
-	loc := t[k : k+end]
-	colon := bytes.LastIndexByte(loc, ':')
-	if colon <= 0 || digits(loc[colon+1:]) != len(loc)-colon-1 || colon == len(loc)-1 || bytes.IndexByte(loc, ' ') >= 0 {
+	k += name + 1
+	d := digits(t[k:])
+	if d == 0 || k+d >= len(t) || t[k+d] != ']' {
 		return 0
 	}
-	k += end + 1
+	k += d + 1
 	if k < len(t) && t[k] == ' ' {
 		k++
 	}

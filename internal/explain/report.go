@@ -2,6 +2,7 @@ package explain
 
 import (
 	"fmt"
+	"github.com/fastpath-dev/fastpath/internal/render"
 	"io"
 	"strings"
 
@@ -35,63 +36,72 @@ func (r *Report) Errors() bool {
 	return false
 }
 
-// Text writes the report for people; color adds ANSI colour.
-func (r *Report) Text(w io.Writer, color bool) error {
-	bold, reset, name, counts := r.heading(color)
-	var b strings.Builder
-	if len(r.Findings) == 0 {
-		fmt.Fprintf(&b, "%sfastpath explain%s  %s  no known failure signature in %s\n", bold, reset, name, plural(r.LinesRead, "line", "lines"))
-		fmt.Fprintf(&b, "  Nothing in this log matches a message fastpath knows; it does not guess. `fastpath doctor` checks the environment itself.\n")
-		_, err := io.WriteString(w, b.String())
-		return err
+// Text writes the report for people at o's level (internal/render): -q
+// writes one line per finding, -v every line of every finding.
+func (r *Report) Text(w io.Writer, o render.Options) error {
+	p := render.NewPrinter(w, o)
+	if o.Quiet() {
+		for _, f := range r.Findings {
+			p.FindingQuiet(f.Finding)
+		}
+		return p.Err()
 	}
-	fmt.Fprintf(&b, "%sfastpath explain%s  %s  %s%s%s in %s\n", bold, reset, name, bold, counts, reset, plural(r.LinesRead, "line", "lines"))
+	pl, name, counts := p.P, r.name(), r.counts()
+	lines := render.Count(r.LinesRead, "line", "lines")
+	if len(r.Findings) == 0 {
+		p.Wrap("", "  ", pl.B("fastpath explain")+"  "+name+"  no known failure signature in "+lines)
+		p.Para("  ", "Nothing in this log matches a message fastpath knows; it does not guess. `fastpath doctor` checks the environment itself.")
+		return p.Err()
+	}
+	p.Wrap("", "  ", pl.B("fastpath explain")+"  "+name+"  "+pl.B(counts)+" in "+lines)
 	if r.Facts != "" {
-		fmt.Fprintf(&b, "  fixes for: %s\n", r.Facts)
+		p.Para("  fixes for: ", r.Facts)
 	}
 	if d := r.LogFacts.Describe(); len(d) > 0 {
-		fmt.Fprintf(&b, "  the log states: %s\n", strings.Join(d, ", "))
+		p.Para("  the log states: ", strings.Join(d, ", "))
 	}
 	if len(r.Findings) > 1 {
-		fmt.Fprintf(&b, "  Most likely root cause first: %s [%s]\n", r.Findings[0].Title, r.Findings[0].ID)
+		p.Para("  Most likely root cause first: ", r.Findings[0].Title+" ["+string(r.Findings[0].ID)+"]")
 	}
 	for _, f := range r.Findings {
-		writeFinding(&b, f, color)
+		writeFinding(p, f)
 	}
-	_, err := io.WriteString(w, b.String())
-	return err
+	return p.Err()
 }
 
 // Summary writes the closing lines of `explain --follow`: how much was
 // read and the findings, root cause first (each was printed in full as it
 // came).
-func (r *Report) Summary(w io.Writer, color bool) error {
-	bold, reset, name, counts := r.heading(color)
-	var b strings.Builder
-	fmt.Fprintf(&b, "\n%sfastpath explain%s  %s  %s in %s\n", bold, reset, name, counts, plural(r.LinesRead, "line", "lines"))
+func (r *Report) Summary(w io.Writer, o render.Options) error {
+	p := render.NewPrinter(w, o)
+	if o.Quiet() {
+		return nil // -q printed each finding's line as it came
+	}
+	p.Blank()
+	p.Wrap("", "  ", p.P.B("fastpath explain")+"  "+r.name()+"  "+r.counts()+" in "+render.Count(r.LinesRead, "line", "lines"))
 	for i, f := range r.Findings {
 		if i == 0 && len(r.Findings) > 1 {
-			fmt.Fprintf(&b, "  Most likely root cause first:\n")
+			p.Line("  Most likely root cause first:")
 		}
-		fmt.Fprintf(&b, "  %d. %s [%s]\n", i+1, f.Title, f.ID)
+		p.Para(fmt.Sprintf("  %d. ", i+1), f.Title+" ["+string(f.ID)+"]")
 	}
 	if len(r.Findings) == 0 {
-		fmt.Fprintf(&b, "  no known failure signature: fastpath does not guess\n")
+		p.Line("  no known failure signature: fastpath does not guess")
 	}
-	_, err := io.WriteString(w, b.String())
-	return err
+	return p.Err()
 }
 
-// heading is what Text's and Summary's first lines share: the bold codes
-// (empty without colour), the log's name, and "N errors, M warnings".
-func (r *Report) heading(color bool) (bold, reset, name, counts string) {
-	if color {
-		bold, reset = "\x1b[1m", "\x1b[0m"
+// name is the log's name in the heading.
+func (r *Report) name() string {
+	if r.Log == "-" {
+		return "stdin"
 	}
-	name = r.Log
-	if name == "-" {
-		name = "stdin"
-	}
+	return r.Log
+}
+
+// counts is "N errors, M warnings" (every finding that is not an error
+// counts as a warning).
+func (r *Report) counts() string {
 	var e, wn int
 	for _, f := range r.Findings {
 		if f.Severity == finding.Error {
@@ -100,51 +110,29 @@ func (r *Report) heading(color bool) (bold, reset, name, counts string) {
 			wn++
 		}
 	}
-	return bold, reset, name, plural(e, "error", "errors") + ", " + plural(wn, "warning", "warnings")
+	return render.SeverityCounts(e, wn, 0)
 }
 
 // WriteFinding writes one finding for people, as Text does: `explain
 // --follow` prints each as soon as it is complete.
-func WriteFinding(w io.Writer, f Finding, color bool) error {
-	var b strings.Builder
-	writeFinding(&b, f, color)
-	_, err := io.WriteString(w, b.String())
-	return err
+func WriteFinding(w io.Writer, f Finding, o render.Options) error {
+	p := render.NewPrinter(w, o)
+	writeFinding(p, f)
+	return p.Err()
 }
 
-func writeFinding(b *strings.Builder, f Finding, color bool) {
-	red, yellow, blue, bold, dim, reset := "", "", "", "", "", ""
-	if color {
-		red, yellow, blue, bold, dim, reset = "\x1b[31m", "\x1b[33m", "\x1b[34m", "\x1b[1m", "\x1b[2m", "\x1b[0m"
+// writeFinding writes f through render's finding block. A log's finding is
+// all decisive: each evidence line is a matched line of the log or a fact
+// its fixes were made from, and the detail is the explanation itself, so
+// every level but -q shows it whole (what -v shows for doctor).
+func writeFinding(p *render.Printer, f Finding) {
+	if p.O.Quiet() {
+		p.FindingQuiet(f.Finding)
+		return
 	}
-	sev := blue + "INFO   " + reset
-	switch f.Severity {
-	case finding.Error:
-		sev = red + bold + "ERROR  " + reset
-	case finding.Warning:
-		sev = yellow + bold + "WARN   " + reset
-	}
-	fmt.Fprintf(b, "\n%s%s%s%s  %s[%s]%s\n", sev, bold, f.Title, reset, dim, f.ID, reset)
-	if f.Detail != "" {
-		fmt.Fprintf(b, "  %s\n", f.Detail)
-	}
-	if len(f.Evidence) > 0 {
-		fmt.Fprintf(b, "  %sEvidence:%s\n", bold, reset)
-		for _, ev := range f.Evidence {
-			fmt.Fprintf(b, "    - %s\n", ev)
-		}
-	}
-	for i, fx := range f.Fixes {
-		fmt.Fprintf(b, "  %sFix %d:%s %s\n", bold, i+1, reset, fx.Title)
-		for _, c := range fx.Commands {
-			fmt.Fprintf(b, "      $ %s\n", c)
-		}
-	}
-}
-
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return "1 " + one
-	}
-	return fmt.Sprintf("%d %s", n, many)
+	level := p.O.Level
+	p.O.Level = render.Verbose
+	p.Blank()
+	p.Finding(f.Finding, nil)
+	p.O.Level = level
 }

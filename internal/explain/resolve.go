@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/fastpath-dev/fastpath/internal/finding"
+	"github.com/fastpath-dev/fastpath/internal/kb"
 )
 
 // Some messages mean different things depending on their own numbers or
@@ -111,31 +112,11 @@ func sameRelease(a, b string) bool {
 	return ab == bb
 }
 
-// kernelSources are file names and paths that only a kernel package's own
-// sources print (its CUDA checks name the file they are in).
-var kernelSources = []struct{ marker, dist string }{
-	{"flash_fwd_launch_template.h", "flash-attn"},
-	{"flash_bwd_launch_template.h", "flash-attn"},
-	{"flash-attn/", "flash-attn"},
-	{"flash-attention/", "flash-attn"},
-	{"flash_attn", "flash-attn"},
-	{"ln_fwd_kernels.cuh", "flash-attn"},
-	{"selective_scan", "mamba-ssm"},
-	{"causal_conv1d", "causal-conv1d"},
-	{"xformers", "xformers"},
-	{"FlashAttention only supports", "flash-attn"},
-}
-
 // lineDist names the kernel package whose source file the line itself
-// names ("CUDA error (/build/source/flash-attn/flash_fwd_launch_template.h:184)").
-func lineDist(text string) string {
-	for _, k := range kernelSources {
-		if strings.Contains(text, k.marker) {
-			return k.dist
-		}
-	}
-	return ""
-}
+// names ("CUDA error (/build/source/flash-attn/flash_fwd_launch_template.h:184)"):
+// the file names and paths only a package's own sources print are the KB's
+// (packages.json source_markers).
+func lineDist(text string) string { return kb.DistOfSourceLine(text) }
 
 // parseBytes reads "14.52 GiB", "565.31 MiB", "0 bytes".
 func parseBytes(s string) int64 {

@@ -4,8 +4,10 @@
 // likely root cause first, with fixes made concrete by the environment's
 // facts.
 //
-// Logs are streamed line by line: memory stays bounded whatever the size of
-// the log, and overlong lines are cut, never buffered whole.
+// Logs are streamed, in blocks of lines searched in parallel (Scan) or line
+// by line (ScanFunc with a callback, for --follow), with the same result:
+// memory stays bounded whatever the size of the log, and overlong lines are
+// cut, never buffered whole.
 package explain
 
 import (
@@ -50,13 +52,18 @@ type Matcher struct {
 	lits []literal
 	// absorbed maps a signature name to the signatures that absorb it.
 	absorbed map[string][]string
+	// candidates finds the lines a block scan feeds (built on first use).
+	candidates func() *candidates
+	// users are, by literal, the context, facts and signature patterns
+	// that need it (indexes into ctxs, facts and sigs, in order).
+	users []litUsers
 }
 
-// literal is one prefilter string with the bigrams that must all be in a
-// line's bigram filter before the string is searched for.
+type litUsers struct{ ctxs, facts, sigs []int }
+
+// literal is one prefilter string.
 type literal struct {
-	text  []byte
-	grams []uint16
+	text []byte
 }
 
 type compiled struct {
@@ -83,7 +90,7 @@ func Compile(d *kb.SignaturesData) (*Matcher, error) {
 		if !ok {
 			i = len(m.lits)
 			litAt[l] = i
-			m.lits = append(m.lits, newLiteral(l))
+			m.lits = append(m.lits, literal{text: []byte(l)})
 		}
 		return i
 	}
@@ -156,6 +163,23 @@ func Compile(d *kb.SignaturesData) (*Matcher, error) {
 		}
 		m.facts = append(m.facts, c)
 	}
+	m.users = make([]litUsers, len(m.lits))
+	for i := range m.ctxs {
+		for _, k := range m.ctxs[i].lits {
+			m.users[k].ctxs = append(m.users[k].ctxs, i)
+		}
+	}
+	for i := range m.facts {
+		for _, k := range m.facts[i].lits {
+			m.users[k].facts = append(m.users[k].facts, i)
+		}
+	}
+	for i := range m.sigs {
+		for _, k := range m.sigs[i].lits {
+			m.users[k].sigs = append(m.users[k].sigs, i)
+		}
+	}
+	m.candidates = sync.OnceValue(func() *candidates { return newCandidates(m.lits) })
 	return m, nil
 }
 
@@ -232,9 +256,11 @@ func (f *frames) recent(n int) []string {
 	return out
 }
 
-// Scan reads r to its end, line by line.
+// Scan reads r to its end. It reads in blocks and searches them in
+// parallel for the lines that can match (see scanBlocks); the result is
+// the line-by-line scan's.
 func (m *Matcher) Scan(r io.Reader) (*Scan, error) {
-	return m.ScanFunc(r, nil)
+	return m.scanBlocks(r)
 }
 
 // ScanFunc reads r to its end, line by line, and calls done (when not nil)
@@ -243,7 +269,23 @@ func (m *Matcher) Scan(r io.Reader) (*Scan, error) {
 // continues (Next, Wrap); and with a nil hit when the log states a new
 // fact about its environment after a hit. The scan is read-only to done.
 func (m *Matcher) ScanFunc(r io.Reader, done func(s *Scan, h *Hit)) (*Scan, error) {
-	br := bufio.NewReaderSize(r, MaxLine)
+	if done == nil {
+		return m.scanBlocks(r)
+	}
+	return m.scanLines(r, done)
+}
+
+// scanLines is the line-by-line scan: every line is fed to the state as
+// soon as it is read, so a callback hears of a hit at once. The block scan
+// is held to its results.
+func (m *Matcher) scanLines(r io.Reader, done func(s *Scan, h *Hit)) (*Scan, error) {
+	return m.scanLinesSized(r, MaxLine, done)
+}
+
+// scanLinesSized is scanLines with its longest line as an argument (at
+// least 16, bufio's smallest buffer).
+func (m *Matcher) scanLinesSized(r io.Reader, maxLine int, done func(s *Scan, h *Hit)) (*Scan, error) {
+	br := bufio.NewReaderSize(r, maxLine)
 	st := m.newState(done)
 	var long []byte // the start of an overlong line, kept while its rest is skipped
 	for {
@@ -287,37 +329,191 @@ type state struct {
 	m          *Matcher
 	s          *Scan
 	done       func(*Scan, *Hit)
-	norm       normalizer
+	an         analyzer // for the lines fed whole (feed)
 	markerSeen []int
-	present    []bool
-	bf         bloom
+	isMarker   []bool // by literal
 	pkg        string
 	fr         frames
 	pending    []pendingNext
 	next       []pendingNext // reused for the pending list of the next line
 	open       map[int]int   // hit index -> continuations still open
 	factDone   []bool        // facts signatures already matched
+	one        lineFacts     // reused by feed
 }
 
 func (m *Matcher) newState(done func(*Scan, *Hit)) *state {
-	return &state{
+	st := &state{
 		m:          m,
 		s:          &Scan{Counts: map[string]int{}, Absorbed: map[string]string{}},
 		done:       done,
+		an:         m.newAnalyzer(),
 		markerSeen: make([]int, len(m.lits)),
-		present:    make([]bool, len(m.lits)),
+		isMarker:   make([]bool, len(m.lits)),
 		open:       map[int]int{},
 		factDone:   make([]bool, len(m.facts)),
 	}
+	for _, k := range m.markers {
+		st.isMarker[k] = true
+	}
+	return st
+}
+
+// lineFacts is what one line holds, whatever the lines before it: the line
+// normalized, the literals in it, and what the context and signature
+// patterns matched. Workers find it for many lines at once (analyzer);
+// state.apply then adds the lines in order to what the scan knows.
+// Indexes are into an arena of ints that the lines of a block share.
+type lineFacts struct {
+	norm []byte
+	// present: the literals in norm (arena[presentAt:ctxAt]); ctx: the
+	// context patterns that matched, each as its index and its three
+	// captures' spans (package, frame, torch version: 7 ints, -1 when
+	// absent); facts: the facts signatures whose literal is present; sigs:
+	// each matching signature's index, then its submatch indexes.
+	presentAt, ctxAt, factsAt, sigsAt, end int
+	// Frames-only context patterns (a traceback's "File" lines) may be
+	// left for later (deferred): a frame counts only for a hit at most
+	// frameWindow lines below it, so a worker matches them only where a
+	// signature matched close enough below (block.search). Their matches
+	// are at arena[frameAt:frameEnd], as the ctx ones.
+	deferred          bool
+	frameAt, frameEnd int
+}
+
+// analyzer finds lineFacts; each goroutine has its own.
+type analyzer struct {
+	m                 *Matcher
+	cand              *candidates
+	norm              normalizer
+	seen              []uint64 // literals seen in the line, as bits
+	ints              []int    // the arena
+	bytes             []byte   // normalized lines that are not the raw line's bytes
+	lits              []int    // scratch
+	ctxs, facts, sigs []int    // scratch
+}
+
+func (m *Matcher) newAnalyzer() analyzer {
+	return analyzer{m: m, cand: m.candidates(), seen: make([]uint64, (len(m.lits)+63)/64)}
+}
+
+// reset forgets the lines analyzed so far (their arena is reused).
+func (a *analyzer) reset() {
+	a.ints, a.bytes = a.ints[:0], a.bytes[:0]
+}
+
+// framesOnly reports a context pattern whose only capture is a frame.
+func (c *compiled) framesOnly() bool {
+	return c.frameIdx > 0 && c.pkgIdx == 0 && c.torchIdx == 0
+}
+
+// analyze finds what the raw line (with its end of line) holds; with
+// deferFrames, frames-only context patterns are left for matchFrames. The
+// normalized line aliases raw or the analyzer's bytes: both must outlive
+// the lineFacts, until reset.
+func (a *analyzer) analyze(raw []byte, deferFrames bool) lineFacts {
+	m := a.m
+	line := a.norm.line(raw)
+	if a.norm.rewrote {
+		// Rewritten into the normalizer's buffer, which the next line
+		// reuses: keep a copy.
+		at := len(a.bytes)
+		a.bytes = append(a.bytes, line...)
+		line = a.bytes[at:len(a.bytes):len(a.bytes)]
+	}
+	lf := lineFacts{norm: line, presentAt: len(a.ints)}
+	// Each distinct literal is looked for once, by its anchor pair.
+	a.lits = a.cand.present(line, a.seen, a.lits[:0])
+	a.ints = append(a.ints, a.lits...)
+	lf.ctxAt = len(a.ints)
+	if len(a.lits) == 0 {
+		lf.factsAt, lf.sigsAt, lf.end = lf.ctxAt, lf.ctxAt, lf.ctxAt
+		return lf
+	}
+	// The patterns to try: those with a literal present, in table order.
+	a.ctxs, a.facts, a.sigs = a.ctxs[:0], a.facts[:0], a.sigs[:0]
+	for _, k := range a.lits {
+		u := &m.users[k]
+		a.ctxs = append(a.ctxs, u.ctxs...)
+		a.facts = append(a.facts, u.facts...)
+		a.sigs = append(a.sigs, u.sigs...)
+		a.seen[k>>6] = 0
+	}
+	if len(a.lits) > 1 {
+		a.ctxs, a.facts, a.sigs = sortedSet(a.ctxs), sortedSet(a.facts), sortedSet(a.sigs)
+	}
+	for _, i := range a.ctxs {
+		if c := &m.ctxs[i]; deferFrames && c.framesOnly() {
+			lf.deferred = true
+			continue
+		}
+		a.matchContext(i, line)
+	}
+	lf.factsAt = len(a.ints)
+	a.ints = append(a.ints, a.facts...)
+	lf.sigsAt = len(a.ints)
+	for _, i := range a.sigs {
+		if loc := m.sigs[i].re.FindSubmatchIndex(line); loc != nil {
+			a.ints = append(a.ints, i)
+			a.ints = append(a.ints, loc...)
+		}
+	}
+	lf.end = len(a.ints)
+	return lf
+}
+
+// matchContext adds context pattern i's match in line, if any, to the
+// arena.
+func (a *analyzer) matchContext(i int, line []byte) {
+	c := &a.m.ctxs[i]
+	loc := c.re.FindSubmatchIndex(line)
+	if loc == nil {
+		return
+	}
+	a.ints = append(a.ints, i)
+	for _, j := range []int{c.pkgIdx, c.frameIdx, c.torchIdx} {
+		if j <= 0 || loc[2*j] < 0 {
+			a.ints = append(a.ints, -1, -1)
+		} else {
+			a.ints = append(a.ints, loc[2*j], loc[2*j+1])
+		}
+	}
+}
+
+// matchFrames matches the frames-only context patterns analyze left.
+func (a *analyzer) matchFrames(lf *lineFacts) {
+	lf.frameAt = len(a.ints)
+	for _, k := range a.ints[lf.presentAt:lf.ctxAt] {
+		for _, i := range a.m.users[k].ctxs {
+			if a.m.ctxs[i].framesOnly() {
+				a.matchContext(i, lf.norm)
+			}
+		}
+	}
+	lf.frameEnd = len(a.ints)
+	lf.deferred = false
+}
+
+// sortedSet sorts a few indexes and drops repeats.
+func sortedSet(x []int) []int {
+	slices.Sort(x)
+	return slices.Compact(x)
 }
 
 // feed matches one raw line (with its end of line).
 func (st *state) feed(raw []byte) {
+	st.an.reset()
+	st.one = st.an.analyze(raw, false)
+	st.apply(&st.one, st.an.ints, raw)
+}
+
+// apply adds one line, analyzed, to the scan: the line after those
+// applied before it. ints is the arena of its lineFacts.
+func (st *state) apply(lf *lineFacts, ints []int, raw []byte) {
 	s, m := st.s, st.m
 	s.Bytes += int64(len(raw))
 	s.Lines++
 	n := s.Lines
-	line := st.norm.line(raw)
+	line := lf.norm
 
 	// Continuations first: a message's following lines.
 	if len(st.pending) > 0 {
@@ -347,48 +543,45 @@ func (st *state) feed(raw []byte) {
 		}
 		st.pending, st.next = st.next, st.pending
 	}
-
-	// Each distinct literal is looked for once: first in the line's
-	// bigram filter (a few bit tests), then, rarely, for real.
-	st.bf.fill(line)
-	for k := range m.lits {
-		st.present[k] = st.bf.has(m.lits[k].grams) && bytes.Contains(line, m.lits[k].text)
+	if lf.presentAt == lf.ctxAt {
+		return // no literal: nothing more to match
 	}
-	for _, k := range m.markers {
-		if st.present[k] {
+
+	for _, k := range ints[lf.presentAt:lf.ctxAt] {
+		if st.isMarker[k] {
 			st.markerSeen[k] = n
 		}
 	}
-	for i := range m.ctxs {
-		c := &m.ctxs[i]
-		if !c.prefilter(st.present) {
-			continue
+	// The context matches in table order: those analyze found, merged
+	// with the frames matched later (matchFrames).
+	for at, fat := lf.ctxAt, lf.frameAt; at < lf.factsAt || fat < lf.frameEnd; {
+		var c int
+		if fat >= lf.frameEnd || (at < lf.factsAt && ints[at] < ints[fat]) {
+			c, at = at, at+7
+		} else {
+			c, fat = fat, fat+7
 		}
-		loc := c.re.FindSubmatchIndex(line)
-		if loc == nil {
-			continue
-		}
-		group := func(j int) []byte {
-			if j <= 0 || loc[2*j] < 0 {
+		span := func(j int) []byte {
+			if ints[c+j] < 0 {
 				return nil
 			}
-			return line[loc[2*j]:loc[2*j+1]]
+			return line[ints[c+j]:ints[c+j+1]]
 		}
-		if v := group(c.pkgIdx); len(v) > 0 {
+		if v := span(1); len(v) > 0 {
 			st.pkg = cleanCapture(v)
 		}
-		if v := group(c.frameIdx); len(v) > 0 {
+		if v := span(3); len(v) > 0 {
 			st.fr.add(v, n)
 		}
-		if v := group(c.torchIdx); len(v) > 0 {
+		if v := span(5); len(v) > 0 {
 			s.TorchVersion = cleanCapture(v)
 		}
 	}
-	for i := range m.facts {
+	for _, i := range ints[lf.factsAt:lf.sigsAt] {
 		c := &m.facts[i]
 		// A fact is stated once: the first statement wins, and a long
 		// log repeats it on every frame (".../python3.12/site-packages/").
-		if st.factDone[i] || !c.prefilter(st.present) {
+		if st.factDone[i] {
 			continue
 		}
 		sub := c.re.FindSubmatch(line)
@@ -413,15 +606,10 @@ func (st *state) feed(raw []byte) {
 		}
 		st.factDone[i] = true
 	}
-	for i := range m.sigs {
-		c := &m.sigs[i]
-		if !c.prefilter(st.present) {
-			continue
-		}
-		sub := c.re.FindSubmatchIndex(line)
-		if sub == nil {
-			continue
-		}
+	for at := lf.sigsAt; at < lf.end; {
+		c := &m.sigs[ints[at]]
+		sub := ints[at+1 : at+1+2*len(c.captures)]
+		at += 1 + 2*len(c.captures)
 		if c.hasCtx {
 			seen := false
 			for _, mi := range c.markers {
@@ -491,77 +679,6 @@ type pendingNext struct {
 	wrap    bool
 	capture string
 	left    int
-}
-
-func (c *compiled) prefilter(present []bool) bool {
-	for _, k := range c.lits {
-		if present[k] {
-			return true
-		}
-	}
-	return false
-}
-
-// bloom is a 1024-bit set of the byte pairs (bigrams) of one line: a
-// literal can be in the line only if all of its chosen bigrams are.
-type bloom [16]uint64
-
-func gram(a, b byte) uint16 { return (uint16(a)*31 + uint16(b)) & 1023 }
-
-func (f *bloom) fill(line []byte) {
-	*f = bloom{}
-	for i := 0; i+1 < len(line); i++ {
-		g := gram(line[i], line[i+1])
-		f[g>>6] |= 1 << (g & 63)
-	}
-}
-
-func (f *bloom) has(grams []uint16) bool {
-	for _, g := range grams {
-		if f[g>>6]&(1<<(g&63)) == 0 {
-			return false
-		}
-	}
-	return true
-}
-
-// maxGrams is how many bigrams of a literal the filter tests.
-const maxGrams = 8
-
-// newLiteral picks the literal's rarest bigrams (capitals, digits and
-// punctuation are rarer in logs than lower-case letters and spaces), so
-// that an ordinary line fails the filter on its first test or so.
-func newLiteral(l string) literal {
-	type cand struct {
-		g     uint16
-		score int
-	}
-	var cs []cand
-	seen := map[uint16]bool{}
-	for i := 0; i+1 < len(l); i++ {
-		g := gram(l[i], l[i+1])
-		if seen[g] {
-			continue
-		}
-		seen[g] = true
-		cs = append(cs, cand{g, rarity(l[i]) + rarity(l[i+1])})
-	}
-	slices.SortStableFunc(cs, func(a, b cand) int { return b.score - a.score })
-	lit := literal{text: []byte(l)}
-	for i := 0; i < len(cs) && i < maxGrams; i++ {
-		lit.grams = append(lit.grams, cs[i].g)
-	}
-	return lit
-}
-
-func rarity(b byte) int {
-	switch {
-	case b == ' ' || strings.IndexByte("etaoinsrhl", b) >= 0:
-		return 0
-	case b >= 'a' && b <= 'z', b == '.', b == '/', b == '_', b == '-':
-		return 1
-	}
-	return 2
 }
 
 func captures(c *compiled, line []byte, loc []int) map[string]string {

@@ -288,9 +288,19 @@ type Driver struct {
 	Version string `json:"version"` // 580.159.04
 	From    string `json:"from"`
 	// CUDA is the newest CUDA the driver supports (nvidia-smi's "CUDA
-	// Version"): not the toolkit's, not torch's.
+	// Version"): not the toolkit's, not torch's. It is a judgement of
+	// Version against the knowledge base, not an observation: collectors
+	// leave it empty and diagnose.Complete fills it, so a facts file saved
+	// under an older KB is judged by today's.
 	CUDA string `json:"cuda,omitempty"`
 }
+
+// CapabilityFrom values for a capability read from the knowledge base's GPU
+// table rather than observed.
+const (
+	CapabilityFromPCITable  = "pci-table"
+	CapabilityFromNameTable = "name-table"
+)
 
 // Device is one GPU.
 type Device struct {
@@ -301,7 +311,9 @@ type Device struct {
 	// PCIDevice is the PCI device id, 0x2335.
 	PCIDevice string `json:"pci_device,omitempty"`
 	// Capability is the compute capability, 9.0; CapabilityFrom says how it
-	// was learnt: nvidia-smi, pci-table, name-table, --gpu.
+	// was learnt: nvidia-smi and --gpu are observations; pci-table and
+	// name-table are judgements against the knowledge base's GPU table,
+	// which diagnose.Complete makes (and remakes on saved facts).
 	Capability     string `json:"capability,omitempty"`
 	CapabilityFrom string `json:"capability_from,omitempty"`
 	MemoryTotalMiB int64  `json:"memory_total_mib,omitempty"`

@@ -2,7 +2,7 @@
 // host binary's .nv_fatbin / __nv_relfatbin section, standalone .fatbin files and bare
 // cubins. It walks entry headers only: payloads are never read or decompressed, so a
 // 300 MB section costs a few thousand small reads. The layout is the one documented in
-// shared/reference/h200-torch-2.11-cu130/README.md and checked against cuobjdump there.
+// internal/fatbin/testdata/torch-2.11-cu130/READINGS.md and checked against cuobjdump there.
 //
 // Every size and offset in the input is distrusted: each is bounds-checked against the
 // section, counts are capped, and malformed input gives a *FormatError, never a panic.

@@ -194,7 +194,7 @@ func TestOpenSparseFile(t *testing.T) {
 	}
 }
 
-// smallKernel is what shared/reference's README says each small-kernel build holds,
+// smallKernel is what testdata/torch-2.11-cu130/READINGS.md says each small-kernel build holds,
 // per container, as target/compression.
 type smallKernel struct {
 	file       string

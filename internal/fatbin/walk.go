@@ -126,7 +126,7 @@ func (f *File) walk(r io.ReaderAt, base, size int64, section string, starts []in
 }
 
 // decodeEntry reads the 64 header bytes of the entry at p, which must end by cend.
-// Field offsets: shared/reference/h200-torch-2.11-cu130/README.md.
+// Field offsets: testdata/torch-2.11-cu130/READINGS.md (read off an H200's libtorch_cuda.so).
 func decodeEntry(h []byte, p, cend int64) (Entry, error) {
 	le := binary.LittleEndian
 	e := Entry{

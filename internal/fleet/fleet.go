@@ -18,6 +18,7 @@ import (
 	"github.com/fastpath-dev/fastpath/internal/diagnose"
 	"github.com/fastpath-dev/fastpath/internal/facts"
 	"github.com/fastpath-dev/fastpath/internal/finding"
+	"github.com/fastpath-dev/fastpath/internal/kb"
 	"github.com/fastpath-dev/fastpath/internal/model"
 )
 
@@ -90,8 +91,9 @@ func FromDoctor(name string, d *diagnose.Doctor) Machine {
 }
 
 // KernelPackages are the distributions compared between machines: torch and
-// the packages whose presence and versions decide fast paths.
-var KernelPackages = []string{"torch", "triton", "transformers", "kernels", "flash-attn", "causal-conv1d", "mamba-ssm", "flash-linear-attention", "fla-core", "xformers", "vllm", "deepspeed"}
+// the packages whose presence and versions decide fast paths (the KB's
+// packages.json, entries with "compare").
+var KernelPackages = kb.ComparedPackages()
 
 // Row is one fact across machines; Values line up with Diff.Machines, ""
 // where the machine has none.

@@ -8,6 +8,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/fastpath-dev/fastpath/internal/remote"
+	"github.com/fastpath-dev/fastpath/internal/render"
 )
 
 // maxColumns is the most machines shown side by side; beyond it each
@@ -19,7 +20,10 @@ const listNames = 8
 
 // Options tune the rendering of a Diff.
 type Options struct {
-	All bool // every fact compared, not only those that differ
+	All bool // every fact compared, not only those that differ (-v too)
+	// Quiet (-q): the text shows only the findings and which machines
+	// have them.
+	Quiet bool
 }
 
 func (d *Diff) rows(o Options) []Row {
@@ -63,7 +67,7 @@ func nameList(ms []string) string {
 	if len(ms) <= listNames {
 		return strings.Join(ms, ", ")
 	}
-	return strings.Join(ms[:listNames], ", ") + fmt.Sprintf(" and %d more", len(ms)-listNames)
+	return strings.Join(ms[:listNames], ", ") + " and " + render.Count(len(ms)-listNames, "more", "more")
 }
 
 // Text writes the comparison for a terminal.
@@ -74,8 +78,10 @@ func (d *Diff) Text(w io.Writer, o Options) error {
 	case len(d.Machines) == 0:
 		ew.printf("no machines to compare\n")
 		return ew.err
+	case o.Quiet:
 	case len(rows) == 0:
-		ew.printf("%d machines agree on every fact compared (torch, CUDA, driver, nvcc, Python, GPUs, kernel packages, findings)\n", len(d.Machines))
+		ew.printf("%s on every fact compared (torch, CUDA, driver, nvcc, Python, GPUs, kernel packages, findings)\n",
+			render.CountVerb(len(d.Machines), "machine", "machines", "agrees", "agree"))
 	case len(d.Machines) <= maxColumns:
 		tw := tabwriter.NewWriter(ew, 0, 0, 2, ' ', 0)
 		fmt.Fprintf(tw, "fact\t%s\n", strings.Join(d.Machines, "\t"))
@@ -95,7 +101,10 @@ func (d *Diff) Text(w io.Writer, o Options) error {
 			}
 		}
 	}
-	ew.printf("\nfindings\n")
+	if !o.Quiet {
+		ew.printf("\n")
+	}
+	ew.printf("findings\n")
 	for _, g := range groups(d.Machines, d.findingLines()) {
 		ew.printf("  %-24s %4d  %s\n", show(g.value), len(g.machines), nameList(g.machines))
 	}
@@ -118,7 +127,8 @@ func (d *Diff) findingLines() []string {
 func (d *Diff) Markdown(w io.Writer, o Options) error {
 	ew := &errWriter{w: w}
 	rows := d.rows(o)
-	ew.printf("## fastpath diff: %d machines, %d facts differ\n\n", len(d.Machines), len(d.Differences()))
+	ew.printf("## fastpath diff: %s, %s\n\n", render.Count(len(d.Machines), "machine", "machines"),
+		render.CountVerb(len(d.Differences()), "fact", "facts", "differs", "differ"))
 	if len(rows) > 0 {
 		if len(d.Machines) <= maxColumns {
 			ew.printf("| fact | %s |\n|---|%s\n", strings.Join(mapStrings(d.Machines, mdCell), " | "), strings.Repeat("---|", len(d.Machines)))
@@ -200,7 +210,7 @@ func (r *Report) Text(w io.Writer, o Options) error {
 // Markdown writes the remote report as Markdown.
 func (r *Report) Markdown(w io.Writer, o Options) error {
 	ew := &errWriter{w: w}
-	ew.printf("## fastpath remote: %d targets\n\n| target | status | seconds | binary | result |\n|---|---|---|---|---|\n", len(r.Targets))
+	ew.printf("## fastpath remote: %s\n\n| target | status | seconds | binary | result |\n|---|---|---|---|---|\n", render.Count(len(r.Targets), "target", "targets"))
 	for _, t := range r.Targets {
 		ew.printf("| %s | %s | %.1f | %s | %s |\n", mdCell(t.Target), t.Status, t.Seconds, sentWord(t), mdCell(outcome(t)))
 	}
@@ -234,7 +244,7 @@ func outcome(t remote.Result) string {
 			wn++
 		}
 	}
-	return fmt.Sprintf("%d errors, %d warnings", e, wn)
+	return render.SeverityCounts(e, wn, 0)
 }
 
 type errWriter struct {

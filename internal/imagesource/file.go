@@ -61,17 +61,6 @@ func (c *pageCache) put(k pageKey, b []byte) {
 	}
 }
 
-func (c *pageCache) dropFile(id int) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	for k, v := range c.pages {
-		if k.file == id {
-			c.used -= int64(len(v))
-			delete(c.pages, k)
-		}
-	}
-}
-
 // imageFile is an open file of the image. A read is served from what the
 // one pass kept of the body when that holds all of it (the common case for
 // every file collectors declared). Otherwise a page is fetched: in a raw

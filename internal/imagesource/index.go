@@ -174,7 +174,7 @@ func (b *builder) layer(l *layerBlob) {
 		}
 		hidden := b.hidden(p, l, h.Typeflag == tar.TypeDir)
 		var bd *body
-		if h.Typeflag == tar.TypeReg || h.Typeflag == tar.TypeRegA || h.Typeflag == tar.TypeGNUSparse {
+		if h.Typeflag == tar.TypeReg || h.Typeflag == tar.TypeGNUSparse {
 			if len(bodies) >= maxEntries {
 				continue
 			}
@@ -200,7 +200,7 @@ func (b *builder) layer(l *layerBlob) {
 		}
 		e := &entry{path: p, mode: h.FileInfo().Mode(), size: h.Size, mtime: h.ModTime, layer: l, body: bd}
 		switch h.Typeflag {
-		case tar.TypeReg, tar.TypeRegA, tar.TypeGNUSparse:
+		case tar.TypeReg, tar.TypeGNUSparse:
 			if bd == nil {
 				continue
 			}

@@ -73,6 +73,9 @@ func bigImage(t testing.TB, flat string, raw bool) v1.Image {
 // diagnosed by reading its headers and the needed files in place: the file
 // body is skipped by ranged reads, never fetched.
 func TestLargeIrrelevantFileNotFetched(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds 300 MB layers")
+	}
 	flat, big := bigSeed(t, false)
 	want := rootFacts(t, flat, fixture.SeedEnv)
 	rs := newRegistry(t)

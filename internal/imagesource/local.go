@@ -521,7 +521,7 @@ func scanArchive(p string) (*archiveStore, error) {
 		if err != nil {
 			return nil, fmt.Errorf("not a docker-save archive: %w", err)
 		}
-		if h.Typeflag != tar.TypeReg && h.Typeflag != tar.TypeRegA {
+		if h.Typeflag != tar.TypeReg { // tar.Reader reports the old TypeRegA as TypeReg
 			continue
 		}
 		if len(a.members) >= maxArchiveFiles {

@@ -4,6 +4,7 @@ import (
 	_ "embed"
 	"encoding/json"
 	"fmt"
+	"sort"
 	"sync"
 )
 
@@ -22,7 +23,9 @@ type FamiliesData struct {
 		KernelsWindows  []KernelsWindow `json:"kernels_windows"`
 		HubDisableEnv   string          `json:"hub_disable_env"`
 	} `json:"mechanism"`
-	Packages     map[string]KernelPackage   `json:"packages"`
+	// Packages are packages.json's kernel packages, by name (filled on
+	// load: families.json names them only in its function sets).
+	Packages     map[string]KernelPackage   `json:"-"`
 	FunctionSets map[string][]KernelFunc    `json:"function_sets"`
 	Families     map[string]Family          `json:"families"`
 	AttnImpls    map[string]AttnImplRequire `json:"attention_implementations"`
@@ -61,13 +64,26 @@ type KernelFunc struct {
 	Package          string `json:"package"` // key of Packages
 	Module           string `json:"module"`
 	MinVersionLegacy string `json:"min_version_legacy,omitempty"`
+	// TorchRefs are the modeling-module attributes that hold the torch
+	// reference of the function, in the order to try them.
+	TorchRefs []string `json:"torch_refs,omitempty"`
 }
 
 // Family is one model_type.
 type Family struct {
 	Kinds  map[string]KindKernels `json:"kinds"`
 	Layout string                 `json:"layout"`
-	Nested bool                   `json:"nested,omitempty"`
+	// Layers is Layout as data: the rule internal/model applies to a
+	// config.json to find each layer's kind.
+	Layers *LayerRule `json:"layers"`
+	// OracleVariants are the configs scripts/transformers-layer-kinds.py
+	// has transformers' own configuration class write for the family ({}
+	// for its defaults first), to check Layers against.
+	OracleVariants []map[string]any `json:"oracle_variants"`
+	// Bench names the routine of internal/live/bench.py that times this
+	// family's kernel layers ("gated_delta_net"); "" when none does.
+	Bench  string `json:"bench,omitempty"`
+	Nested bool   `json:"nested,omitempty"`
 	// UseMambaKernelsFalse is what config use_mamba_kernels=false does.
 	UseMambaKernelsFalse string `json:"use_mamba_kernels_false,omitempty"`
 	// RaisesBefore: transformers releases before this one raise when the
@@ -77,6 +93,86 @@ type Family struct {
 	RaisesChecked string   `json:"raises_checked,omitempty"`
 	Checked       []string `json:"checked"`
 	AbsentIn      []string `json:"absent_in,omitempty"`
+}
+
+// LayerRule is how a family's configuration class derives each layer's
+// kind (families.json's layers_note describes the rules).
+type LayerRule struct {
+	// Lists are per-layer lists tried first, in order. Strict: a list must
+	// have exactly num_hidden_layers entries; AnyLength: the list alone
+	// sets the layer count.
+	Lists     []string `json:"lists,omitempty"`
+	Strict    bool     `json:"strict,omitempty"`
+	AnyLength bool     `json:"any_length,omitempty"`
+	// Rule is uniform, interval, period, indices, pattern, default or
+	// one_indexed_sets.
+	Rule string `json:"rule"`
+	Kind string `json:"kind,omitempty"` // uniform
+	// Key and Default: the interval or period field and its default, or
+	// the indices / pattern field.
+	Key     string `json:"key,omitempty"`
+	Default int    `json:"default,omitempty"`
+	// Base and SkipFirst: interval's layer i matches where
+	// (i+Base) % interval == 0, never layer 0 when SkipFirst.
+	Base      int  `json:"base,omitempty"`
+	SkipFirst bool `json:"skip_first,omitempty"`
+	// OffsetKey, OffsetDefault and Prefix: period's layer i (counted after
+	// Prefix) matches where i % period == offset.
+	OffsetKey     string   `json:"offset_key,omitempty"`
+	OffsetDefault int      `json:"offset_default,omitempty"`
+	Prefix        []string `json:"prefix,omitempty"`
+	Match         string   `json:"match,omitempty"`
+	Other         string   `json:"other,omitempty"`
+	// Absent is what indices does without its field: none, all, unknown
+	// (with AbsentNote).
+	Absent     string `json:"absent,omitempty"`
+	AbsentNote string `json:"absent_note,omitempty"`
+	// Pattern maps pattern's characters to kinds; DefaultKinds is the
+	// class's default list without one.
+	Pattern      map[string]string `json:"pattern,omitempty"`
+	DefaultKinds []string          `json:"default_kinds,omitempty"`
+	// Runs is default's list as ["kind", count] runs.
+	Runs []LayerRun `json:"runs,omitempty"`
+	// Object and Sets: one_indexed_sets' object and its 1-indexed lists;
+	// Then applies when they are absent.
+	Object string `json:"object,omitempty"`
+	Sets   []struct {
+		Key  string `json:"key"`
+		Kind string `json:"kind"`
+	} `json:"sets,omitempty"`
+	Then *LayerRule `json:"then,omitempty"`
+	// From names where the kinds came from when the rule does not derive
+	// it from its fields.
+	From string `json:"from,omitempty"`
+}
+
+// LayerRun is count layers of one kind, written ["kind", count].
+type LayerRun struct {
+	Kind  string
+	Count int
+}
+
+// UnmarshalJSON reads ["kind", count].
+func (r *LayerRun) UnmarshalJSON(b []byte) error {
+	var pair []json.RawMessage
+	if err := json.Unmarshal(b, &pair); err != nil || len(pair) != 2 {
+		return fmt.Errorf("a run is [\"kind\", count], got %s", b)
+	}
+	if err := json.Unmarshal(pair[0], &r.Kind); err != nil {
+		return err
+	}
+	return json.Unmarshal(pair[1], &r.Count)
+}
+
+// DefaultList expands Runs.
+func (r *LayerRule) DefaultList() []string {
+	var out []string
+	for _, run := range r.Runs {
+		for i := 0; i < run.Count; i++ {
+			out = append(out, run.Kind)
+		}
+	}
+	return out
 }
 
 // KindKernels is what one layer kind needs.
@@ -122,6 +218,8 @@ func Families() *FamiliesData {
 		if err := json.Unmarshal(familiesJSON, &familiesData); err != nil {
 			panic(fmt.Sprintf("kb: data/families.json: %v", err))
 		}
+		// The kernel packages live in packages.json, the one package list.
+		familiesData.Packages = KernelPackages()
 	})
 	return &familiesData
 }
@@ -137,5 +235,17 @@ func (d *FamiliesData) Functions(k KindKernels, from515 bool) []KernelFunc {
 	for _, s := range sets {
 		out = append(out, d.FunctionSets[s]...)
 	}
+	return out
+}
+
+// BenchFamilies are the model types bench.py's routine times, sorted.
+func (d *FamiliesData) BenchFamilies(routine string) []string {
+	var out []string
+	for mt, f := range d.Families {
+		if f.Bench == routine {
+			out = append(out, mt)
+		}
+	}
+	sort.Strings(out)
 	return out
 }

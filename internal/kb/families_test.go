@@ -46,3 +46,29 @@ func TestFamiliesConsistent(t *testing.T) {
 		}
 	}
 }
+
+// TestFamiliesComplete: every family carries what adding one needs in the
+// data alone: its layer kinds' function sets, a layout rule, the configs
+// the network oracle checks it with (the defaults first, and at least one
+// non-default layout), and the transformers releases it was checked in.
+func TestFamiliesComplete(t *testing.T) {
+	d := Families()
+	for mt, f := range d.Families {
+		if f.Layers == nil || f.Layers.Rule == "" {
+			t.Errorf("%s: no layers rule", mt)
+		}
+		if len(f.OracleVariants) < 2 || len(f.OracleVariants[0]) != 0 {
+			t.Errorf("%s: oracle_variants %v: want {} then at least one layout", mt, f.OracleVariants)
+		}
+		if len(f.Checked) == 0 || f.Layout == "" || len(f.Kinds) == 0 {
+			t.Errorf("%s: incomplete %+v", mt, f)
+		}
+		for kind, k := range f.Kinds {
+			for _, s := range append(append([]string{}, k.Sets...), k.SetsFrom515...) {
+				if _, ok := d.FunctionSets[s]; !ok {
+					t.Errorf("%s %s: no function set %q", mt, kind, s)
+				}
+			}
+		}
+	}
+}

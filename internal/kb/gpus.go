@@ -6,6 +6,9 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/fastpath-dev/fastpath/internal/facts"
+	"github.com/fastpath-dev/fastpath/internal/version"
 )
 
 // GPUModel is one entry of the GPU table: a PCI device id (for entries
@@ -66,21 +69,7 @@ func GPUTableError() error {
 // NormalizePCIDevice turns a PCI device id as sysfs ("0x2335"), lspci
 // ("2335") or nvidia-smi ("0x233510DE": device and vendor) print it into
 // "0x2335"; "" when it is not one.
-func NormalizePCIDevice(id string) string {
-	s := strings.ToLower(strings.TrimSpace(id))
-	s = strings.TrimPrefix(s, "0x")
-	if len(s) == 8 && strings.HasSuffix(s, "10de") {
-		s = s[:4] // nvidia-smi's pci.device_id puts the vendor in the low half
-	}
-	if len(s) == 0 || len(s) > 4 {
-		return ""
-	}
-	n, err := strconv.ParseUint(s, 16, 16)
-	if err != nil {
-		return ""
-	}
-	return "0x" + strconv.FormatUint(n|0x10000, 16)[1:]
-}
+func NormalizePCIDevice(id string) string { return facts.NormalizePCIDevice(id) }
 
 // GPUByPCIDevice finds an NVIDIA GPU by its PCI device id (0x2335, 2335, or
 // nvidia-smi's 0x233510DE).
@@ -129,50 +118,29 @@ func gpuWordsEqual(a, b []string) bool {
 	return true
 }
 
-// driverMaxCUDATable is the CUDA toolkit/driver table of the CUDA Toolkit release
-// notes ("CUDA Toolkit and Corresponding Driver Versions", Linux x86_64, the
-// GA release of each CUDA minor), via shared/knowledge/cuda.md for 11.8 on;
-// newest first. A driver supports the newest CUDA whose minimum it meets.
-var driverMaxCUDATable = []struct {
-	cuda      string
-	minDriver [3]int
-}{
-	{"13.0", [3]int{580, 65, 6}},
-	{"12.9", [3]int{575, 51, 3}},
-	{"12.8", [3]int{570, 26, 0}},
-	{"12.6", [3]int{560, 28, 3}},
-	{"12.5", [3]int{555, 42, 2}},
-	{"12.4", [3]int{550, 54, 14}},
-	{"12.3", [3]int{545, 23, 6}},
-	{"12.2", [3]int{535, 54, 3}},
-	{"12.1", [3]int{530, 30, 2}},
-	{"12.0", [3]int{525, 60, 13}},
-	{"11.8", [3]int{520, 61, 5}},
-	{"11.7", [3]int{515, 43, 4}},
-	{"11.6", [3]int{510, 39, 1}},
-	{"11.5", [3]int{495, 29, 5}},
-	{"11.4", [3]int{470, 42, 1}},
-	{"11.3", [3]int{465, 19, 1}},
-	{"11.2", [3]int{460, 27, 3}},
-	{"11.1", [3]int{455, 23, 5}},
-	{"11.0", [3]int{450, 36, 6}},
-}
-
 // DriverMaxCUDA returns the newest CUDA the Linux driver version (580.159.04)
-// supports, as nvidia-smi's "CUDA Version" does: "13.0". It returns "" for
-// versions it cannot read or drivers older than CUDA 11.0's. Drivers newer
-// than the table's newest entry get that entry: a lower bound.
+// supports, as nvidia-smi's "CUDA Version" does: "13.0". It reads
+// data/cuda.json's driver_minimums (the release notes' toolkit/driver
+// table): a driver supports the newest CUDA whose minimum it meets. It
+// returns "" for versions it cannot read or drivers older than the table's
+// oldest row. Drivers newer than the newest row get that row: a lower bound.
 func DriverMaxCUDA(driverVersion string) string {
-	v, ok := driverVersionNumbers(driverVersion)
-	if !ok {
+	// driverVersionNumbers only checks that both read as a driver version;
+	// the comparison is internal/version's, the one comparator.
+	if _, ok := driverVersionNumbers(driverVersion); !ok {
 		return ""
 	}
-	for _, e := range driverMaxCUDATable {
-		if !driverVersionLess(v, e.minDriver) {
-			return e.cuda
+	v := strings.TrimSpace(driverVersion)
+	best := ""
+	for _, r := range CUDA().DriverMinimums.Rows {
+		if _, ok := driverVersionNumbers(r.Driver); !ok || version.Compare(v, r.Driver) < 0 {
+			continue
+		}
+		if best == "" || CompareDotted(r.CUDA, best) > 0 {
+			best = r.CUDA
 		}
 	}
-	return ""
+	return best
 }
 
 // driverVersionNumbers reads 580.159.04, 570.26 or 580 into three numbers.
@@ -190,13 +158,4 @@ func driverVersionNumbers(s string) ([3]int, bool) {
 		v[i] = n
 	}
 	return v, true
-}
-
-func driverVersionLess(a, b [3]int) bool {
-	for i := range a {
-		if a[i] != b[i] {
-			return a[i] < b[i]
-		}
-	}
-	return false
 }

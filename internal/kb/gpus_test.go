@@ -2,6 +2,8 @@ package kb
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -155,5 +157,53 @@ func TestDriverMaxCUDA(t *testing.T) {
 		if got := DriverMaxCUDA(tt.driver); got != tt.cuda {
 			t.Errorf("DriverMaxCUDA(%q) = %q, want %q", tt.driver, got, tt.cuda)
 		}
+	}
+}
+
+// TestDriverTableRows keeps DriverMaxCUDA and DriverMinimum on one table:
+// every row's own driver maps back to its CUDA, the rows ascend, and each
+// driver version parses.
+func TestDriverTableRows(t *testing.T) {
+	rows := CUDA().DriverMinimums.Rows
+	if len(rows) < 10 {
+		t.Fatalf("driver_minimums has %d rows", len(rows))
+	}
+	for i, r := range rows {
+		if _, ok := driverVersionNumbers(r.Driver); !ok {
+			t.Errorf("row %s: driver %q does not parse", r.CUDA, r.Driver)
+		}
+		if got := DriverMaxCUDA(r.Driver); got != r.CUDA {
+			t.Errorf("DriverMaxCUDA(%s) = %q, want %s (its own row)", r.Driver, got, r.CUDA)
+		}
+		if full, _, ok := CUDA().DriverMinimum(r.CUDA); ok && full != r.Driver {
+			t.Errorf("DriverMinimum(%s) = %s, want %s", r.CUDA, full, r.Driver)
+		}
+		if i > 0 && (CompareDotted(rows[i-1].CUDA, r.CUDA) >= 0 || CompareDotted(rows[i-1].Driver, r.Driver) >= 0) {
+			t.Errorf("rows %s and %s are not ascending", rows[i-1].CUDA, r.CUDA)
+		}
+	}
+}
+
+// TestDriverMaxCUDAOnH200: what nvidia-smi printed on the project's H200
+// (testdata/h200-2026-11-30/nvidia-smi-header.txt) is what DriverMaxCUDA
+// answers from cuda.json.
+func TestDriverMaxCUDAOnH200(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("testdata", "h200-2026-11-30", "nvidia-smi-header.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`Driver Version: (\S+)\s+CUDA Version: (\S+)`).FindStringSubmatch(string(b))
+	if m == nil {
+		t.Fatalf("no driver and CUDA version in the reading:\n%s", b)
+	}
+	if got := DriverMaxCUDA(m[1]); got != m[2] {
+		t.Errorf("DriverMaxCUDA(%s) = %q; nvidia-smi said %s", m[1], got, m[2])
+	}
+	if g, ok := CUDA().GCCMaxFor("13.0"); !ok || g != 15 {
+		t.Errorf("GCCMaxFor(13.0) = %d", g)
+	}
+	guard, err := os.ReadFile(filepath.Join("testdata", "h200-2026-11-30", "host_config-gnu-guard.txt"))
+	if err != nil || !strings.Contains(string(guard), "#if __GNUC__ > 15") {
+		t.Errorf("nvcc 13.0.88's host_config.h guard: %v %q", err, guard)
 	}
 }

@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/fastpath-dev/fastpath/internal/version"
 )
 
 //go:embed data/cuda.json
@@ -111,26 +113,9 @@ func CUDA() *CUDAData {
 }
 
 // CompareDotted compares dotted numeric versions ("570.26" < "580.159.04",
-// "12.8" < "12.10"); missing parts count as 0, non-numeric parts as 0.
-func CompareDotted(a, b string) int {
-	as, bs := strings.Split(a, "."), strings.Split(b, ".")
-	for i := 0; i < len(as) || i < len(bs); i++ {
-		var x, y int
-		if i < len(as) {
-			x, _ = strconv.Atoi(as[i])
-		}
-		if i < len(bs) {
-			y, _ = strconv.Atoi(bs[i])
-		}
-		if x != y {
-			if x < y {
-				return -1
-			}
-			return 1
-		}
-	}
-	return 0
-}
+// "12.8" < "12.10"; missing parts count as 0). It is version.Compare, kept
+// for the KB's callers; new code calls version.Compare.
+func CompareDotted(a, b string) int { return version.Compare(a, b) }
 
 // MajorMinor returns the "M.m" of a version ("12.8.93" -> "12.8") and the
 // two numbers; ok is false when v does not start with M.m.
@@ -204,12 +189,13 @@ func (d *CUDAData) TorchWheelArchs(cuda string) []string {
 	return nil
 }
 
-// ToolkitFull is the newest full release of a CUDA minor ("12.8" -> "12.8.1").
-func (d *CUDAData) ToolkitFull(mm string) string {
-	if v, ok := d.ToolkitFullVersions.Rows[mm]; ok {
-		return v
-	}
-	return mm + ".0"
+// ToolkitFull is the newest full release of a CUDA minor ("12.8" ->
+// "12.8.1"), read from toolkit_full_versions; ok is false for a minor the
+// table does not list. Nothing is guessed: an "M.m.0" that NVIDIA never
+// released would name a conda label or an image tag that does not exist.
+func (d *CUDAData) ToolkitFull(mm string) (string, bool) {
+	v, ok := d.ToolkitFullVersions.Rows[mm]
+	return v, ok
 }
 
 // Expand fills {M}, {m}, {p} placeholders with a CUDA version's parts.

@@ -36,8 +36,21 @@ func TestCUDAData(t *testing.T) {
 	if got := Expand("cuda-nvcc-{M}-{m}", "12.8"); got != "cuda-nvcc-12-8" {
 		t.Errorf("Expand = %q", got)
 	}
-	if d.ToolkitFull("12.8") != "12.8.1" || d.ToolkitFull("14.1") != "14.1.0" {
-		t.Error("ToolkitFull")
+	if v, ok := d.ToolkitFull("12.8"); !ok || v != "12.8.1" {
+		t.Errorf("ToolkitFull(12.8) = %q, %v", v, ok)
+	}
+	for _, mm := range []string{"14.1", "12.7", "13.9", ""} {
+		if v, ok := d.ToolkitFull(mm); ok || v != "" {
+			t.Errorf("ToolkitFull(%q) = %q, %v; an unknown minor must not invent a release", mm, v, ok)
+		}
+	}
+	for _, r := range d.DriverMinimums.Rows {
+		if CompareDotted(r.CUDA, "11.8") < 0 {
+			continue // toolkit_full_versions starts at 11.8
+		}
+		if _, ok := d.ToolkitFull(r.CUDA); !ok {
+			t.Errorf("CUDA %s has a driver minimum but no full toolkit version", r.CUDA)
+		}
 	}
 	for _, s := range []string{d.DriverMinimums.Source, d.MinorVersionCompat.Source, d.GCCMax.Source, d.PipCompilers.Source, d.Apt.Source, d.Conda.Source, d.DevelImages.Source, d.ToolkitFullVersions.Source} {
 		if s == "" {

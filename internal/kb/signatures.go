@@ -27,14 +27,15 @@ type SignaturesData struct {
 	// Facts are lines that state a fact of the environment the log comes
 	// from (torch's version, the GPU, gcc, the platform, the build system):
 	// each named capture, or each entry of Set, is a LogFacts field.
-	Facts   []Signature `json:"facts,omitempty"`
+	Facts []Signature `json:"facts,omitempty"`
+	// Modules are filled from packages.json on load.
 	Modules struct {
-		Source string `json:"source"`
+		Source string `json:"-"`
 		// Dists maps an extension module or import name to its distribution.
-		Dists map[string]string `json:"dists"`
+		Dists map[string]string `json:"-"`
 		// NeedsBuild are distributions installed from source with nvcc.
-		NeedsBuild []string `json:"needs_build"`
-	} `json:"modules"`
+		NeedsBuild []string `json:"-"`
+	} `json:"-"`
 }
 
 // Signature is one recognisable message.
@@ -110,6 +111,11 @@ func Signatures() *SignaturesData {
 		if err := json.Unmarshal(signaturesJSON, &signaturesData); err != nil {
 			panic(fmt.Sprintf("kb: data/signatures.json: %v", err))
 		}
+		// Module names and the packages that need a build come from
+		// packages.json, the one package list.
+		signaturesData.Modules.Source = "data/packages.json: " + Packages().Source
+		signaturesData.Modules.Dists = ModuleDists()
+		signaturesData.Modules.NeedsBuild = NativeKernelPackages()
 	})
 	return &signaturesData
 }

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"fmt"
 	"os/exec"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -21,8 +22,16 @@ const module = "github.com/fastpath-dev/fastpath/"
 // brings them keeps this test green. Every package of the module must match
 // exactly one entry: a new package is placed here on purpose.
 var layers = [][]string{
+	// The one comparator of dotted version numbers (pep440 falls back on it).
+	{"internal/version"},
 	// Leaves: plain types and helpers that import nothing of ours.
-	{"internal/finding", "internal/pep440", "internal/safetext", "internal/testenv", "internal/layering"},
+	// demo is the seed container as embedded data (internal/fixture
+	// generates it; its tests, not the package, import the fixture).
+	{"internal/finding", "internal/pep440", "internal/safetext", "internal/testenv", "internal/layering", "internal/demo"},
+	// The rendering layer: palette, width, wrapping, counts, -v/-q; every
+	// package that renders (plan, explain, live, fleet, report, cli)
+	// imports it, so it sits just under the leaves.
+	{"internal/render"},
 	// The Facts types: what a facts file holds, observations only.
 	{"internal/facts"},
 	// The knowledge base: embedded data and typed accessors.
@@ -40,7 +49,9 @@ var layers = [][]string{
 	// One package per fact group, and the collector that runs them all.
 	{"internal/collect/..."},
 	{"internal/collect"},
-	// Judging: model verdicts, then remedies, then Facts + KB -> Findings.
+	// Judging: model verdicts (over what collect/modelread read), then
+	// remedies, then Facts + KB -> Findings; TestJudgesArePure keeps them
+	// free of reads.
 	// remedy sits ABOVE diagnose here (diagnose may import it), not below as
 	// DESIGN's rows list it: diagnose attaches remedy's commands to its
 	// findings (internal/diagnose/compiler.go on the remedy branch), and
@@ -56,11 +67,67 @@ var layers = [][]string{
 	{"internal/remote"},
 	{"internal/fleet"},
 	// Rendering for every command.
-	{"internal/report", "internal/render"},
+	{"internal/report"},
 	// Commands, and the hostile-input harness that drives everything.
 	{"internal/cli", "internal/hostile"},
 	// Programs: the binary, and the generator of its CLI reference.
-	{"cmd/fastpath", "internal/cli/gendoc"},
+	{"cmd/fastpath", "internal/cli/gendoc", "internal/finding/genids"},
+}
+
+// A rule forbids imports that the layers allow but the design does not.
+type rule struct {
+	from   string   // importing packages: a path, or a group ending in "/..."
+	to     string   // the imported package
+	except []string // importing packages allowed all the same, each for its reason
+	why    string
+}
+
+var rules = []rule{
+	{
+		from: "internal/collect/...", to: "internal/kb",
+		// Each exception asks the KB what to read, never for a verdict:
+		// collect/torch which CUDA libraries torch loads, collect/envvars
+		// which environment variables matter (envvars.json), and
+		// collect/modelread how a family's configuration names its layers
+		// (families.json's layouts).
+		except: []string{"internal/collect/torch", "internal/collect/envvars", "internal/collect/modelread"},
+		why:    "collectors record observations; judging them against the KB is diagnose's (diagnose.Complete), or a saved facts file freezes an old KB",
+	},
+	{
+		from: "...", to: "internal/fixture",
+		// hostile is the hostile-input harness that only tests import.
+		except: []string{"internal/hostile"},
+		why:    "the test fixture is for tests; the binary's demo tree comes from internal/demo's embedded archive",
+	},
+}
+
+// matches reports whether pkg is pattern, or in the group pattern names
+// ("internal/collect/..." holds internal/collect/gpu; "..." holds all).
+func matches(pattern, pkg string) bool {
+	if pattern == "..." {
+		return true
+	}
+	if prefix, ok := strings.CutSuffix(pattern, "/..."); ok {
+		return strings.HasPrefix(pkg, prefix+"/")
+	}
+	return pkg == pattern
+}
+
+// ruleViolations lists every import in graph that a rule forbids.
+func ruleViolations(graph map[string][]string) []string {
+	var bad []string
+	for pkg, imports := range graph {
+		for _, r := range rules {
+			if !matches(r.from, pkg) || slices.Contains(r.except, pkg) {
+				continue
+			}
+			if slices.Contains(imports, r.to) {
+				bad = append(bad, fmt.Sprintf("%s imports %s: %s", pkg, r.to, r.why))
+			}
+		}
+	}
+	sort.Strings(bad)
+	return bad
 }
 
 // level returns the layer of pkg (a path inside the module) and whether its
@@ -158,6 +225,69 @@ func TestLayers(t *testing.T) {
 	for _, v := range violations(graph) {
 		t.Error(v)
 	}
+	for _, v := range ruleViolations(graph) {
+		t.Error(v)
+	}
+}
+
+// judges are the packages that turn what was read into verdicts. They are
+// pure: they read nothing themselves (DESIGN: "Facts + KB -> Findings
+// (pure)", "pure over what source read"), so they import no reader and no
+// package that reaches a file, a program or the network.
+var judges = []string{"internal/model", "internal/remedy", "internal/diagnose"}
+
+var judgesMayNotImport = []string{
+	"os", "os/exec", "io/fs", "net", "net/http", "syscall",
+	module + "internal/source", module + "internal/imagesource", module + "internal/collect",
+}
+
+func TestJudgesArePure(t *testing.T) {
+	goTool, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("no go command on PATH:", err)
+	}
+	args := []string{"list", "-f", "{{.ImportPath}}{{range .Imports}} {{.}}{{end}}"}
+	for _, j := range judges {
+		args = append(args, module+j)
+	}
+	out, err := exec.Command(goTool, args...).Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	if len(lines) != len(judges) {
+		t.Fatalf("go list listed %d packages, want %d", len(lines), len(judges))
+	}
+	for _, line := range lines {
+		fields := strings.Fields(line)
+		for _, imp := range fields[1:] {
+			if slices.Contains(judgesMayNotImport, imp) {
+				t.Errorf("%s imports %s: a judge reads nothing itself; the readers (source, collect/...) hand it what they read", strings.TrimPrefix(fields[0], module), strings.TrimPrefix(imp, module))
+			}
+		}
+	}
+}
+
+// TestBinaryDeps: the shipped program links neither the test fixture nor
+// the harness that drives it (go list -deps ./cmd/fastpath).
+func TestBinaryDeps(t *testing.T) {
+	goTool, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("no go command on PATH:", err)
+	}
+	out, err := exec.Command(goTool, "list", "-deps", module+"cmd/fastpath").Output()
+	if err != nil {
+		t.Fatalf("go list -deps ./cmd/fastpath: %v", err)
+	}
+	deps := strings.Fields(string(out))
+	if !slices.Contains(deps, module+"internal/diagnose") {
+		t.Fatalf("go list -deps ./cmd/fastpath did not list internal/diagnose: %q", deps)
+	}
+	for _, never := range []string{"internal/fixture", "internal/hostile", "internal/testenv"} {
+		if slices.Contains(deps, module+never) {
+			t.Errorf("cmd/fastpath links %s, which is for tests only", never)
+		}
+	}
 }
 
 // TestViolationsFound checks the checker on imports it must refuse and
@@ -177,8 +307,14 @@ func TestViolationsFound(t *testing.T) {
 		{map[string][]string{"internal/collect/gpu": {"internal/collect"}}, 1},
 		{map[string][]string{"internal/diagnose": {"internal/remedy"}}, 0},
 		{map[string][]string{"cmd/fastpath": {"internal/cli"}}, 0},
+		// rules
+		{map[string][]string{"internal/collect/gpu": {"internal/kb"}}, 1},
+		{map[string][]string{"internal/collect/torch": {"internal/kb"}}, 0},
+		{map[string][]string{"internal/diagnose": {"internal/kb"}}, 0},
+		{map[string][]string{"internal/cli": {"internal/fixture"}}, 1},
+		{map[string][]string{"internal/hostile": {"internal/fixture"}}, 0},
 	} {
-		if got := violations(tc.graph); len(got) != tc.want {
+		if got := append(violations(tc.graph), ruleViolations(tc.graph)...); len(got) != tc.want {
 			t.Errorf("violations(%v) = %q, want %d", tc.graph, got, tc.want)
 		}
 	}

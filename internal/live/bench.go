@@ -8,8 +8,12 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"sort"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/fastpath-dev/fastpath/internal/kb"
+	"github.com/fastpath-dev/fastpath/internal/render"
 )
 
 // BenchArgs is bench.py's argument.
@@ -22,6 +26,44 @@ type BenchArgs struct {
 	Runs       int     `json:"runs,omitempty"`
 	CapSeconds float64 `json:"cap_seconds,omitempty"` // per measurement
 	NoLayer    bool    `json:"no_layer,omitempty"`    // skip the whole-layer forward
+	// Families and Functions come from the knowledge base (Bench fills
+	// them when empty): the model types bench.py's Gated DeltaNet routine
+	// times, and the functions it times with their modules and the torch
+	// references transformers keeps for them.
+	Families  []string        `json:"families"`
+	Functions []BenchFunction `json:"functions"`
+}
+
+// BenchFunction is one kernel function bench.py times.
+type BenchFunction struct {
+	Name      string   `json:"name"`
+	Module    string   `json:"module"`
+	TorchRefs []string `json:"torch_refs"`
+}
+
+// gdnRoutine is bench.py's routine for Gated DeltaNet layers.
+const gdnRoutine = "gated_delta_net"
+
+// withKB fills Families and Functions from the knowledge base: the
+// families whose bench is bench.py's Gated DeltaNet routine, and the
+// functions of their linear_attention layers.
+func (a BenchArgs) withKB() BenchArgs {
+	d := kb.Families()
+	if len(a.Families) == 0 {
+		a.Families = d.BenchFamilies(gdnRoutine)
+	}
+	if len(a.Functions) == 0 {
+		seen := map[string]bool{}
+		for _, mt := range a.Families {
+			for _, fn := range d.Functions(d.Families[mt].Kinds["linear_attention"], false) {
+				if !seen[fn.Name] {
+					seen[fn.Name] = true
+					a.Functions = append(a.Functions, BenchFunction{Name: fn.Name, Module: fn.Module, TorchRefs: fn.TorchRefs})
+				}
+			}
+		}
+	}
+	return a
 }
 
 // Bench is bench.py's answer: the JSON of `fastpath bench --json`.
@@ -133,7 +175,7 @@ func finite(f float64) bool { return !math.IsNaN(f) && !math.IsInf(f, 0) }
 
 // Bench runs bench.py.
 func (r *Runner) Bench(ctx context.Context, args BenchArgs) (*Bench, error) {
-	arg, err := json.Marshal(args)
+	arg, err := json.Marshal(args.withKB())
 	if err != nil {
 		return nil, err
 	}
@@ -237,15 +279,19 @@ func shape(batch, seq int, phase string) string {
 	return fmt.Sprintf("b=%d L=%d", batch, seq)
 }
 
-// Render writes the benchmark as text tables.
-func Render(w io.Writer, b *Bench) error {
-	fmt.Fprintf(w, "%s (%s)", b.ModelType, b.Config)
+// Render writes the benchmark as text tables (internal/render: prose wraps
+// to o's width; the tables are as wide as they are; -q prints the heading
+// and the tables only).
+func Render(w io.Writer, b *Bench, o render.Options) error {
+	p := render.NewPrinter(w, o)
+	w = p
+	head := fmt.Sprintf("%s (%s)", b.ModelType, b.Config)
 	if b.Device != "" {
-		fmt.Fprintf(w, " on %s, %s, torch %s, transformers %s", b.Device, b.DType, orDash(b.Torch), orDash(b.Transformers))
+		head += fmt.Sprintf(" on %s, %s, torch %s, transformers %s", b.Device, b.DType, orDash(b.Torch), orDash(b.Transformers))
 	}
-	fmt.Fprintln(w)
-	for k, n := range b.Layers {
-		fmt.Fprintf(w, "%d %s layers\n", n, k)
+	p.Para("", head)
+	for _, k := range sortedKeys(b.Layers) {
+		p.Line(render.Count(b.Layers[k], k+" layer", k+" layers"))
 	}
 	if len(b.Results) > 0 {
 		fmt.Fprintln(w)
@@ -266,7 +312,9 @@ func Render(w io.Writer, b *Bench) error {
 		if err := tw.Flush(); err != nil {
 			return err
 		}
-		fmt.Fprintln(w, "ms: median per call (CUDA events), after a first call timed apart (Triton compiles there; not counted against --cap); * stopped early at the time cap; ! unstable (the two halves of the runs differ by more than 10%). PER FORWARD: what the fallback adds to one prefill or one decode step.")
+		if !o.Quiet() {
+			p.Para("", p.P.D("ms: median per call (CUDA events), after a first call timed apart (Triton compiles there; not counted against --cap); * stopped early at the time cap; ! unstable (the two halves of the runs differ by more than 10%). PER FORWARD: what the fallback adds to one prefill or one decode step."))
+		}
 	}
 	if len(b.LayerForward) > 0 {
 		fmt.Fprintln(w)
@@ -293,10 +341,13 @@ func Render(w io.Writer, b *Bench) error {
 	for _, l := range b.LayerForward {
 		unstable = append(unstable, l.unstableNotes("whole layer "+shape(l.Batch, l.SeqLen, "prefill"))...)
 	}
+	if o.Quiet() {
+		return p.Err()
+	}
 	if len(unstable) > 0 {
-		fmt.Fprintln(w, "\nUnstable:")
+		fmt.Fprintln(w, "\n"+p.P.B("Unstable:"))
 		for _, n := range unstable {
-			fmt.Fprintf(w, "  %s\n", n)
+			p.Para("  ", n)
 		}
 	}
 	notes := append([]string{}, b.Skipped...)
@@ -309,18 +360,30 @@ func Render(w io.Writer, b *Bench) error {
 		}
 	}
 	if len(notes) > 0 {
-		fmt.Fprintln(w, "\nNot compared:")
+		fmt.Fprintln(w, "\n"+p.P.B("Not compared:"))
 		for _, n := range notes {
-			fmt.Fprintf(w, "  %s\n", oneLine(n))
+			p.Para("  ", oneLine(n))
 		}
 	}
 	if len(b.Errors) > 0 {
-		fmt.Fprintln(w, "\nErrors:")
+		fmt.Fprintln(w, "\n"+p.P.B("Errors:"))
 		for _, e := range b.Errors {
+			// A traceback keeps its lines: no wrapping.
 			fmt.Fprintf(w, "  %s\n", strings.ReplaceAll(strings.TrimSpace(e), "\n", "\n  "))
 		}
 	}
-	return nil
+	return p.Err()
+}
+
+// sortedKeys are m's keys in order: a map's order would change the output
+// from run to run.
+func sortedKeys(m map[string]int) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
 }
 
 func unstableMark(u bool) string {

@@ -1,7 +1,10 @@
 """fastpath's fallback benchmark: fast kernel vs transformers' torch reference.
 
 Run by `fastpath bench` with the selected interpreter:
-    python bench.py '{"config": PATH, "batches": [1], "seq_lens": [2048, 8192], "dtype": "bf16", ...}'
+    python bench.py '{"config": PATH, "batches": [1], "seq_lens": [2048, 8192], "dtype": "bf16",
+                      "families": [...], "functions": [{"name", "module", "torch_refs"}, ...]}'
+The families and functions come from fastpath's knowledge base (families.json);
+nothing here names a package, a module or a family.
 For each kernel-dependent layer kind of the model (Gated DeltaNet for now),
 times the package's function (when importable) and transformers' own torch
 reference at the model's shapes on the GPU: the first call timed on its own
@@ -22,7 +25,6 @@ os.environ["TRANSFORMERS_OFFLINE"] = "1"
 os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
 
 BENCH_VERSION = 2
-GDN_TYPES = ("qwen3_next", "qwen3_5", "qwen3_5_moe")
 
 
 def log(msg):
@@ -154,12 +156,11 @@ def gdn_shapes(cfg):
     return s
 
 
-def fast_functions(out):
+def fast_functions(functions):
     """The packages' functions, or why each is missing."""
     fast = {}
-    for fname, modname in (("causal_conv1d_fn", "causal_conv1d"), ("causal_conv1d_update", "causal_conv1d"),
-                           ("chunk_gated_delta_rule", "fla.ops.gated_delta_rule"),
-                           ("fused_recurrent_gated_delta_rule", "fla.ops.gated_delta_rule")):
+    for f in functions:
+        fname, modname = f["name"], f["module"]
         try:
             m = importlib.import_module(modname)
             fn = getattr(m, fname)
@@ -171,10 +172,14 @@ def fast_functions(out):
     return fast
 
 
-def fallback_functions(mod, torch):
+def fallback_functions(mod, torch, refs):
+    """The torch reference of each function: refs[name] lists the modeling
+    module's attributes that may hold it, in order."""
     F = torch.nn.functional
     fb = {}
-    fn, src = torch_reference(mod, ["causal_conv1d_fn"])
+    for fname, names in refs.items():
+        fb[fname] = torch_reference(mod, names)
+    fn, src = fb.get("causal_conv1d_fn") or (None, None)
     if fn is None:
         # Up to 5.14 the layer itself runs nn.Conv1d then the activation when
         # causal_conv1d_fn is None: the same computation.
@@ -184,10 +189,6 @@ def fallback_functions(mod, torch):
             return F.silu(y) if activation in ("silu", "swish") else y
         fn, src = conv_fn, "F.conv1d + silu (what the layer runs when causal_conv1d_fn is None; no torch reference function in this transformers)"
     fb["causal_conv1d_fn"] = (fn, src)
-    fb["causal_conv1d_update"] = torch_reference(mod, ["causal_conv1d_update", "torch_causal_conv1d_update"])
-    fb["chunk_gated_delta_rule"] = torch_reference(mod, ["torch_chunk_gated_delta_rule", "chunk_gated_delta_rule"])
-    fb["fused_recurrent_gated_delta_rule"] = torch_reference(
-        mod, ["torch_recurrent_gated_delta_rule", "fused_recurrent_gated_delta_rule"])
     return fb
 
 
@@ -225,7 +226,7 @@ def gdn_cases(torch, s, dtype, batch, seq_len, dev):
             ("fused_recurrent_gated_delta_rule", "decode", 1, gdr_args(1))]
 
 
-def layer_forward(torch, mod, cfg_dict, model_type, fast, fb, dtype, batch, seq_len, dev, timer):
+def layer_forward(torch, mod, cfg_dict, model_type, fast, fb, refs, dtype, batch, seq_len, dev, timer):
     """One whole GatedDeltaNet layer's prefill forward with random weights,
     with the module-level functions bound to the fast ones, then the torch
     references; returns a result dict."""
@@ -245,7 +246,8 @@ def layer_forward(torch, mod, cfg_dict, model_type, fast, fb, dtype, batch, seq_
         idx = types.index("linear_attention") if "linear_attention" in types else 0
         layer = cls(tc, idx).to(device=dev, dtype=dtype).eval()
         x = torch.randn(batch, seq_len, tc.hidden_size, device=dev, dtype=dtype) * 0.1
-        names = {"causal_conv1d_fn": ["causal_conv1d_fn"], "chunk_gated_delta_rule": ["torch_chunk_gated_delta_rule", "chunk_gated_delta_rule"]}
+        # The prefill functions, under every attribute that may hold them.
+        names = {f: refs.get(f) or [f] for f in ("causal_conv1d_fn", "chunk_gated_delta_rule")}
         saved = {}
         for fname, attrs in names.items():
             for a in attrs:
@@ -290,10 +292,16 @@ def run(args, out):
         cfg = json.load(fh)
     model_type = str(cfg.get("model_type", ""))
     out["model_type"] = model_type
-    if model_type not in GDN_TYPES:
-        out["skipped"].append("model_type %s: no benchmark for its layer kinds yet (Gated DeltaNet families: %s)" %
-                              (model_type, ", ".join(GDN_TYPES)))
+    families = [str(f) for f in args.get("families") or []]
+    functions = [f for f in args.get("functions") or [] if isinstance(f, dict) and f.get("name") and f.get("module")]
+    if not families or not functions:
+        out["errors"].append("no families or functions given: fastpath passes them from its knowledge base")
         return
+    if model_type not in families:
+        out["skipped"].append("model_type %s: no benchmark for its layer kinds yet (Gated DeltaNet families: %s)" %
+                              (model_type, ", ".join(families)))
+        return
+    refs = {f["name"]: [str(r) for r in f.get("torch_refs") or []] for f in functions}
     s = gdn_shapes(cfg)
     out["shapes"] = s
     out["layers"] = {"linear_attention": s["layers"]}
@@ -318,8 +326,8 @@ def run(args, out):
             raise
         out["errors"].append("transformers' %s modeling not importable: %s" % (model_type, exc_text(e)))
         return
-    fast = fast_functions(out)
-    fb = fallback_functions(mod, torch)
+    fast = fast_functions(functions)
+    fb = fallback_functions(mod, torch, refs)
     for fname in sorted(fast):
         if fast[fname][0] is None:
             out["skipped"].append("%s fast: %s" % (fname, fast[fname][2]))
@@ -331,7 +339,7 @@ def run(args, out):
     for batch in args.get("batches") or [1]:
         for seq_len in args.get("seq_lens") or [2048]:
             for fname, phase, t, make in gdn_cases(torch, s, dtype, batch, seq_len, dev):
-                if (fname, batch, t) in seen:
+                if (fname, batch, t) in seen or fname not in fast:
                     continue
                 seen.add((fname, batch, t))
                 r = {"kind": "linear_attention", "function": fname, "phase": phase, "batch": batch, "seq_len": t,
@@ -356,8 +364,8 @@ def run(args, out):
                 partial(out)
             if not args.get("no_layer"):
                 log("whole layer forward batch=%d seq_len=%d" % (batch, seq_len))
-                out["layer_forward"].append(layer_forward(torch, mod, cfg, model_type, fast, fb, dtype, batch, seq_len,
-                                                          dev, timer))
+                out["layer_forward"].append(layer_forward(torch, mod, cfg, model_type, fast, fb, refs, dtype, batch,
+                                                          seq_len, dev, timer))
                 partial(out)
                 torch.cuda.empty_cache()
 

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fastpath-dev/fastpath/internal/render"
 	"github.com/fastpath-dev/fastpath/internal/testenv"
 )
 
@@ -189,7 +190,7 @@ func TestBenchWithoutTorch(t *testing.T) {
 		t.Errorf("errors = %q, want torch not importable", b.Errors)
 	}
 	var out bytes.Buffer
-	if err := Render(&out, b); err != nil {
+	if err := Render(&out, b, render.Options{Width: 1000}); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(out.String(), "torch not importable") {

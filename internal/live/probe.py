@@ -23,11 +23,8 @@ os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
 
 PROBE_VERSION = 1
 
-# The kernel functions transformers resolves (transformers 5.17); the caller
-# may pass its own list.
-FUNCTIONS = ["causal_conv1d_fn", "causal_conv1d_update", "chunk_gated_delta_rule", "fused_recurrent_gated_delta_rule",
-             "chunk_kda", "fused_recurrent_kda", "selective_scan_fn", "selective_state_update", "mamba_inner_fn",
-             "mamba_chunk_scan_combined", "mamba_split_conv1d_scan_combined"]
+# The kernel functions to look up come from the caller (fastpath passes the
+# knowledge base's function sets as "functions"); nothing here names one.
 
 
 def exc_text(e):
@@ -79,7 +76,7 @@ def resolve_model(model_type, functions=None):
     reference `torch_function` itself). Up to 5.14 the modeling module binds
     the package functions at import (None, or the package's function).
     """
-    functions = functions or FUNCTIONS
+    functions = functions or []
     mod = modeling_module(model_type)
     found = {}
     for name in dir(mod):
@@ -218,6 +215,8 @@ def run(args):
         out["transformers"] = probe_package("transformers", "transformers")
     except Exception as e:
         out["errors"].append("transformers: " + exc_text(e))
+    if models and not args.get("functions"):
+        out["errors"].append("no kernel functions given: fastpath passes the knowledge base's function sets")
     if out["transformers"].get("ok"):
         for mt in models:
             try:

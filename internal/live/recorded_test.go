@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/fastpath-dev/fastpath/internal/render"
 )
 
 // recorded returns the JSON files under testdata/recorded whose names
@@ -48,7 +50,7 @@ func TestRecordedProbes(t *testing.T) {
 				t.Error("no package import attempts")
 			}
 			var out bytes.Buffer
-			RenderProbe(&out, lf)
+			RenderProbe(&out, lf, render.Options{Width: 1000})
 			for _, p := range lf.Packages {
 				if !strings.Contains(out.String(), "import "+p.Import+":") {
 					t.Errorf("render leaves out %s:\n%s", p.Import, out.String())
@@ -80,7 +82,7 @@ func TestH200Probe(t *testing.T) {
 		t.Errorf("chunk_gated_delta_rule = %+v", f)
 	}
 	var out bytes.Buffer
-	RenderProbe(&out, lf)
+	RenderProbe(&out, lf, render.Options{Width: 1000})
 	for _, want := range []string{
 		"torch 2.11.0+cu130 (CUDA 13.0), imported in 5.61 s; cuda available: true; cxx11 abi: true",
 		"device 0: NVIDIA H200, capability 9.0",
@@ -102,7 +104,7 @@ func TestRecordedBenches(t *testing.T) {
 				t.Fatal(err)
 			}
 			var out bytes.Buffer
-			if err := Render(&out, bn); err != nil {
+			if err := Render(&out, bn, render.Options{Width: 1000}); err != nil {
 				t.Fatal(err)
 			}
 			for _, r := range bn.Results {
@@ -143,7 +145,7 @@ func TestH200Bench(t *testing.T) {
 		t.Errorf("per forward = %v, %v", d, ok)
 	}
 	var out bytes.Buffer
-	if err := Render(&out, bn); err != nil {
+	if err := Render(&out, bn, render.Options{Width: 1000}); err != nil {
 		t.Fatal(err)
 	}
 	text := out.String()

@@ -7,11 +7,30 @@ import (
 	"strings"
 
 	"github.com/fastpath-dev/fastpath/internal/facts"
+	"github.com/fastpath-dev/fastpath/internal/render"
 )
 
-// RenderProbe writes what the probe answered, for doctor's text output.
-func RenderProbe(w io.Writer, lf *facts.LiveFacts) {
-	fmt.Fprintln(w, "Live probe:")
+// wrapLines writes each line it is given (one Fprintf call, one line)
+// through the Printer's hanging-indent wrap; a line with a line break
+// inside (a traceback) is written as it is.
+type wrapLines struct{ p *render.Printer }
+
+func (l wrapLines) Write(b []byte) (int, error) {
+	s := strings.TrimSuffix(string(b), "\n")
+	if strings.Contains(s, "\n") || !strings.HasPrefix(s, "  ") {
+		return l.p.Write(b)
+	}
+	l.p.Wrap("  ", "    ", strings.TrimPrefix(s, "  "))
+	return len(b), l.p.Err()
+}
+
+// RenderProbe writes what the probe answered, for doctor's text output
+// (internal/render: the heading in bold; a line that does not fit wraps
+// under a hanging indent, except tracebacks, which keep their lines).
+func RenderProbe(w io.Writer, lf *facts.LiveFacts, o render.Options) {
+	p := render.NewPrinter(w, o)
+	w = wrapLines{p}
+	fmt.Fprintln(p, p.P.B("Live probe:"))
 	if lf.Error != "" {
 		fmt.Fprintf(w, "  not run: %s\n", indent(lf.Error))
 		return

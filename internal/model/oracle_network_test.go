@@ -4,282 +4,21 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
-	"net/http"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/fastpath-dev/fastpath/internal/collect"
+	"github.com/fastpath-dev/fastpath/internal/collect/modelread"
+	"github.com/fastpath-dev/fastpath/internal/collect/modelread/transformerstest"
 	"github.com/fastpath-dev/fastpath/internal/fixture"
 	"github.com/fastpath-dev/fastpath/internal/kb"
+	"github.com/fastpath-dev/fastpath/internal/pep440"
 	"github.com/fastpath-dev/fastpath/internal/source"
-	"github.com/fastpath-dev/fastpath/internal/testenv"
 )
 
-// oracleVersions are the transformers releases the static reading is
-// checked on: the last 4.x, the last release binding kernels through
-// lazy_load_kernel, the GPU machine's release, and the newest on PyPI.
-func oracleVersions(t *testing.T) []string {
-	if v := os.Getenv("FASTPATH_TRANSFORMERS_ORACLE_VERSIONS"); v != "" {
-		return strings.Fields(v)
-	}
-	return []string{"4.57.6", "5.14.0", "5.17.0", newestTransformers(t)}
-}
-
-// newestTransformers asks PyPI's JSON API for the newest release.
-func newestTransformers(t *testing.T) string {
-	t.Helper()
-	c := &http.Client{Timeout: 30 * time.Second}
-	resp, err := c.Get("https://pypi.org/pypi/transformers/json")
-	if err != nil {
-		t.Fatalf("PyPI: %v", err)
-	}
-	defer resp.Body.Close()
-	var info struct {
-		Info struct {
-			Version string `json:"version"`
-		} `json:"info"`
-	}
-	if err := json.NewDecoder(io.LimitReader(resp.Body, 64<<20)).Decode(&info); err != nil || info.Info.Version == "" {
-		t.Fatalf("PyPI transformers JSON: %v", err)
-	}
-	return info.Info.Version
-}
-
-// transformersSource installs transformers==version's files (no
-// dependencies, nothing compiled, never imported) into the test cache and
-// returns the folder holding the transformers package.
-func transformersSource(t *testing.T, version string) string {
-	t.Helper()
-	py3 := testenv.Python3(t)
-	dir := filepath.Join(testenv.CacheDir(t), "transformers-src", version)
-	if _, err := os.Stat(filepath.Join(dir, ".complete")); err == nil {
-		return dir
-	}
-	_ = os.RemoveAll(dir)
-	testenv.Run(t, []string{"PIP_DISABLE_PIP_VERSION_CHECK=1"}, py3, "-m", "pip", "install", "--quiet", "--no-deps",
-		"--no-compile", "--target", dir, "transformers=="+version)
-	if err := os.WriteFile(filepath.Join(dir, ".complete"), []byte(version+"\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return dir
-}
-
-func modelTypes(t *testing.T, site string) []string {
-	t.Helper()
-	ents, err := os.ReadDir(filepath.Join(site, "transformers", "models"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []string
-	for _, e := range ents {
-		if _, err := os.Stat(filepath.Join(site, "transformers", "models", e.Name(), "modeling_"+e.Name()+".py")); err == nil {
-			out = append(out, e.Name())
-		}
-	}
-	return out
-}
-
-func gateKey(local, function, imp, how string, line int) string {
-	return fmt.Sprintf("%s=%s from %q (%s) line %d", local, function, imp, how, line)
-}
-
-// TestNetworkTransformersGatesAST checks the Go scanner's gate table for
-// EVERY model type of each release against an independent reading of the
-// same files by Python's own parser (scripts/transformers-gates-ast.py, run
-// with python3's ast module: nothing is imported). It proves the tokenizer
-// and the gate patterns read what Python reads; it says nothing about
-// runtime (see TestNetworkTransformersGatesRuntime).
-func TestNetworkTransformersGatesAST(t *testing.T) {
-	if testing.Short() {
-		t.Skip("needs PyPI")
-	}
-	py3 := testenv.Python3(t)
-	script, err := filepath.Abs(filepath.Join("..", "..", "scripts", "transformers-gates-ast.py"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, v := range oracleVersions(t) {
-		t.Run(v, func(t *testing.T) {
-			site := transformersSource(t, v)
-			var ast struct {
-				Modules map[string][]struct {
-					Local, Function, Import, How string
-					Line                         int
-				} `json:"modules"`
-				Errors map[string]string `json:"errors"`
-			}
-			if err := json.Unmarshal([]byte(testenv.Run(t, nil, py3, script, site)), &ast); err != nil {
-				t.Fatal(err)
-			}
-			types := modelTypes(t, site)
-			agree, withGates := 0, 0
-			for _, mt := range types {
-				p := filepath.Join(site, "transformers", "models", mt, "modeling_"+mt+".py")
-				b, err := os.ReadFile(p)
-				if err != nil {
-					t.Fatal(err)
-				}
-				var want, got []string
-				for _, g := range ast.Modules[mt] {
-					want = append(want, gateKey(g.Local, g.Function, g.Import, g.How, g.Line))
-				}
-				m, err := scanModule(p, b)
-				if err != nil {
-					if _, bad := ast.Errors[mt]; !bad {
-						t.Errorf("%s: fastpath cannot read a file Python parses: %v", mt, err)
-					}
-					continue
-				}
-				for _, g := range m.gates {
-					got = append(got, gateKey(g.Local, g.Function, g.Import, g.How, g.Line))
-				}
-				sort.Strings(want)
-				sort.Strings(got)
-				if len(want) > 0 {
-					withGates++
-				}
-				if strings.Join(want, "\n") == strings.Join(got, "\n") {
-					agree++
-					continue
-				}
-				t.Errorf("%s %s: ast reads\n  %s\nfastpath reads\n  %s", v, mt, strings.Join(want, "\n  "), strings.Join(got, "\n  "))
-			}
-			t.Logf("transformers %s: %d of %d model types agree with Python's ast (%d of them bind kernel functions)", v, agree, len(types), withGates)
-		})
-	}
-}
-
-// runtimeRecord is what scripts/transformers-gate-runtime.py writes.
-type runtimeRecord struct {
-	Mode         string                   `json:"mode"`
-	Transformers string                   `json:"transformers"`
-	Lazy         map[string]*string       `json:"lazy_load_kernel"`
-	Modules      map[string]runtimeModule `json:"modules"`
-	Dists        map[string]*string       `json:"dists"`
-}
-
-type runtimeModule struct {
-	Error string `json:"error"`
-	Gates []struct {
-		Global         string `json:"global"`
-		How            string `json:"how"`
-		Kernel         string `json:"kernel"`
-		Package        string `json:"package"`
-		Implementation string `json:"implementation"`
-		TorchFunction  string `json:"torch_function"`
-		BoundToTorch   bool   `json:"bound_to_torch"`
-	} `json:"gates"`
-	NoneGlobals []string `json:"none_globals"`
-}
-
-// TestNetworkTransformersGatesRuntime compares the static gate table of
-// transformers 5.17.0 (the GPU machine's release) with what importing each
-// modeling module bound on that machine (testdata/gates-runtime-5.17.0,
-// recorded by scripts/device/models.sh): without kernel packages every gate
-// must keep its torch function; with the fake kernel packages (see the
-// script) every gate must bind the package's function of the same name.
-// It proves the static table names the same functions and fallbacks the
-// running code binds; not that the kernels work.
-func TestNetworkTransformersGatesRuntime(t *testing.T) {
-	if testing.Short() {
-		t.Skip("needs PyPI")
-	}
-	recs := map[string]runtimeRecord{}
-	for _, mode := range []string{"without", "with"} {
-		b, err := os.ReadFile(filepath.Join("testdata", "gates-runtime-5.17.0", "gates-"+mode+".json"))
-		if os.IsNotExist(err) {
-			t.Skip("no runtime recording committed yet (scripts/device/models.sh writes it on the GPU machine)")
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		var r runtimeRecord
-		if err := json.Unmarshal(b, &r); err != nil {
-			t.Fatal(err)
-		}
-		recs[mode] = r
-	}
-	site := transformersSource(t, recs["without"].Transformers)
-	types := modelTypes(t, site)
-	agree, compared := 0, 0
-	var disagree []string
-	for _, mt := range types {
-		p := filepath.Join(site, "transformers", "models", mt, "modeling_"+mt+".py")
-		b, _ := os.ReadFile(p)
-		m, err := scanModule(p, b)
-		if err != nil {
-			t.Errorf("%s: %v", mt, err)
-			continue
-		}
-		var probs []string
-		for _, mode := range []string{"without", "with"} {
-			rm, ok := recs[mode].Modules[mt]
-			if !ok {
-				probs = append(probs, mode+": not recorded")
-				continue
-			}
-			if rm.Error != "" {
-				probs = append(probs, mode+": import failed on the GPU machine: "+rm.Error)
-				continue
-			}
-			bound := map[string]string{}
-			for _, g := range rm.Gates {
-				if g.How == "hub-fallback" {
-					// The implementation bound must be the torch function
-					// itself, or the package's function of the kernel's name.
-					root, _, _ := strings.Cut(g.Package, ".")
-					implOK := strings.HasSuffix(g.Implementation, "."+g.TorchFunction)
-					if !g.BoundToTorch {
-						implOK = strings.HasPrefix(g.Implementation, root+".") && strings.HasSuffix(g.Implementation, "."+g.Kernel)
-					}
-					bound[g.Global] = fmt.Sprintf("%s/%s/%v/%v", g.Kernel, g.Package, g.BoundToTorch, implOK)
-					compared++
-				} else {
-					bound[g.Global] = g.Implementation
-				}
-			}
-			static := map[string]string{}
-			for _, g := range m.gates {
-				switch g.How {
-				case "hub-fallback":
-					static[g.Local] = fmt.Sprintf("%s/%s/%v/true", g.Function, g.Import, mode == "without")
-				case "import", "import-if-available":
-					if mode == "with" {
-						static[g.Local] = g.Import + "." + g.Function
-					}
-				}
-			}
-			for k, v := range static {
-				if bound[k] != v {
-					probs = append(probs, fmt.Sprintf("%s: %s static %s, runtime %q", mode, k, v, bound[k]))
-				}
-			}
-			for k, v := range bound {
-				if _, ok := static[k]; !ok {
-					probs = append(probs, fmt.Sprintf("%s: runtime binds %s=%s, the static reading has no such gate", mode, k, v))
-				}
-			}
-		}
-		if len(probs) == 0 {
-			agree++
-			continue
-		}
-		disagree = append(disagree, mt+": "+strings.Join(probs, "; "))
-	}
-	t.Logf("transformers %s: %d of %d model types agree with the runtime recording (%d bindings compared, with and without the packages)", recs["without"].Transformers, agree, len(types), compared)
-	for _, d := range disagree {
-		t.Errorf("%s", d)
-	}
-}
-
-// seedWithSource writes the seed container (no causal-conv1d, fla 0.4.1,
-// transformers 5.17.0 metadata) and puts transformers' real source for the
-// given model types (and models/auto) into its site-packages.
 func seedWithSource(t *testing.T, site string, types ...string) (source.Source, string) {
 	t.Helper()
 	root := t.TempDir()
@@ -321,7 +60,7 @@ func seedWithSource(t *testing.T, site string, types ...string) (source.Source, 
 func judgeInSeed(t *testing.T, src source.Source, cfgPath string) *Report {
 	t.Helper()
 	f := collect.Collect(context.Background(), src, collect.Options{GPUs: []string{"12.0"}})
-	tc, why := TransformersFor(src, f)
+	tc, why := modelread.TransformersFor(src, f)
 	if tc == nil {
 		t.Fatal(why)
 	}
@@ -329,11 +68,12 @@ func judgeInSeed(t *testing.T, src source.Source, cfgPath string) *Report {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := ParseConfig(b)
+	c, err := modelread.ParseConfig(b)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return AnalyzeWithCode(cfgPath, &Located{Path: cfgPath}, c, f, tc, "")
+	code, why := modelread.ReadCode(tc, c, "")
+	return AnalyzeWithCode(cfgPath, &modelread.Located{Path: cfgPath}, c, f, code, why)
 }
 
 // TestNetworkSeedFromCode: the seed (Qwen3.5-27B, causal-conv1d missing, fla
@@ -344,7 +84,7 @@ func TestNetworkSeedFromCode(t *testing.T) {
 	if testing.Short() {
 		t.Skip("needs PyPI")
 	}
-	site := transformersSource(t, "5.17.0")
+	site := transformerstest.Source(t, "5.17.0")
 	src, root := seedWithSource(t, site, "qwen3_5")
 	cfg, _ := filepath.Glob(filepath.Join(root, "root", ".cache", "huggingface", "hub", "models--Qwen--Qwen3.5-27B", "snapshots", "*", "config.json"))
 	if len(cfg) != 1 {
@@ -380,7 +120,7 @@ func TestNetworkNewFamiliesFromCode(t *testing.T) {
 	if testing.Short() {
 		t.Skip("needs PyPI")
 	}
-	site := transformersSource(t, "5.17.0")
+	site := transformerstest.Source(t, "5.17.0")
 	cases := []struct {
 		mt       string
 		layers   int
@@ -432,14 +172,14 @@ func TestNetworkCodeAgreesWithKB(t *testing.T) {
 		t.Skip("needs PyPI")
 	}
 	fams := familiesForTest()
-	for _, v := range oracleVersions(t) {
+	for _, v := range transformerstest.OracleVersions(t) {
 		t.Run(v, func(t *testing.T) {
-			site := transformersSource(t, v)
+			site := transformerstest.Source(t, v)
 			src, err := source.Root("/", source.Env{})
 			if err != nil {
 				t.Fatal(err)
 			}
-			tc, err := NewTransformersCode(src, site, v)
+			tc, err := modelread.NewTransformersCode(src, site, v)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -449,7 +189,7 @@ func TestNetworkCodeAgreesWithKB(t *testing.T) {
 				if err != nil {
 					continue
 				}
-				c, err := ParseConfig(b)
+				c, err := modelread.ParseConfig(b)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -474,7 +214,7 @@ func TestNetworkCodeAgreesWithKB(t *testing.T) {
 						codeKinds[k.Kind] = true
 					}
 				}
-				perFunction := !versionLess(v, kb.Families().Mechanism.PerFunctionFrom)
+				perFunction := !pep440.Less(v, kb.Families().Mechanism.PerFunctionFrom)
 				for _, d := range compareWithKB(nil, c, r, kb.Families().Families[mt], kb.Families(), perFunction) {
 					t.Logf("%s %s: %s", v, mt, d)
 				}
@@ -500,7 +240,7 @@ func familiesForTest() []string {
 
 // kbDependentKinds are the config's kinds the knowledge base gives kernel
 // functions.
-func kbDependentKinds(mt string, c *Config) map[string]bool {
+func kbDependentKinds(mt string, c *modelread.Config) map[string]bool {
 	d := kb.Families()
 	out := map[string]bool{}
 	for k := range c.KindCounts() {
@@ -536,23 +276,24 @@ func TestNetworkAttentionAgreesWithRuntime(t *testing.T) {
 	if err := json.Unmarshal(b, &rec); err != nil {
 		t.Fatal(err)
 	}
-	site := transformersSource(t, rec.Transformers)
+	site := transformerstest.Source(t, rec.Transformers)
 	src, err := source.Root("/", source.Env{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	tc, err := NewTransformersCode(src, site, rec.Transformers)
+	tc, err := modelread.NewTransformersCode(src, site, rec.Transformers)
 	if err != nil {
 		t.Fatal(err)
 	}
 	f := envFacts("transformers", rec.Transformers)
 	f.GPU.Devices[0].Capability = rec.Capability
 	for _, c := range rec.Cases {
-		cfg, err := ParseConfig([]byte(fmt.Sprintf(`{"model_type":"llama","num_hidden_layers":1,"attn_implementation":%q}`, c.Requested)))
+		cfg, err := modelread.ParseConfig([]byte(fmt.Sprintf(`{"model_type":"llama","num_hidden_layers":1,"attn_implementation":%q}`, c.Requested)))
 		if err != nil {
 			t.Fatal(err)
 		}
-		r := AnalyzeWithCode("llama", nil, cfg, f, tc, "")
+		code, why := modelread.ReadCode(tc, cfg, "")
+		r := AnalyzeWithCode("llama", nil, cfg, f, code, why)
 		if loads := r.WillNotLoad == ""; loads != c.Loaded {
 			t.Errorf("%s: transformers loaded=%v (%s); fastpath: %q", c.Requested, c.Loaded, c.Error, r.WillNotLoad)
 		} else {

@@ -1,3 +1,9 @@
+// Package model judges a model against an environment: for the layers
+// internal/collect/modelread read from its config.json (and, where it could,
+// from the installed transformers' modeling code), which run kernel
+// packages and which fall back to torch, given the environment's facts and
+// the knowledge base. It is pure: it reads nothing itself. Report is the
+// value the renderers print (cli, report) and diagnose turns into findings.
 package model
 
 import (
@@ -6,6 +12,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/fastpath-dev/fastpath/internal/collect/modelread"
 	"github.com/fastpath-dev/fastpath/internal/cudaarch"
 	"github.com/fastpath-dev/fastpath/internal/facts"
 	"github.com/fastpath-dev/fastpath/internal/kb"
@@ -53,8 +60,8 @@ type Report struct {
 	NotJudged  string `json:"not_judged,omitempty"`
 	// Code is the static reading of the installed transformers' modeling
 	// file; CodeVsKB lists where it and the knowledge base disagree.
-	Code     *CodeReading `json:"code,omitempty"`
-	CodeVsKB []string     `json:"code_vs_kb,omitempty"`
+	Code     *modelread.CodeReading `json:"code,omitempty"`
+	CodeVsKB []string               `json:"code_vs_kb,omitempty"`
 	// AttentionFallbackLayers counts attention layers transformers silently
 	// runs on a slower implementation than the config asks for (see
 	// attn_implementation); they are not in FallbackLayers.
@@ -73,7 +80,7 @@ type Kernel struct {
 	Hub      string `json:"hub,omitempty"` // the Hub kernel that can stand in
 	// File and Line are where the installed transformers binds it (from
 	// the static reading; empty when judged from the knowledge base), Gate
-	// how (CodeGate.How) and Fallback what runs without it.
+	// how (modelread.CodeGate.How) and Fallback what runs without it.
 	File     string `json:"file,omitempty"`
 	Line     int    `json:"line,omitempty"`
 	Gate     string `json:"gate,omitempty"`
@@ -122,14 +129,15 @@ type AttnRe struct {
 
 // Analyze judges a parsed config against the facts of an environment from
 // the knowledge base alone (no transformers source to read).
-func Analyze(arg string, loc *Located, c *Config, f *facts.Facts) *Report {
+func Analyze(arg string, loc *modelread.Located, c *modelread.Config, f *facts.Facts) *Report {
 	return AnalyzeWithCode(arg, loc, c, f, nil, "transformers' source was not read")
 }
 
 // AnalyzeWithCode judges a parsed config against the facts of an
-// environment, reading the installed transformers' modeling file through tc
-// (nil: not available, noCode says why).
-func AnalyzeWithCode(arg string, loc *Located, c *Config, f *facts.Facts, tc *TransformersCode, noCode string) *Report {
+// environment and what modelread read of the installed transformers'
+// modeling file (nil: not read, noCode says why; modelread.ReadCode gives
+// both). It reads nothing itself.
+func AnalyzeWithCode(arg string, loc *modelread.Located, c *modelread.Config, f *facts.Facts, code *modelread.CodeReading, noCode string) *Report {
 	d := kb.Families()
 	r := &Report{Model: arg, ModelType: c.ModelType, TextModelType: c.TextModelType, NumLayers: c.NumLayers,
 		LayerKinds: c.KindCounts(), KindsFrom: c.KindsFrom, Known: c.Known, Kernels: []Kernel{}, Kinds: []KindVerdict{},
@@ -144,7 +152,7 @@ func AnalyzeWithCode(arg string, loc *Located, c *Config, f *facts.Facts, tc *Tr
 	case env.transformers == "":
 		r.Mechanism = "per-function"
 		r.Notes = append(r.Notes, "transformers is not installed in the selected environment: judged as transformers "+d.Mechanism.PerFunctionFrom+" and later would resolve kernels")
-	case versionLess(env.transformers, d.Mechanism.PerFunctionFrom):
+	case pep440.Less(env.transformers, d.Mechanism.PerFunctionFrom):
 		r.Mechanism, perFunction = "module-import", false
 	default:
 		r.Mechanism = "per-function"
@@ -169,16 +177,7 @@ func AnalyzeWithCode(arg string, loc *Located, c *Config, f *facts.Facts, tc *Tr
 	}
 
 	fam, known := d.Families[c.ModelType]
-	var code *CodeReading
-	if tc != nil {
-		var err error
-		code, err = tc.Read(c.ModelType, c.Kinds)
-		if err != nil {
-			noCode = err.Error()
-			code = nil
-		}
-		r.Code = code
-	}
+	r.Code = code
 	switch {
 	case code != nil && code.Judged && judgeFromCode(r, c, code, env, d, perFunction, status):
 		r.Judged, r.JudgedFrom = true, "transformers source"
@@ -223,7 +222,7 @@ func AnalyzeWithCode(arg string, loc *Located, c *Config, f *facts.Facts, tc *Tr
 }
 
 // judgeFromKB is the verdict from the knowledge base's family entry.
-func (r *Report) judgeFromKB(c *Config, fam kb.Family, d *kb.FamiliesData, env *envView, perFunction bool, status func(string, bool) *PackageStatus) {
+func (r *Report) judgeFromKB(c *modelread.Config, fam kb.Family, d *kb.FamiliesData, env *envView, perFunction bool, status func(string, bool) *PackageStatus) {
 	counts := c.KindCounts()
 	byFunc := map[string]*Kernel{}
 	var kinds []string
@@ -278,14 +277,14 @@ func containsSet(sets []string, s string) bool {
 
 // willNotLoad: jamba and zamba raise in older transformers when their mamba
 // kernels are missing and use_mamba_kernels is not False.
-func willNotLoad(fam kb.Family, c *Config, r *Report, env *envView) string {
+func willNotLoad(fam kb.Family, c *modelread.Config, r *Report, env *envView) string {
 	if fam.RaisesBefore == "" || r.FallbackLayers == 0 || !env.cuda {
 		return ""
 	}
 	if c.UseMambaKernels != nil && !*c.UseMambaKernels {
 		return ""
 	}
-	if env.transformers != "" && !versionLess(env.transformers, fam.RaisesBefore) {
+	if env.transformers != "" && !pep440.Less(env.transformers, fam.RaisesBefore) {
 		return ""
 	}
 	if env.transformers == "" {
@@ -358,15 +357,6 @@ func normalize(name string) string {
 	}, name)
 }
 
-func versionLess(a, b string) bool {
-	va, err1 := pep440.Parse(a)
-	vb, err2 := pep440.Parse(b)
-	if err1 != nil || err2 != nil {
-		return kb.CompareDotted(a, b) < 0
-	}
-	return va.Compare(vb) < 0
-}
-
 func (e *envView) env(name string) (string, bool) {
 	for _, v := range e.f.Env {
 		if v.Name == name {
@@ -393,14 +383,14 @@ func (e *envView) hubKernels(d *kb.FamiliesData) (bool, string) {
 	var w *kb.KernelsWindow
 	for i := range d.Mechanism.KernelsWindows {
 		kw := &d.Mechanism.KernelsWindows[i]
-		if e.transformers != "" && !versionLess(e.transformers, kw.TransformersFrom) {
+		if e.transformers != "" && !pep440.Less(e.transformers, kw.TransformersFrom) {
 			w = kw
 		}
 	}
 	if w == nil {
 		return true, fmt.Sprintf("kernels %s is installed (the version window of transformers %s is not in fastpath's knowledge base)", k.Version, orNone(e.transformers))
 	}
-	if versionLess(k.Version, w.Min) || !versionLess(k.Version, w.Below) {
+	if pep440.Less(k.Version, w.Min) || !pep440.Less(k.Version, w.Below) {
 		return false, fmt.Sprintf("kernels %s is outside the window transformers %s accepts (>= %s, < %s; checked against %s)", k.Version, e.transformers, w.Min, w.Below, w.Checked)
 	}
 	return true, fmt.Sprintf("kernels %s is within transformers %s's window (>= %s, < %s): load the model with use_kernels=True to use Hub kernels", k.Version, e.transformers, w.Min, w.Below)
@@ -440,7 +430,7 @@ func (e *envView) packageStatus(d *kb.FamiliesData, name string, perFunction, ma
 			min = p.LegacyMinVersionMamba2
 		}
 	}
-	if min != "" && versionLess(dist.Version, min) {
+	if min != "" && pep440.Less(dist.Version, min) {
 		s.Problem = fmt.Sprintf("%s %s is older than the %s transformers accepts", name, dist.Version, min)
 		return s
 	}
@@ -499,7 +489,7 @@ func describeTargets(x facts.Extension) string {
 }
 
 // resolve says what transformers calls for a function of package s.
-func (e *envView) resolve(s *PackageStatus, c *Config) (string, string) {
+func (e *envView) resolve(s *PackageStatus, c *modelread.Config) (string, string) {
 	if !e.cuda {
 		return "torch", e.noCUDAWhy
 	}

@@ -3,9 +3,11 @@ package model
 import (
 	"fmt"
 	"path"
+	"slices"
 	"sort"
 	"strings"
 
+	"github.com/fastpath-dev/fastpath/internal/collect/modelread"
 	"github.com/fastpath-dev/fastpath/internal/cudaarch"
 	"github.com/fastpath-dev/fastpath/internal/kb"
 )
@@ -39,8 +41,8 @@ func isMamba2Function(d *kb.FamiliesData, fn string) bool {
 // judgeFromCode fills r's kernels and kind verdicts from the static reading.
 // It returns false (and leaves r alone) when a gate names a package the
 // knowledge base cannot check for.
-func judgeFromCode(r *Report, c *Config, code *CodeReading, env *envView, d *kb.FamiliesData, perFunction bool, status func(string, bool) *PackageStatus) bool {
-	first := map[string]CodeGate{} // by function: the first package gate
+func judgeFromCode(r *Report, c *modelread.Config, code *modelread.CodeReading, env *envView, d *kb.FamiliesData, perFunction bool, status func(string, bool) *PackageStatus) bool {
+	first := map[string]modelread.CodeGate{} // by function: the first package gate
 	for _, g := range code.Gates {
 		if g.How == "hub-only" {
 			continue
@@ -92,7 +94,9 @@ func judgeFromCode(r *Report, c *Config, code *CodeReading, env *envView, d *kb.
 			if w == "None" {
 				w = fn + " unset: the layer's torch path"
 			}
-			withouts = appendUnique(withouts, fmt.Sprintf("%s (%s:%d)", w, base, g.Line))
+			if s := fmt.Sprintf("%s (%s:%d)", w, base, g.Line); !slices.Contains(withouts, s) {
+				withouts = append(withouts, s)
+			}
 		}
 		if len(code.FastPathAll) > 0 {
 			withouts = append(withouts, fmt.Sprintf("all-or-nothing: is_fast_path_available = all(...) at %s:%d", base, code.FastPathLine))
@@ -111,7 +115,7 @@ func judgeFromCode(r *Report, c *Config, code *CodeReading, env *envView, d *kb.
 
 // compareWithKB lists where the static reading and the knowledge base's
 // family entry disagree, each with the transformers file and line.
-func compareWithKB(r *Report, c *Config, code *CodeReading, fam kb.Family, d *kb.FamiliesData, perFunction bool) []string {
+func compareWithKB(r *Report, c *modelread.Config, code *modelread.CodeReading, fam kb.Family, d *kb.FamiliesData, perFunction bool) []string {
 	var out []string
 	base := path.Base(code.File)
 	lineOf := map[string]int{}
@@ -121,7 +125,7 @@ func compareWithKB(r *Report, c *Config, code *CodeReading, fam kb.Family, d *kb
 		}
 	}
 	counts := c.KindCounts()
-	codeKinds := map[string]CodeKind{}
+	codeKinds := map[string]modelread.CodeKind{}
 	for _, ck := range code.Kinds {
 		codeKinds[ck.Kind] = ck
 	}
@@ -165,12 +169,12 @@ func compareWithKB(r *Report, c *Config, code *CodeReading, fam kb.Family, d *kb
 }
 
 // notJudgedWhy says why no verdict could be given, and what was read.
-func notJudgedWhy(c *Config, code *CodeReading, noCode string, known bool) string {
+func notJudgedWhy(c *modelread.Config, code *modelread.CodeReading, noCode string, known bool) string {
 	var why string
 	switch {
 	case code != nil:
 		why = fmt.Sprintf("%s (read %s: %d kernel gates", code.Why, code.File, len(code.Gates))
-		if fns := gateFuncs(code.Gates); fns != "" {
+		if fns := modelread.GateFunctions(code.Gates); fns != "" {
 			why += ": " + fns
 		}
 		why += ")"
@@ -193,11 +197,11 @@ func notJudgedWhy(c *Config, code *CodeReading, noCode string, known bool) strin
 // set _supports_flash_attn; an explicit sdpa or flex_attention raises when
 // the class does not support it; with none asked for, sdpa is tried and
 // silently replaced by eager when the class lacks _supports_sdpa.
-func (e *envView) attnCheck(d *kb.FamiliesData, c *Config, code *CodeReading, status func(string, bool) *PackageStatus) *AttnRe {
+func (e *envView) attnCheck(d *kb.FamiliesData, c *modelread.Config, code *modelread.CodeReading, status func(string, bool) *PackageStatus) *AttnRe {
 	name := c.AttnImplementation
-	flag := func(k string) (AttnFlag, bool) {
+	flag := func(k string) (modelread.AttnFlag, bool) {
 		if code == nil {
-			return AttnFlag{}, false
+			return modelread.AttnFlag{}, false
 		}
 		f, ok := code.Attention[k]
 		return f, ok
@@ -292,13 +296,13 @@ func joinInts(l []int) string {
 // attentionLayers counts the layers that run attention: kinds naming
 // attention (not linear attention) and hybrid ones; every layer when the
 // config lists no kinds.
-func attentionLayers(c *Config) int {
+func attentionLayers(c *modelread.Config) int {
 	if c.Kinds == nil {
 		return c.NumLayers
 	}
 	n := 0
 	for _, k := range c.Kinds {
-		k = normKind(k)
+		k = modelread.NormalizeKind(k)
 		if k == "hybrid" || (strings.Contains(k, "attention") && k != "linear_attention") {
 			n++
 		}

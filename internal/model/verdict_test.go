@@ -1,6 +1,7 @@
 package model
 
 import (
+	"github.com/fastpath-dev/fastpath/internal/collect/modelread"
 	"strings"
 	"testing"
 
@@ -27,7 +28,7 @@ var qwen35 = `{"model_type":"qwen3_5","text_config":{"model_type":"qwen3_5_text"
 
 func analyze(t *testing.T, cfg string, f *facts.Facts) *Report {
 	t.Helper()
-	c, err := ParseConfig([]byte(cfg))
+	c, err := modelread.ParseConfig([]byte(cfg))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,3 +17,22 @@ func TestNormalizeAndCompare(t *testing.T) {
 		t.Errorf("Satisfies gave a wrong answer")
 	}
 }
+
+func TestLess(t *testing.T) {
+	for _, tc := range []struct {
+		a, b string
+		want bool
+	}{
+		{"4.57.6", "5.0.0", true},
+		{"5.0.0rc1", "5.0.0", true}, // a pre-release is older (PEP 440)
+		{"5.0.0", "5.0.0rc1", false},
+		{"2.11.0+cu128", "2.11.0", false}, // a local label is newer, not older
+		{"0.4.1", "0.4.1", false},
+		{"1.2.x", "1.3", true}, // does not parse: dotted numbers
+		{"1.3", "1.2.x", false},
+	} {
+		if got := Less(tc.a, tc.b); got != tc.want {
+			t.Errorf("Less(%q, %q) = %v, want %v", tc.a, tc.b, got, tc.want)
+		}
+	}
+}

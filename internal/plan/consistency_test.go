@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/fastpath-dev/fastpath/internal/collect"
+	"github.com/fastpath-dev/fastpath/internal/collect/modelread"
 	"github.com/fastpath-dev/fastpath/internal/diagnose"
 	"github.com/fastpath-dev/fastpath/internal/facts"
 	"github.com/fastpath-dev/fastpath/internal/finding"
@@ -21,8 +22,8 @@ import (
 type world struct {
 	name string
 	f    *facts.Facts
-	loc  *model.Located
-	cfg  *model.Config
+	loc  *modelread.Located
+	cfg  *modelread.Config
 }
 
 func (w world) input() Input {
@@ -43,7 +44,7 @@ func worlds(t *testing.T) []world {
 		t.Fatal(err)
 	}
 	base := collect.Collect(context.Background(), src, collect.Options{GPUs: fixture.SeedGPUs})
-	loc, cfg, err := model.Load(src, fixture.SeedModel)
+	loc, cfg, err := modelread.Load(src, fixture.SeedModel)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -22,10 +22,7 @@ func h200Input(t *testing.T) Input {
 	}
 	f.GPU.Devices = f.GPU.Devices[:1]
 	f.OS.CPUs, f.OS.MemTotal, f.OS.MemAvail = 16, 128<<30, 120<<30
-	models := []*model.Report{}
-	for _, m := range in.Models {
-		models = append(models, m)
-	}
+	models := append([]*model.Report{}, in.Models...)
 	in.Findings = diagnose.RunWithModels(f, models)
 	return in
 }

@@ -1,11 +1,11 @@
 package plan
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"html"
 	"io"
 	"mime"
 	"net"
@@ -16,6 +16,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"golang.org/x/net/html"
 )
 
 // maxPage caps what is read of an index page or API answer: a project page
@@ -171,87 +173,58 @@ func parseSimpleJSON(body []byte, page string) ([]Link, error) {
 
 // parseLinks reads the anchors of a PEP 503 page or a find-links page: the
 // file name is the last path segment of each href (what pip takes too).
+// golang.org/x/net/html's tokenizer reads the page as a browser does (and
+// pip's html5lib-era parser did): entities in attribute values, unquoted and
+// upper-case attributes, anchors inside comments or scripts left alone.
 func parseLinks(body []byte, page string) []Link {
 	var out []Link
-	s := string(body)
+	z := html.NewTokenizer(bytes.NewReader(body))
 	for {
-		i := indexFold(s, "<a")
-		if i < 0 {
-			return out
-		}
-		s = s[i+2:]
-		if s == "" || !(s[0] == ' ' || s[0] == '\t' || s[0] == '\n' || s[0] == '\r') {
+		switch z.Next() {
+		case html.ErrorToken:
+			return out // io.EOF, or the page ended inside a tag
+		case html.StartTagToken, html.SelfClosingTagToken:
+		default:
 			continue
 		}
-		end := strings.IndexByte(s, '>')
-		if end < 0 {
-			return out
-		}
-		href, ok := attr(s[:end], "href")
-		s = s[end+1:]
-		if !ok || href == "" {
+		name, hasAttr := z.TagName()
+		if string(name) != "a" || !hasAttr {
 			continue
 		}
-		href = html.UnescapeString(href)
-		full := resolve(page, href)
-		u, err := url.Parse(full)
-		if err != nil {
-			continue
-		}
-		name := u.Path[strings.LastIndexByte(u.Path, '/')+1:]
-		if unq, err := url.PathUnescape(name); err == nil {
-			name = unq
-		}
-		if name == "" {
-			continue
-		}
-		out = append(out, Link{File: name, URL: full, From: page})
-	}
-}
-
-// attr returns the value of attribute name inside a tag's text.
-func attr(tag, name string) (string, bool) {
-	for {
-		i := indexFold(tag, name)
-		if i < 0 {
-			return "", false
-		}
-		before := byte(' ')
-		if i > 0 {
-			before = tag[i-1]
-		}
-		rest := strings.TrimLeft(tag[i+len(name):], " \t\r\n")
-		tag = tag[i+len(name):]
-		if !(before == ' ' || before == '\t' || before == '\n' || before == '\r') || !strings.HasPrefix(rest, "=") {
-			continue
-		}
-		rest = strings.TrimLeft(rest[1:], " \t\r\n")
-		if rest == "" {
-			return "", false
-		}
-		if q := rest[0]; q == '"' || q == '\'' {
-			end := strings.IndexByte(rest[1:], q)
-			if end < 0 {
-				return "", false
+		var href string
+		for more := true; more; {
+			var key, val []byte
+			key, val, more = z.TagAttr()
+			if string(key) == "href" {
+				href = string(val)
+				break
 			}
-			return rest[1 : 1+end], true
 		}
-		end := strings.IndexAny(rest, " \t\r\n")
-		if end < 0 {
-			end = len(rest)
+		if l, ok := linkTo(page, href); ok {
+			out = append(out, l)
 		}
-		return rest[:end], true
 	}
 }
 
-func indexFold(s, sub string) int {
-	n := len(sub)
-	for i := 0; i+n <= len(s); i++ {
-		if strings.EqualFold(s[i:i+n], sub) {
-			return i
-		}
+// linkTo resolves an anchor's href against page and names the file it
+// offers; ok is false for an anchor that names none.
+func linkTo(page, href string) (Link, bool) {
+	if href == "" {
+		return Link{}, false
 	}
-	return -1
+	full := resolve(page, href)
+	u, err := url.Parse(full)
+	if err != nil {
+		return Link{}, false
+	}
+	name := u.Path[strings.LastIndexByte(u.Path, '/')+1:]
+	if unq, err := url.PathUnescape(name); err == nil {
+		name = unq
+	}
+	if name == "" {
+		return Link{}, false
+	}
+	return Link{File: name, URL: full, From: page}, true
 }
 
 func resolve(page, href string) string {

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/fastpath-dev/fastpath/internal/collect"
+	"github.com/fastpath-dev/fastpath/internal/collect/modelread"
 	"github.com/fastpath-dev/fastpath/internal/diagnose"
 	"github.com/fastpath-dev/fastpath/internal/finding"
 	"github.com/fastpath-dev/fastpath/internal/fixture"
@@ -35,7 +36,7 @@ func seedInput(t *testing.T) Input {
 		t.Fatal(err)
 	}
 	f := collect.Collect(context.Background(), src, collect.Options{GPUs: fixture.SeedGPUs})
-	loc, c, err := model.Load(src, fixture.SeedModel)
+	loc, c, err := modelread.Load(src, fixture.SeedModel)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,14 +4,18 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/fastpath-dev/fastpath/internal/render"
 )
 
 // WriteText prints the plan for people: per finding, its options best
-// first, each with its checks, why it ranks there, and its commands.
-func WriteText(w io.Writer, pl *Plan) error {
-	var b strings.Builder
+// first, each with its checks, why it ranks there, and its commands. Prose
+// wraps to o's width under a hanging indent; commands stay on one line. -q
+// (o.Quiet) prints each option's title line only.
+func WriteText(w io.Writer, pl *Plan, o render.Options) error {
+	p := render.NewPrinter(w, o)
 	if len(pl.Steps) == 0 {
-		b.WriteString("Nothing to fix: no finding has a fix.\n")
+		p.Line("Nothing to fix: no finding has a fix.")
 	}
 	last := ""
 	for _, s := range pl.Steps {
@@ -22,7 +26,10 @@ func WriteText(w io.Writer, pl *Plan) error {
 			if s.Package != "" {
 				head += ": " + s.Package
 			}
-			fmt.Fprintf(&b, "\n%s\n", head)
+			if !o.Quiet() {
+				p.Blank()
+			}
+			p.Line(p.P.B(head))
 		}
 		mark := "viable"
 		switch {
@@ -31,12 +38,16 @@ func WriteText(w io.Writer, pl *Plan) error {
 		case s.Manual:
 			mark = "manual"
 		}
-		fmt.Fprintf(&b, "  %d. %s  [%s; %s]\n", s.Option, s.Title, mark, s.ID)
-		fmt.Fprintf(&b, "     why here: %s\n", s.RankReason)
+		p.Para(fmt.Sprintf("  %d. ", s.Option), s.Title+"  "+p.P.D("["+mark+"; "+s.ID+"]"))
+		if o.Quiet() {
+			continue
+		}
+		const in = "     "
+		p.Para(in+"why here: ", s.RankReason)
 		if s.Verification != "" {
-			fmt.Fprintf(&b, "     %s\n", s.Verification)
+			p.Para(in, s.Verification)
 		} else if !s.Verified {
-			b.WriteString("     unverified\n")
+			p.Line(in + "unverified")
 		}
 		for _, pc := range s.Preconditions {
 			tag := "ok  "
@@ -46,29 +57,31 @@ func WriteText(w io.Writer, pl *Plan) error {
 			case !pc.OK:
 				tag = "FAIL"
 			}
-			fmt.Fprintf(&b, "     %s %s: %s\n", tag, pc.Check, pc.Detail)
+			p.Para(in+tag+" ", pc.Check+": "+pc.Detail)
 		}
 		if s.FillIn != "" {
-			fmt.Fprintf(&b, "     by hand: %s\n", s.FillIn)
+			p.Para(in+"by hand: ", s.FillIn)
 		}
 		if c := costWords(s); c != "" {
-			fmt.Fprintf(&b, "     cost: %s\n", c)
+			p.Para(in+"cost: ", c)
 		}
 		for _, c := range s.Changes {
-			fmt.Fprintf(&b, "     changes: %s\n", c)
+			p.Para(in+"changes: ", c)
 		}
 		for _, c := range s.Commands {
-			fmt.Fprintf(&b, "     $ %s\n", c)
+			p.Cmd(in, c)
 		}
 		for _, u := range s.Undo {
-			fmt.Fprintf(&b, "     undo: %s\n", u)
+			p.Line(in + "undo: " + u) // a command: never wrapped
 		}
 	}
-	for _, n := range pl.Notes {
-		fmt.Fprintf(&b, "\nnote: %s\n", n)
+	if !o.Quiet() {
+		for _, n := range pl.Notes {
+			p.Blank()
+			p.Para("note: ", n)
+		}
 	}
-	_, err := io.WriteString(w, b.String())
-	return err
+	return p.Err()
 }
 
 // costWords is a step's cost in one line ("" when nothing is known).

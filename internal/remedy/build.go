@@ -8,6 +8,7 @@ import (
 
 	"github.com/fastpath-dev/fastpath/internal/cudaarch"
 	"github.com/fastpath-dev/fastpath/internal/kb"
+	"github.com/fastpath-dev/fastpath/internal/render"
 )
 
 // SdistDir is the variable the narrowed build keeps its work folder in (a
@@ -158,12 +159,8 @@ func EstimateBuild(c Context, p kb.BuildProfile, nvcc string, sms []int, jobs in
 	return e
 }
 
-func plural(n int, w string) string {
-	if n == 1 {
-		return "1 " + w
-	}
-	return fmt.Sprintf("%d %ss", n, w)
-}
+// plural is render.Count with the regular plural ("2 targets").
+func plural(n int, w string) string { return render.Count(n, w, w+"s") }
 
 func smList(sms []int) string {
 	var s []string

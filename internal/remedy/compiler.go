@@ -120,7 +120,14 @@ func CompilerRoutes(c Context) []Remedy {
 	return out
 }
 
-func cudaFullOf(mm string) string { return kb.CUDA().ToolkitFull(mm) }
+// cudaFullOf is the newest release of CUDA mm that the KB lists, or mm
+// itself when it lists none (never an invented "mm.0").
+func cudaFullOf(mm string) string {
+	if v, ok := kb.CUDA().ToolkitFull(mm); ok {
+		return v
+	}
+	return mm
+}
 
 // pipCompiler: NVIDIA's compiler wheels into this environment.
 func pipCompiler(c Context, mm string, mmFrom Origin) Remedy {
@@ -180,7 +187,8 @@ func condaCompiler(c Context, mm string) Remedy {
 	for _, p := range cu.Conda.Packages {
 		pkgs = append(pkgs, kb.Expand(p, mm))
 	}
-	channel := kb.Expand(cu.Conda.Channel, cu.ToolkitFull(mm))
+	full, fullKnown := cu.ToolkitFull(mm)
+	channel := kb.Expand(cu.Conda.Channel, full)
 	r := Remedy{ID: "compiler/conda", CUDA: mm,
 		Title:    fmt.Sprintf("Install the CUDA %s compiler from NVIDIA's conda channel into the conda environment", mm),
 		Commands: []string{Command(append([]string{"conda", "install", "-y", "-c", channel}, pkgs...)...), Export("CUDA_HOME", `"$CONDA_PREFIX"`)},
@@ -194,6 +202,13 @@ func condaCompiler(c Context, mm string) Remedy {
 	}
 	r.Preconditions = append(r.Preconditions, Check{Check: "the environment is a conda environment", OK: c.PythonKind.Value == "conda",
 		Detail: fmt.Sprintf("the selected environment is %s%s", kind, c.PythonKind.where())})
+	if !fullKnown {
+		// The channel label names a full release (cuda-12.8.1); the KB
+		// lists none for this minor, so no label is guessed.
+		r.Preconditions = append(r.Preconditions, Check{Check: "a CUDA " + mm + " release in fastpath's knowledge base", OK: false,
+			Detail: "unknown: fastpath's knowledge base lists no full release of CUDA " + mm + ", so it cannot name the conda channel label"})
+		return r.manual("install cuda-nvcc and cuda-cudart-dev from the nvidia/label/cuda-" + mm + ".<update> channel (anaconda.org/nvidia)")
+	}
 	return r
 }
 
@@ -265,12 +280,29 @@ func aptCompiler(c Context, mm string) Remedy {
 // develImage: rebuild the image from a devel base that has nvcc.
 func develImage(c Context, mm string) Remedy {
 	cu := kb.CUDA()
-	nv := kb.Expand(strings.ReplaceAll(cu.DevelImages.NVIDIA, "{cuda_full}", cu.ToolkitFull(mm)), mm)
+	// nvidia/cuda tags name a full release; the KB's, never a guessed "mm.0".
+	nv := ""
+	if full, ok := cu.ToolkitFull(mm); ok {
+		nv = kb.Expand(strings.ReplaceAll(cu.DevelImages.NVIDIA, "{cuda_full}", full), mm)
+	}
 	img, title := nv, "Rebuild the image FROM "+nv+", which has nvcc"
-	if c.TorchVersion.Known() {
+	switch {
+	case c.TorchVersion.Known():
 		base, _, _ := strings.Cut(c.TorchVersion.Value, "+")
 		img = strings.ReplaceAll(kb.Expand(cu.DevelImages.PyTorch, mm), "{torch}", base)
-		title = "Rebuild the image FROM " + img + ", which has nvcc (or FROM " + nv + ")"
+		title = "Rebuild the image FROM " + img + ", which has nvcc"
+		if nv != "" {
+			title += " (or FROM " + nv + ")"
+		}
+	case nv == "":
+		r := Remedy{ID: "compiler/image", CUDA: mm,
+			Title:   "Rebuild the image FROM an nvidia/cuda CUDA " + mm + " devel image, which has nvcc",
+			Changes: []string{"the image, not this environment"},
+			Cost:    Cost{Download: 8000, DiskMiB: 15000, Basis: "CUDA devel images are several GB"},
+			Reason:  "the most complete, but it changes the image rather than this environment (several GB)"}
+		r.Preconditions = append(r.Preconditions, Check{Check: "a CUDA " + mm + " release in fastpath's knowledge base", OK: false,
+			Detail: "unknown: fastpath's knowledge base lists no full release of CUDA " + mm + ", so it names no image tag"})
+		return r.manual("an nvidia/cuda:" + mm + ".<update>-devel-<os> tag from Docker Hub")
 	}
 	return Remedy{ID: "compiler/image", CUDA: mm, Manual: true,
 		Title:    title,

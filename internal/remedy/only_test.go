@@ -26,7 +26,7 @@ func TestCommandsOnlyFromRemedy(t *testing.T) {
 		}
 		if d.IsDir() {
 			switch d.Name() {
-			case "remedy", "testdata", "testenv", "pyenvtest", ".git", ".cache":
+			case "remedy", "testdata", "testenv", "pyenvtest", "transformerstest", ".git", ".cache":
 				return filepath.SkipDir
 			}
 			return nil

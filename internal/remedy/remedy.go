@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"sort"
 	"strings"
-
-	"github.com/fastpath-dev/fastpath/internal/kb"
 )
 
 // Origin says where a fact came from.
@@ -242,15 +240,6 @@ func (c *Context) SMs() []int {
 	}
 	sort.Ints(out)
 	return out
-}
-
-// torchMajor is torch's CUDA major (0 unknown).
-func (c *Context) torchMajor() int {
-	_, major, _, ok := kb.MajorMinor(c.TorchCUDA.Value)
-	if !ok {
-		return 0
-	}
-	return major
 }
 
 // gib is one GiB.

@@ -8,14 +8,6 @@ import (
 	"github.com/fastpath-dev/fastpath/internal/kb"
 )
 
-func ids(rs []Remedy) string {
-	var out []string
-	for _, r := range rs {
-		out = append(out, r.ID)
-	}
-	return strings.Join(out, " ")
-}
-
 // TestPlatforms: macOS gets no CUDA build at all, Windows NVIDIA's
 // installer and MSVC (by hand), WSL NVIDIA's WSL-Ubuntu repository.
 func TestPlatforms(t *testing.T) {
@@ -151,3 +143,59 @@ func TestPairs(t *testing.T) {
 }
 
 func cmakeProfile() kb.BuildProfile { return kb.BuildProfile{BuildSystem: BuildCMake} }
+
+// TestUnknownCUDAMinorInventsNothing: for a CUDA minor the KB lists no full
+// release of (13.9 here), no route names a "13.9.0" conda label or image
+// tag; the routes that need one become manual and say it is unknown.
+func TestUnknownCUDAMinorInventsNothing(t *testing.T) {
+	const mm = "13.9"
+	if _, ok := kb.CUDA().ToolkitFull(mm); ok {
+		t.Fatalf("the KB now lists CUDA %s: pick another unknown minor", mm)
+	}
+	for _, withTorch := range []bool{true, false} {
+		c := h200()
+		c.TorchCUDA, c.TorchVersion = Of(mm, FromMachine), Of("2.99.0+cu139", FromMachine)
+		if !withTorch {
+			c.TorchVersion = Fact[string]{}
+		}
+		var sawConda, sawImage bool
+		for _, r := range CompilerRoutes(c) {
+			all := r.Title + "\n" + r.FillIn + "\n" + strings.Join(r.Commands, "\n")
+			if strings.Contains(all, mm+".0") {
+				t.Errorf("%s (torch known %v) invents %s.0: %s", r.ID, withTorch, mm, all)
+			}
+			switch r.ID {
+			case "compiler/conda":
+				sawConda = true
+				if !r.Manual || len(r.Commands) != 0 || !strings.Contains(checksText(r), "unknown") {
+					t.Errorf("conda route for an unknown minor must be manual and say unknown: %+v", r)
+				}
+			case "compiler/image":
+				sawImage = true
+				if withTorch && !strings.Contains(all, "pytorch/pytorch:2.99.0-cuda13.9") {
+					t.Errorf("image route with torch known should name torch's image: %s", all)
+				}
+				if !withTorch && (len(r.Commands) != 0 || !strings.Contains(checksText(r), "unknown")) {
+					t.Errorf("image route without torch must name no tag and say unknown: %+v", r)
+				}
+			}
+		}
+		if !sawConda || !sawImage {
+			t.Errorf("routes: conda %v, image %v", sawConda, sawImage)
+		}
+	}
+	// A known minor keeps its real release.
+	for _, r := range CompilerRoutes(h200()) {
+		if r.ID == "compiler/image" && !strings.Contains(r.Title, "nvidia/cuda:13.0.2-devel") {
+			t.Errorf("known minor: %s", r.Title)
+		}
+	}
+}
+
+func checksText(r Remedy) string {
+	var b strings.Builder
+	for _, c := range r.Preconditions {
+		b.WriteString(c.Check + ": " + c.Detail + "\n")
+	}
+	return b.String()
+}

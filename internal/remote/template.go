@@ -9,6 +9,9 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
+
+	"github.com/fastpath-dev/fastpath/internal/remedy"
+	"mvdan.cc/sh/v3/syntax"
 )
 
 // Placeholder is what a template's {} stands for: the target.
@@ -131,79 +134,130 @@ func (t *Template) String() string {
 
 // Split splits s into words like a POSIX shell: blanks separate words,
 // '...' is literal, "..." keeps blanks and honours \ before $ ` " \ and
-// newline, and a bare \ quotes the next character. Since no shell runs the
-// template, unquoted operators and expansions ($ ` | ; & < > ( )) are
+// newline, and a bare \ quotes the next character. mvdan.cc/sh/v3/syntax
+// parses it (POSIX mode), so quoting follows a real shell's grammar; since
+// no shell runs the template, anything beyond one simple command of literal
+// words (expansions, operators, redirections, assignments, comments) is
 // refused rather than silently passed as text.
 func Split(s string) ([]string, error) {
-	var (
-		words []string
-		cur   strings.Builder
-		in    bool // inside a word (an empty '' counts)
-	)
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch c {
-		case ' ', '\t', '\n':
-			if in {
-				words = append(words, cur.String())
-				cur.Reset()
-				in = false
-			}
-		case '\'':
-			j := strings.IndexByte(s[i+1:], '\'')
-			if j < 0 {
-				return nil, fmt.Errorf("unterminated ' in %q", s)
-			}
-			cur.WriteString(s[i+1 : i+1+j])
-			i += j + 1
-			in = true
-		case '"':
-			i++
-			for ; i < len(s) && s[i] != '"'; i++ {
-				if s[i] == '\\' && i+1 < len(s) && strings.IndexByte("$`\"\\\n", s[i+1]) >= 0 {
-					i++
-					if s[i] == '\n' {
-						continue
-					}
-				} else if s[i] == '$' || s[i] == '`' {
-					return nil, fmt.Errorf("%q: expansions (%c) are not supported; fastpath runs the transport without a shell", s, s[i])
-				}
-				cur.WriteByte(s[i])
-			}
-			if i >= len(s) {
-				return nil, fmt.Errorf("unterminated \" in %q", s)
-			}
-			in = true
-		case '\\':
-			if i+1 >= len(s) {
-				return nil, fmt.Errorf("trailing \\ in %q", s)
-			}
-			i++
-			if s[i] != '\n' {
-				cur.WriteByte(s[i])
-				in = true
-			}
-		case '$', '`', '|', ';', '&', '<', '>', '(', ')':
-			return nil, fmt.Errorf("%q: shell syntax %c is not supported; fastpath runs the transport without a shell (quote it, or wrap the transport in sh -c '...')", s, c)
-		default:
-			cur.WriteByte(c)
-			in = true
-		}
+	if n := len(s) - len(strings.TrimRight(s, `\`)); n%2 == 1 {
+		return nil, fmt.Errorf("trailing \\ in %q", s)
 	}
-	if in {
-		words = append(words, cur.String())
+	unsupported := func(what string) error {
+		return fmt.Errorf("%q: shell syntax %s is not supported; fastpath runs the transport without a shell (quote it, or wrap the transport in sh -c '...')", s, what)
+	}
+	f, err := syntax.NewParser(syntax.Variant(syntax.LangPOSIX), syntax.KeepComments(true)).Parse(strings.NewReader(s), "")
+	if err != nil {
+		return nil, fmt.Errorf("transport template %q: %w", s, err)
+	}
+	if len(f.Last) > 0 {
+		return nil, unsupported("# (a comment)")
+	}
+	switch len(f.Stmts) {
+	case 0:
+		return nil, nil
+	case 1:
+	default:
+		return nil, unsupported("; or a newline (a second command)")
+	}
+	st := f.Stmts[0]
+	switch {
+	case len(st.Comments) > 0:
+		return nil, unsupported("# (a comment)")
+	case st.Background:
+		return nil, unsupported("&")
+	case st.Negated:
+		return nil, unsupported("!")
+	case st.Semicolon.IsValid():
+		return nil, unsupported(";")
+	case len(st.Redirs) > 0:
+		return nil, unsupported(st.Redirs[0].Op.String())
+	}
+	call, ok := st.Cmd.(*syntax.CallExpr)
+	if !ok {
+		if b, ok := st.Cmd.(*syntax.BinaryCmd); ok {
+			return nil, unsupported(b.Op.String())
+		}
+		return nil, unsupported(fmt.Sprintf("%T", st.Cmd)[len("*syntax."):])
+	}
+	if len(call.Assigns) > 0 {
+		return nil, unsupported("NAME=value before the command (use env NAME=value ...)")
+	}
+	words := make([]string, 0, len(call.Args))
+	for _, w := range call.Args {
+		var b strings.Builder
+		for _, part := range w.Parts {
+			if err := literal(&b, part, unsupported, s); err != nil {
+				return nil, err
+			}
+		}
+		words = append(words, b.String())
 	}
 	return words, nil
 }
 
-// Quote quotes s for a POSIX shell; words made only of safe characters stay
-// as they are.
-func Quote(s string) string {
-	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789@%+=:,./_-") == "" {
-		return s
+// literal writes the text a shell's quote removal leaves of one part of a
+// word, or refuses a part that would expand.
+func literal(b *strings.Builder, part syntax.WordPart, unsupported func(string) error, s string) error {
+	switch p := part.(type) {
+	case *syntax.Lit:
+		return unescape(b, p.Value, "", unsupported)
+	case *syntax.SglQuoted:
+		if p.Dollar {
+			return unsupported("$'...'")
+		}
+		b.WriteString(p.Value)
+		return nil
+	case *syntax.DblQuoted:
+		if p.Dollar {
+			return unsupported(`$"..."`)
+		}
+		for _, in := range p.Parts {
+			lit, ok := in.(*syntax.Lit)
+			if !ok {
+				return fmt.Errorf("%q: expansions ($ or `) are not supported; fastpath runs the transport without a shell", s)
+			}
+			if err := unescape(b, lit.Value, "$`\"\\\n", func(string) error {
+				return fmt.Errorf("%q: expansions ($ or `) are not supported; fastpath runs the transport without a shell", s)
+			}); err != nil {
+				return err
+			}
+		}
+		return nil
+	case *syntax.ParamExp, *syntax.ArithmExp:
+		return unsupported("$")
+	case *syntax.CmdSubst:
+		return unsupported("$( or `")
+	default:
+		return unsupported(fmt.Sprintf("%T", part)[len("*syntax."):])
 	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
+
+// unescape writes lit's text with its backslashes removed: before any
+// character when escapable is "" (outside quotes), else only before the
+// characters in escapable (inside "..."), and a backslash-newline is
+// removed whole. An unescaped $ or ` would expand in a shell: refused.
+func unescape(b *strings.Builder, lit, escapable string, unsupported func(string) error) error {
+	for i := 0; i < len(lit); i++ {
+		c := lit[i]
+		switch {
+		case c == '\\' && i+1 < len(lit) && (escapable == "" || strings.IndexByte(escapable, lit[i+1]) >= 0):
+			i++
+			if lit[i] != '\n' {
+				b.WriteByte(lit[i])
+			}
+		case c == '$' || c == '`':
+			return unsupported(string(c))
+		default:
+			b.WriteByte(c)
+		}
+	}
+	return nil
+}
+
+// Quote quotes s for a POSIX shell; words made only of safe characters stay
+// as they are. It is remedy.Quote: one shell quoter.
+func Quote(s string) string { return remedy.Quote(s) }
 
 // MaxTargetLen caps a target's length (a DNS name's limit).
 const MaxTargetLen = 253

@@ -8,6 +8,7 @@ import (
 
 	"github.com/fastpath-dev/fastpath/internal/facts"
 	"github.com/fastpath-dev/fastpath/internal/finding"
+	"github.com/fastpath-dev/fastpath/internal/kb"
 	"github.com/fastpath-dev/fastpath/internal/model"
 	"github.com/fastpath-dev/fastpath/internal/safetext"
 )
@@ -126,8 +127,9 @@ func infoLabels(f *facts.Facts) [][2]string {
 }
 
 // kernelPackages are the distributions whose versions the cluster outputs
-// carry: torch and the packages that decide fast paths (PEP 503 names).
-var kernelPackages = []string{"torch", "triton", "transformers", "kernels", "flash-attn", "causal-conv1d", "mamba-ssm", "flash-linear-attention", "fla-core"}
+// carry: torch and the packages that decide fast paths (PEP 503 names; the
+// KB's packages.json, entries with "metrics").
+var kernelPackages = kb.MetricPackages()
 
 // packageRows are the kernel packages installed in the selected environment.
 func packageRows(f *facts.Facts) [][2]string {

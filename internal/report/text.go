@@ -4,105 +4,104 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/fastpath-dev/fastpath/internal/facts"
 	"github.com/fastpath-dev/fastpath/internal/finding"
+	"github.com/fastpath-dev/fastpath/internal/model"
+	"github.com/fastpath-dev/fastpath/internal/render"
 )
 
-// TextOptions tune the text report.
-type TextOptions struct {
-	// Color adds ANSI colour (on a terminal, unless NO_COLOR is set).
-	Color bool
-}
-
-type palette struct{ red, yellow, blue, bold, dim, reset string }
-
-func newPalette(on bool) palette {
-	if !on {
-		return palette{}
-	}
-	return palette{red: "\x1b[31m", yellow: "\x1b[33m", blue: "\x1b[34m", bold: "\x1b[1m", dim: "\x1b[2m", reset: "\x1b[0m"}
-}
-
-func (p palette) severity(s finding.Severity) string {
-	switch s {
-	case finding.Error:
-		return p.red + p.bold + "ERROR  " + p.reset
-	case finding.Warning:
-		return p.yellow + p.bold + "WARN   " + p.reset
-	}
-	return p.blue + "INFO   " + p.reset
-}
+// TextOptions tune the text report: colour, width and level (-q, -v),
+// from internal/render.
+type TextOptions = render.Options
 
 // Summary is the one-line verdict: "2 errors, 1 warning".
-func Summary(findings []finding.Finding) string {
-	var e, w, i int
-	for _, f := range findings {
-		switch f.Severity {
-		case finding.Error:
-			e++
-		case finding.Warning:
-			w++
-		default:
-			i++
+func Summary(findings []finding.Finding) string { return render.Severities(findings) }
+
+// Text writes the report for people at o's level (docs/output.md):
+//   - default: the verdict; each finding with its first sentence, its
+//     decisive evidence, the count of places searched and its fixes; the
+//     main facts;
+//   - -v (Verbose): every evidence line and place searched, the whole
+//     detail, and the full facts table;
+//   - -q (Quiet): one line per finding, its id and title, and nothing else.
+//
+// Each of models adds a "model" row to the facts: its layer count, also
+// when nothing falls back ("0 of 64"), so that a fix can be seen to have
+// worked.
+func Text(w io.Writer, f *facts.Facts, findings []finding.Finding, o TextOptions, models ...*model.Report) error {
+	p := render.NewPrinter(w, o)
+	if o.Quiet() {
+		for _, fd := range findings {
+			p.FindingQuiet(fd)
 		}
+		return p.Err()
 	}
-	if e+w+i == 0 {
-		return "no problems found"
+	pl := p.P
+	src := describeSource(f)
+	if f.OS.PrettyName != "" && !o.Verbose() {
+		src += " (" + f.OS.PrettyName + ")" // the OS row is -v's
 	}
-	parts := []string{count(e, "error", "errors"), count(w, "warning", "warnings")}
-	if i > 0 {
-		parts = append(parts, count(i, "note", "notes"))
-	}
-	return strings.Join(parts, ", ")
-}
-
-func count(n int, one, many string) string {
-	if n == 1 {
-		return "1 " + one
-	}
-	return fmt.Sprintf("%d %s", n, many)
-}
-
-// Text writes the report for people: the verdict, the findings by severity
-// with evidence and fixes, then a compact table of the facts.
-func Text(w io.Writer, f *facts.Facts, findings []finding.Finding, o TextOptions) error {
-	p := newPalette(o.Color)
-	ew := &errWriter{w: w}
-	ew.printf("%sfastpath doctor%s  %s  %s%s%s\n", p.bold, p.reset, describeSource(f), p.bold, Summary(findings), p.reset)
+	p.Wrap("", "  ", pl.B("fastpath doctor")+"  "+src+"  "+pl.B(Summary(findings)))
 	for _, fd := range findings {
-		ew.printf("\n%s%s%s%s  %s[%s]%s\n", p.severity(fd.Severity), p.bold, fd.Title, p.reset, p.dim, fd.ID, p.reset)
-		if fd.Detail != "" {
-			// One line: terminals wrap, and quoted error texts stay greppable.
-			ew.printf("  %s\n", fd.Detail)
-		}
-		if len(fd.Evidence) > 0 {
-			ew.printf("  %sEvidence:%s\n", p.bold, p.reset)
-			for _, e := range fd.Evidence {
-				ew.printf("    - %s\n", e)
-			}
-		}
-		for i, fx := range fd.Fixes {
-			ew.printf("  %sFix %d:%s %s\n", p.bold, i+1, p.reset, fx.Title)
-			for _, c := range fx.Commands {
-				ew.printf("      $ %s\n", c)
-			}
-		}
+		p.Blank()
+		p.Finding(fd, nil)
 	}
-	ew.printf("\n%sFacts%s\n", p.bold, p.reset)
-	tw := tabwriter.NewWriter(ew, 0, 0, 2, ' ', 0)
-	for _, row := range FactRows(f) {
-		fmt.Fprintf(tw, "  %s\t%s\n", row[0], row[1])
+	p.Blank()
+	rows := FactRows(f)
+	if !o.Verbose() {
+		p.Line(pl.B("Facts") + pl.D("  (-v lists every fact)"))
+	} else {
+		p.Line(pl.B("Facts"))
 	}
-	tw.Flush()
+	for _, r := range models {
+		v := fmt.Sprintf("%s (%s): %d of %d layers fall back to torch", r.Model, r.ModelType, r.FallbackLayers, r.NumLayers)
+		if r.WillNotLoad != "" {
+			v += "; will not run: " + r.WillNotLoad
+		}
+		rows = append(rows, [2]string{"model", v})
+	}
+	if !o.Verbose() {
+		rows = mainFacts(rows)
+	}
+	keyW := 0
+	for _, row := range rows {
+		keyW = max(keyW, render.Width(row[0]))
+	}
+	for _, row := range rows {
+		p.Para("  "+row[0]+strings.Repeat(" ", keyW-render.Width(row[0])+2), row[1])
+	}
 	if len(f.Warnings) > 0 {
-		ew.printf("\n%sWhile collecting:%s\n", p.bold, p.reset)
+		p.Blank()
+		p.Line(pl.B("While collecting:"))
 		for _, wn := range f.Warnings {
-			ew.printf("  ! %s\n", wn)
+			p.Para("  ! ", wn)
 		}
 	}
-	return ew.err
+	return p.Err()
+}
+
+// mainFacts keeps the rows the default level shows: what a reader needs to
+// place the findings (Python, torch, nvcc, GPUs with the driver, and the
+// models; the OS is in the heading).
+func mainFacts(rows [][2]string) [][2]string {
+	keep := map[string]bool{"Python": true, "torch": true, "nvcc": true, "GPUs": true, "model": true}
+	driver := ""
+	for _, r := range rows {
+		if r[0] == "driver" {
+			driver = r[1]
+		}
+	}
+	var out [][2]string
+	for _, r := range rows {
+		if r[0] == "GPUs" && driver != "" {
+			r[1] += "; driver " + driver
+		}
+		if keep[r[0]] {
+			out = append(out, r)
+		}
+	}
+	return out
 }
 
 func describeSource(f *facts.Facts) string {
@@ -138,7 +137,7 @@ func FactRows(f *facts.Facts) [][2]string {
 		osExtra = append(osExtra, f.OS.Libc)
 	}
 	if f.OS.CPUs > 0 {
-		osExtra = append(osExtra, fmt.Sprintf("%d CPUs", f.OS.CPUs))
+		osExtra = append(osExtra, render.Count(f.OS.CPUs, "CPU", "CPUs"))
 	}
 	if f.OS.MemTotal > 0 {
 		osExtra = append(osExtra, fmt.Sprintf("%.0f GiB RAM", float64(f.OS.MemTotal)/(1<<30)))
@@ -148,7 +147,7 @@ func FactRows(f *facts.Facts) [][2]string {
 	}
 	add("OS", osDesc)
 	if py := f.Python.Selected; py != nil {
-		add("Python", fmt.Sprintf("%s (%s, %s, %d distributions)", py.Interpreter, py.Kind, valueOr(py.Version, "version unknown"), py.NumDists))
+		add("Python", fmt.Sprintf("%s (%s, %s, %s)", py.Interpreter, py.Kind, valueOr(py.Version, "version unknown"), render.Count(py.NumDists, "distribution", "distributions")))
 	} else {
 		add("Python", "none found")
 	}
@@ -156,10 +155,10 @@ func FactRows(f *facts.Facts) [][2]string {
 		var parts []string
 		for i, o := range f.Python.Others {
 			if i == 3 {
-				parts = append(parts, fmt.Sprintf("and %d more", n-3))
+				parts = append(parts, "and "+render.Count(n-3, "more", "more"))
 				break
 			}
-			parts = append(parts, fmt.Sprintf("%s (%s %s, %d distributions)", o.Interpreter, o.Kind, valueOr(o.Version, "?"), o.NumDists))
+			parts = append(parts, fmt.Sprintf("%s (%s %s, %s)", o.Interpreter, o.Kind, valueOr(o.Version, "?"), render.Count(o.NumDists, "distribution", "distributions")))
 		}
 		add("other Pythons", strings.Join(parts, "; "))
 	}
@@ -182,7 +181,7 @@ func FactRows(f *facts.Facts) [][2]string {
 		add("torch", "not installed")
 	}
 	if len(f.CUDA.Compilers) == 0 {
-		add("nvcc", fmt.Sprintf("none found (%d places searched)", len(f.CUDA.Searched)))
+		add("nvcc", "none found ("+render.Count(len(f.CUDA.Searched), "place", "places")+" searched)")
 	}
 	for _, n := range f.CUDA.Compilers {
 		add("nvcc", fmt.Sprintf("%s %s", valueOr(n.Version, "?"), n.Path))

@@ -115,6 +115,10 @@ type dirSource struct {
 
 	links *Resolver
 	osr   *os.Root
+	dirs  *dirHandles // under a root: open folder handles (dirhandles.go)
+	// plain turns the fast paths off (RootPlain): every call walks its
+	// path from the top of the root, as before they existed.
+	plain bool
 }
 
 // Host returns the live machine as a Source. env is the environment to assume
@@ -148,6 +152,21 @@ func Root(dir string, env Env) (Source, error) {
 	return newDir(abs, e, false)
 }
 
+// RootPlain is Root without the fast paths: no kept folder handles, no
+// answers from the Resolver's cached folders, the final component lstat'ed
+// by the Resolver and again by the caller. It reads exactly what Root does
+// and is the oracle the fast paths are tested against (and a way to time
+// them).
+func RootPlain(dir string, env Env) (Source, error) {
+	src, err := Root(dir, env)
+	if err != nil {
+		return nil, err
+	}
+	s := src.(*dirSource)
+	s.plain, s.links.plain = true, true
+	return s, nil
+}
+
 // DefaultContainerPATH is the PATH Docker gives a container whose image sets none.
 const DefaultContainerPATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
@@ -160,6 +179,10 @@ func newDir(root string, env Env, live bool) (*dirSource, error) {
 		env = Env{}
 	}
 	s := &dirSource{root: root, env: env, live: live, osr: r}
+	if root != "/" {
+		s.dirs = newDirHandles(r)
+		closeWhenUnreachable(s, s.dirs)
+	}
 	s.links = NewResolver(func(p string) (fs.FileMode, error) {
 		fi, err := s.lstat(p)
 		if err != nil {
@@ -171,23 +194,32 @@ func newDir(root string, env Env, live bool) (*dirSource, error) {
 }
 
 // The four primitives every dirSource operation goes through. Under a root
-// they go through one os.Root handle (openat with O_NOFOLLOW per component;
+// they go through os.Root handles (openat with O_NOFOLLOW per component;
 // a link that leaves the root is an error), so a folder swapped for a link
 // to the host between resolving and reading can never reach a host path
-// (F7). On the host there is nothing to leave and the plain calls are used.
+// (F7). The handle is the one of the path's folder, kept open by
+// dirHandles, so a file costs one call on it rather than one openat per
+// component (dirhandles.go says why that stays inside the root). On the
+// host there is nothing to leave and the plain calls are used.
 
 func (s *dirSource) lstat(p string) (fs.FileInfo, error) {
 	if s.root == "/" {
 		return os.Lstat(p)
 	}
-	return s.osr.Lstat(rel(p))
+	if s.plain {
+		return s.osr.Lstat(rel(p))
+	}
+	return inDir(s.dirs, p, (*os.Root).Lstat)
 }
 
 func (s *dirSource) readlink(p string) (string, error) {
 	if s.root == "/" {
 		return os.Readlink(p)
 	}
-	return s.osr.Readlink(rel(p))
+	if s.plain {
+		return s.osr.Readlink(rel(p))
+	}
+	return inDir(s.dirs, p, (*os.Root).Readlink)
 }
 
 // openNoBlock opens p for reading with O_NONBLOCK, so that a FIFO that
@@ -197,7 +229,12 @@ func (s *dirSource) openNoBlock(p string) (*os.File, error) {
 	if s.root == "/" {
 		return os.OpenFile(p, flag|syscall.O_NOFOLLOW, 0)
 	}
-	return s.osr.OpenFile(rel(p), flag, 0)
+	if s.plain {
+		return s.osr.OpenFile(rel(p), flag, 0)
+	}
+	return inDir(s.dirs, p, func(dir *os.Root, name string) (*os.File, error) {
+		return dir.OpenFile(name, flag, 0)
+	})
 }
 
 func (s *dirSource) Info() Info {
@@ -249,6 +286,7 @@ type Resolver struct {
 
 	mu    sync.Mutex
 	cache map[string]string // resolved directory prefixes: in-source path -> resolved in-source path
+	plain bool              // no answers from cachedParent (RootPlain)
 }
 
 // NewResolver returns a Resolver over a tree. lstat returns the type bits of
@@ -269,6 +307,11 @@ func (r *Resolver) Resolve(name string, followLast bool) (string, error) {
 	}
 	if len(name) > MaxPathLen {
 		return "", &fs.PathError{Op: "resolve", Path: name[:64] + "...", Err: syscall.ENAMETOOLONG}
+	}
+	if !followLast && !r.plain {
+		if p, ok := r.cachedParent(name); ok {
+			return p, nil
+		}
 	}
 	comps := components(name)
 	if len(comps) == 0 {
@@ -324,6 +367,51 @@ func (r *Resolver) Resolve(name string, followLast bool) (string, error) {
 	return resolved, nil
 }
 
+// cachedParent answers Resolve(name, false) without splitting name when
+// name is clean and its folder is in the cache: the common case of a
+// collector opening one file after another in one folder. It gives what
+// the walk would: the cached folder joined with the last component.
+func (r *Resolver) cachedParent(name string) (string, bool) {
+	i := strings.LastIndexByte(name, '/')
+	if i <= 0 || i > maxCachedPrefixLen || !cleanAbs(name) {
+		return "", false
+	}
+	dir, base := name[:i], name[i+1:]
+	r.mu.Lock()
+	resolved, ok := r.cache[dir]
+	r.mu.Unlock()
+	if !ok {
+		return "", false
+	}
+	switch resolved {
+	case dir:
+		return name, true
+	case "/": // a folder that is a link to "/"
+		return "/" + base, true
+	}
+	return resolved + "/" + base, true
+}
+
+// cleanAbs reports whether name is an absolute path in path.Clean's form
+// with no "." or ".." component: what components would keep unchanged.
+func cleanAbs(name string) bool {
+	if len(name) < 2 || name[0] != '/' || name[len(name)-1] == '/' {
+		return false
+	}
+	start := 1
+	for i := 1; i <= len(name); i++ {
+		if i < len(name) && name[i] != '/' {
+			continue
+		}
+		switch name[start:i] {
+		case "", ".", "..":
+			return false
+		}
+		start = i + 1
+	}
+	return true
+}
+
 // step resolves one component c below the resolved directory dir, following
 // a symlink chain with a shared hop budget. A missing final component is not
 // an error here: callers learn of it when they stat or open.
@@ -373,18 +461,59 @@ func unwrapPathErr(err error) error {
 	return err
 }
 
+// resolveStat resolves name, following a final link, and lstats the result:
+// what Open, Stat and ReadDir start with. The Resolver would lstat the final
+// component to see whether it is a link, and the caller lstat it again; here
+// the folder part comes from the Resolver's prefix cache and the final
+// component is lstat'ed once. Where it is a link, or the lstat fails other
+// than "absent", the plain resolution runs instead, so results and errors
+// are exactly those of Resolve followed by lstat. An error is returned as
+// is when resolving failed, or as errLstat when only the final lstat did.
+func (s *dirSource) resolveStat(name string) (string, fs.FileInfo, error) {
+	p, err := s.resolve(name, false)
+	if err == nil && !s.plain {
+		fi, lerr := s.lstat(p)
+		if lerr == nil && fi.Mode()&fs.ModeSymlink == 0 {
+			return p, fi, nil
+		}
+		if errors.Is(lerr, fs.ErrNotExist) {
+			return p, nil, errLstat{lerr}
+		}
+	}
+	if p, err = s.resolve(name, true); err != nil {
+		return p, nil, err
+	}
+	fi, err := s.lstat(p)
+	if err != nil {
+		return p, nil, errLstat{err}
+	}
+	return p, fi, nil
+}
+
+// errLstat marks a failure of resolveStat's final lstat, which callers
+// report under their own operation's name.
+type errLstat struct{ err error }
+
+func (e errLstat) Error() string { return e.err.Error() }
+func (e errLstat) Unwrap() error { return e.err }
+
+// pathErr is what Open, Stat and ReadDir return for a resolveStat error:
+// a resolve error as it is, an lstat error as op's PathError.
+func pathErr(op, name string, err error) error {
+	if le, ok := err.(errLstat); ok {
+		return &fs.PathError{Op: op, Path: name, Err: unwrapPathErr(le.err)}
+	}
+	return err
+}
+
 // Open opens a regular file (or a directory) for reading. Anything else (a
 // FIFO, a socket, a device) is refused before it is opened, so a FIFO planted
 // in a root cannot hang a read and a device node is never touched (F5); the
 // type is checked again on the open file, in case it was swapped in between.
 func (s *dirSource) Open(name string) (File, error) {
-	p, err := s.resolve(name, true)
+	p, fi, err := s.resolveStat(name)
 	if err != nil {
-		return nil, err
-	}
-	fi, err := s.lstat(p)
-	if err != nil {
-		return nil, &fs.PathError{Op: "open", Path: name, Err: unwrapPathErr(err)}
+		return nil, pathErr("open", name, err)
 	}
 	if err := openable(fi.Mode()); err != nil {
 		return nil, &fs.PathError{Op: "open", Path: name, Err: err}
@@ -397,8 +526,18 @@ func (s *dirSource) Open(name string) (File, error) {
 		f.Close()
 		return nil, &fs.PathError{Op: "open", Path: name, Err: ErrNotRegular}
 	}
-	return f, nil
+	return &statFile{File: f, fi: fi}, nil
 }
+
+// statFile is an open file that answers Stat from the fstat Open made: the
+// cache, the readers sizing their buffers and the ELF readers all ask, and
+// each asking cost an fstat.
+type statFile struct {
+	*os.File
+	fi fs.FileInfo
+}
+
+func (f *statFile) Stat() (fs.FileInfo, error) { return f.fi, nil }
 
 // ErrNotRegular is returned by Open for FIFOs, sockets and devices.
 var ErrNotRegular = errors.New("not a regular file or directory")
@@ -411,13 +550,9 @@ func openable(m fs.FileMode) error {
 }
 
 func (s *dirSource) Stat(name string) (fs.FileInfo, error) {
-	p, err := s.resolve(name, true)
+	_, fi, err := s.resolveStat(name)
 	if err != nil {
-		return nil, err
-	}
-	fi, err := s.lstat(p)
-	if err != nil {
-		return nil, &fs.PathError{Op: "stat", Path: name, Err: unwrapPathErr(err)}
+		return nil, pathErr("stat", name, err)
 	}
 	return fi, nil
 }
@@ -449,13 +584,9 @@ func (s *dirSource) ReadLink(name string) (string, error) {
 // ReadDir lists a directory, sorted by name, through the same confined
 // handle as Open; at most MaxDirEntries entries are returned.
 func (s *dirSource) ReadDir(name string) ([]fs.DirEntry, error) {
-	p, err := s.resolve(name, true)
+	p, fi, err := s.resolveStat(name)
 	if err != nil {
-		return nil, err
-	}
-	fi, err := s.lstat(p)
-	if err != nil {
-		return nil, &fs.PathError{Op: "readdir", Path: name, Err: unwrapPathErr(err)}
+		return nil, pathErr("readdir", name, err)
 	}
 	if !fi.IsDir() {
 		return nil, &fs.PathError{Op: "readdir", Path: name, Err: syscall.ENOTDIR}
@@ -507,7 +638,10 @@ func ReadFile(src Source, name string, max int64) ([]byte, error) {
 	if fi.Size() > max {
 		return nil, &fs.PathError{Op: "read", Path: name, Err: ErrTooLarge}
 	}
-	b, err := io.ReadAll(io.LimitReader(f, max+1))
+	// The stat's size sizes the buffer (a file that grew since is still
+	// read to max+1 bytes); /proc files say 0 whatever they hold.
+	b := make([]byte, 0, min(fi.Size(), max)+1)
+	b, err = readAllInto(b, io.LimitReader(f, max+1))
 	if err != nil {
 		return nil, &fs.PathError{Op: "read", Path: name, Err: err}
 	}
@@ -515,6 +649,24 @@ func ReadFile(src Source, name string, max int64) ([]byte, error) {
 		return nil, &fs.PathError{Op: "read", Path: name, Err: ErrTooLarge}
 	}
 	return b, nil
+}
+
+// readAllInto is io.ReadAll into b's spare capacity: a buffer sized by the
+// caller is filled with no reallocation when the size was right.
+func readAllInto(b []byte, r io.Reader) ([]byte, error) {
+	for {
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)]
+		}
+		n, err := r.Read(b[len(b):cap(b)])
+		b = b[:len(b)+n]
+		if err == io.EOF {
+			return b, nil
+		}
+		if err != nil {
+			return b, err
+		}
+	}
 }
 
 // Exists reports whether name exists (following links).

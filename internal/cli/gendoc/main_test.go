@@ -43,6 +43,21 @@ func TestDocsCurrent(t *testing.T) {
 	}
 }
 
+// TestExitStatusPageCurrent fails while docs/exit-status.md differs from
+// what gendoc writes, or leaves out a command.
+func TestExitStatusPageCurrent(t *testing.T) {
+	want := exitStatusPage(rootCommand())
+	got, err := os.ReadFile(filepath.Join("..", "..", "..", "docs", "exit-status.md"))
+	if err != nil || !bytes.Equal(got, want) {
+		t.Errorf("docs/exit-status.md is out of date (%v): run go run ./internal/cli/gendoc", err)
+	}
+	for _, c := range []string{"`fastpath doctor`", "`fastpath k8s manifest`", "`fastpath explain`", "`fastpath remote`"} {
+		if !bytes.Contains(want, []byte("| "+c+" |")) {
+			t.Errorf("the exit-status page has no row for %s", c)
+		}
+	}
+}
+
 // TestReferenceCoversCommands checks the generator against the command tree
 // itself: every command a user can run has a Markdown page and a man page.
 func TestReferenceCoversCommands(t *testing.T) {

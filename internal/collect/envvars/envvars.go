@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/fastpath-dev/fastpath/internal/facts"
+	"github.com/fastpath-dev/fastpath/internal/kb"
 	"github.com/fastpath-dev/fastpath/internal/source"
 )
 
@@ -16,26 +17,18 @@ const Redacted = "<redacted>"
 
 // kept are the variables read by CUDA, torch's extension builder, pip, uv,
 // Python and the Hugging Face libraries when they find compilers, pick GPUs
-// and build or load kernels.
+// and build or load kernels; keptPrefixes the families kept whole (NCCL's,
+// torch's, pip's, uv's, the kernel packages' build knobs). Both are the
+// KB's data/envvars.json, which says where each is read.
 var kept = map[string]bool{}
 
+var keptPrefixes = kb.EnvVars().Prefixes.Names
+
 func init() {
-	for _, n := range strings.Fields(`
-		CUDA_HOME CUDA_PATH CUDA_ROOT CUDACXX CUDAHOSTCXX CUDA_VISIBLE_DEVICES CUDA_MODULE_LOADING
-		NVIDIA_VISIBLE_DEVICES NVIDIA_DRIVER_CAPABILITIES
-		TORCH_CUDA_ARCH_LIST MAX_JOBS NVCC_THREADS NVCC_APPEND_FLAGS NVCC_PREPEND_FLAGS PYTORCH_CUDA_ALLOC_CONF
-		CC CXX LD_LIBRARY_PATH LIBRARY_PATH CPATH PATH
-		PYTHONPATH PYTHONHOME PYTHONNOUSERSITE VIRTUAL_ENV CONDA_PREFIX CONDA_DEFAULT_ENV PYENV_VERSION PYENV_ROOT HOME
-		HF_HOME HF_HUB_CACHE HF_HUB_OFFLINE TRANSFORMERS_CACHE USE_HUB_KERNELS
-		FLASH_ATTN_CUDA_ARCHS`) {
+	for _, n := range kb.EnvVars().Names() {
 		kept[n] = true
 	}
 }
-
-// keptPrefixes are families kept whole: NCCL's and torch's settings, pip's
-// and uv's configuration, and the build knobs of the kernel packages
-// (causal-conv1d, flash-attn, mamba-ssm).
-var keptPrefixes = []string{"NCCL_", "TORCH_", "PIP_", "UV_", "CAUSAL_CONV1D_", "FLASH_ATTENTION_", "MAMBA_"}
 
 // secretWords in a name mark its value as a secret.
 var secretWords = []string{"TOKEN", "KEY", "SECRET", "PASSWORD", "PASSWD", "AUTH", "CREDENTIAL"}

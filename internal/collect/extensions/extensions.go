@@ -9,10 +9,12 @@
 package extensions
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"path"
 	"slices"
@@ -105,6 +107,13 @@ func Collect(ctx context.Context, src source.Source, py *facts.PythonEnv, t *fac
 
 type job struct{ dist, version, path string }
 
+// wholeFileBytes is the largest library read whole rather than a header at
+// a time (a var so that a test can turn it off); smallFiles holds the
+// workers' buffers for them.
+var wholeFileBytes int64 = 64 << 10
+
+var smallFiles = sync.Pool{New: func() any { b := make([]byte, 64<<10); return &b }}
+
 // module is one file kept: its facts and what the later checks need.
 type module struct {
 	ext facts.Extension
@@ -137,9 +146,12 @@ func (c *collector) warn(format string, args ...any) {
 // nvidia-cudnn-cu12, ...) are libraries other modules load, not extensions;
 // their files are large and reading them would cost time for nothing.
 func skipDist(name string) bool {
-	n := strings.ToLower(strings.NewReplacer("_", "-", ".", "-").Replace(name))
+	n := strings.ToLower(distSeparators.Replace(name))
 	return n == "torch" || strings.HasPrefix(n, "nvidia-")
 }
+
+// distSeparators folds a distribution name's separators, as PEP 503 does.
+var distSeparators = strings.NewReplacer("_", "-", ".", "-")
 
 // IsTorchLibrary reports whether a DT_NEEDED name is one of torch's own
 // libraries (libc10.so, libc10_cuda.so, libtorch.so, libtorch_cpu.so,
@@ -169,7 +181,19 @@ func (c *collector) read(j job) *module {
 	if !st.Mode().IsRegular() {
 		return nil
 	}
-	ef, err := elfdyn.Open(f, st.Size())
+	var r io.ReaderAt = f
+	if size := st.Size(); size > 0 && size <= wholeFileBytes {
+		// A small library is read whole, in one call: its headers, dynamic
+		// section and symbols are most of it, and reading them piecemeal
+		// cost some twenty system calls a file.
+		bp := smallFiles.Get().(*[]byte)
+		defer smallFiles.Put(bp)
+		buf := (*bp)[:size]
+		if n, err := f.ReadAt(buf, 0); n == len(buf) || errors.Is(err, io.EOF) {
+			r = bytes.NewReader(buf[:n])
+		}
+	}
+	ef, err := elfdyn.Open(r, st.Size())
 	if err != nil {
 		c.warn("extensions: %s: %v", j.path, err)
 		return nil
@@ -200,7 +224,7 @@ func (c *collector) read(j job) *module {
 		}
 	}
 	if hasFatbin {
-		fb, err := fatbin.NewFile(f)
+		fb, err := fatbin.NewFile(r)
 		if fb != nil {
 			fillTargets(&m.ext, fb)
 		}
@@ -382,8 +406,14 @@ func (c *collector) checkABI(mods []*module) {
 	}
 	// wanted maps each referenced name to the libraries defining it (a bit
 	// per library in order).
-	wanted := map[string]uint64{}
-	var names []string
+	// Sized for every reference, an upper bound on the distinct names: 4,096
+	// extensions needing 20 names each grew the map and the list 16 times.
+	refs := 0
+	for _, m := range linking {
+		refs += len(m.torchUndefined)
+	}
+	wanted := make(map[string]uint64, refs)
+	names := make([]string, 0, refs)
 	for _, m := range linking {
 		for _, s := range m.torchUndefined {
 			if _, ok := wanted[s]; !ok {

@@ -449,3 +449,36 @@ func benchABICheck(b *testing.B, hashed bool) {
 		}
 	}
 }
+
+// Reading a small library whole in one call is a fast path: the facts and
+// warnings must be those of reading it a header at a time. Libraries of every
+// kind (torch-linking with a missing symbol, fatbin, CUDA runtime only,
+// truncated, not ELF) on both sides of the size limit.
+func TestWholeFileReadsKeepFacts(t *testing.T) {
+	good := fixture.SharedObject{Needed: []string{"libcudart.so.12"}}.Bytes()
+	_, root := machine(t, func(tr *fixture.Tree) {
+		fakeTorchLibs(tr, []string{"_ZN2at6native3addEv"}, []string{"_ZN3c1019UndefinedTensorImpl10_singletonE"}, true)
+		sos := map[string][]byte{
+			"mix/torchy.so": fixture.SharedObject{Needed: []string{"libc10.so", "libtorch_cpu.so"},
+				Undefined: []string{"_ZN2at6native3addEv", "_ZNK2at6Tensor5printEv"}}.Bytes(),
+			"mix/fat.so": fixture.SharedObject{Needed: []string{"libcudart.so.12"}, Sections: []fixture.NamedSection{
+				{Name: ".nv_fatbin", Data: fixture.FatbinSection([]string{"sm_80", "sm_90"}, []string{"compute_90"})}}}.Bytes(),
+			"mix/rt.so":    good,
+			"mix/short.so": good[:len(good)-40],
+			"mix/text.so":  []byte("not ELF\n"),
+			"mix/big.so": fixture.SharedObject{Needed: []string{"libcudart.so.12"}, Sections: []fixture.NamedSection{
+				{Name: ".nv_fatbin", Data: fixture.FatbinSection([]string{"sm_90"})}, {Name: ".pad", Data: make([]byte, 80<<10)}}}.Bytes(),
+		}
+		tr.ExtensionDist(site, fixture.Dist{Name: "mix", Version: "1.0", Tag: "cp312-cp312-linux_x86_64"}, sos)
+	})
+	whole, wholeWarns, _ := collectExtensions(t, root, nil)
+	restore := extensions.ReadWholeUpTo(0)
+	defer restore()
+	parts, partsWarns, _ := collectExtensions(t, root, nil)
+	if len(whole) < 4 {
+		t.Fatalf("only %d extensions kept: %+v", len(whole), whole)
+	}
+	if fmt.Sprintf("%+v\n%q", whole, wholeWarns) != fmt.Sprintf("%+v\n%q", parts, partsWarns) {
+		t.Errorf("read whole:\n%+v\n%q\nread a header at a time:\n%+v\n%q", whole, wholeWarns, parts, partsWarns)
+	}
+}

@@ -84,6 +84,9 @@ func compile(t *testing.T, dir string, args ...string) {
 }
 
 func TestRealELFABIMismatch(t *testing.T) {
+	if testing.Short() {
+		t.Skip("compiles four C++ libraries with g++: not under -short")
+	}
 	if _, err := exec.LookPath("g++"); err != nil {
 		t.Skip("g++ not installed: the real-ELF ABI test needs a C++ compiler")
 	}

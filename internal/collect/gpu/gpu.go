@@ -17,7 +17,6 @@ import (
 	"time"
 
 	"github.com/fastpath-dev/fastpath/internal/facts"
-	"github.com/fastpath-dev/fastpath/internal/kb"
 	"github.com/fastpath-dev/fastpath/internal/source"
 )
 
@@ -35,12 +34,10 @@ const (
 	fromSMI    = "nvidia-smi"
 )
 
-// CapabilityFrom values.
-const (
-	capFromSMI  = "nvidia-smi"
-	capFromPCI  = "pci-table"
-	capFromName = "name-table"
-)
+// capFromSMI is the CapabilityFrom of a capability nvidia-smi reported. A
+// device it did not describe keeps an empty capability: looking its PCI id
+// or name up in the GPU table is a judgement, which diagnose.Complete makes.
+const capFromSMI = "nvidia-smi"
 
 // smiGPUFields is what is asked of nvidia-smi --query-gpu; drivers before
 // compute_cap existed (R510) refuse the whole query, so it is asked again
@@ -139,7 +136,9 @@ func (c *collector) setDriver(version, from string) {
 	if c.driver != nil || version == "" {
 		return
 	}
-	c.driver = &facts.Driver{Version: version, From: from, CUDA: kb.DriverMaxCUDA(version)}
+	// Driver.CUDA is left to diagnose.Complete: it is the KB's judgement of
+	// the version, and a saved facts file must not freeze it.
+	c.driver = &facts.Driver{Version: version, From: from}
 }
 
 // readDriverVersion reads the loaded kernel module's version. A missing file
@@ -269,7 +268,7 @@ func (c *collector) readSysPCI() {
 			continue
 		}
 		bus := NormalizeBusID(e.Name())
-		id := kb.NormalizePCIDevice(c.sysValue(dir, "device"))
+		id := facts.NormalizePCIDevice(c.sysValue(dir, "device"))
 		if bus == "" || id == "" {
 			c.warn("%s: unreadable NVIDIA device entry", dir)
 			continue
@@ -491,7 +490,7 @@ func ParseQueryGPU(out string, fields []string) (gpus []SMIGPU, bad []string) {
 			case "pci.bus_id":
 				g.BusID = v
 			case "pci.device_id":
-				g.PCIDevice = kb.NormalizePCIDevice(v)
+				g.PCIDevice = facts.NormalizePCIDevice(v)
 			case "compute_cap":
 				if cc, err := ParseCapability(v); err == nil && v != "" {
 					g.Capability = cc
@@ -622,26 +621,7 @@ func (c *collector) devices() []facts.Device {
 		if d.smiIndex >= 0 {
 			fd.Index = d.smiIndex
 		}
-		fillCapability(&fd)
 		out = append(out, fd)
 	}
 	return out
-}
-
-// fillCapability completes a device from the GPU table where nvidia-smi did
-// not say: by PCI device id first (exact), then by product name.
-func fillCapability(d *facts.Device) {
-	if m, ok := kb.GPUByPCIDevice(d.PCIDevice); ok && d.PCIDevice != "" {
-		if d.Name == "" {
-			d.Name = m.Name
-		}
-		if d.Capability == "" {
-			d.Capability, d.CapabilityFrom = m.Capability, capFromPCI
-		}
-	}
-	if d.Capability == "" && d.Name != "" {
-		if m, ok := kb.GPUByName(d.Name); ok {
-			d.Capability, d.CapabilityFrom = m.Capability, capFromName
-		}
-	}
 }

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fastpath-dev/fastpath/internal/diagnose"
 	"github.com/fastpath-dev/fastpath/internal/facts"
 	"github.com/fastpath-dev/fastpath/internal/fixture"
 	"github.com/fastpath-dev/fastpath/internal/source"
@@ -107,9 +108,7 @@ func TestH200Reference(t *testing.T) {
 		}},
 		Sources: []string{"/proc/driver/nvidia", "/sys/bus/pci", "nvidia-smi"},
 	}
-	if diff := cmp.Diff(want, g); diff != "" {
-		t.Errorf("GPU facts (-want +got):\n%s", diff)
-	}
+	checkObservedThenJudged(t, want, g, false)
 	if NormalizeBusID(rg.PCI.BusID) != g.Devices[0].BusID || NormalizeBusID(rg.ID) != g.Devices[0].BusID {
 		t.Errorf("bus id %s does not match the reference's %s", g.Devices[0].BusID, rg.PCI.BusID)
 	}
@@ -119,6 +118,38 @@ func TestH200Reference(t *testing.T) {
 	if diff := cmp.Diff([]string{"/usr/bin/nvidia-smi " + strings.TrimPrefix(queryApps, "nvidia-smi "), "/usr/bin/nvidia-smi " + strings.TrimPrefix(queryGPU, "nvidia-smi ")}, calls); diff != "" {
 		t.Errorf("programs run (-want +got):\n%s", diff)
 	}
+}
+
+// checkObservedThenJudged checks that the collector's facts hold want's
+// observations and none of its KB judgements (driver.cuda, a capability from
+// the GPU table: a saved facts file must not freeze them), and that
+// diagnose.Complete then judges them to want.
+func checkObservedThenJudged(t *testing.T, want, got facts.GPU, nameFromTable bool) {
+	t.Helper()
+	observed := facts.Facts{GPU: cloneGPU(want)}
+	observed.ClearJudgements()
+	for i := range observed.GPU.Devices {
+		if nameFromTable {
+			observed.GPU.Devices[i].Name = ""
+		}
+	}
+	if diff := cmp.Diff(observed.GPU, got); diff != "" {
+		t.Errorf("observed GPU facts (-want +got):\n%s", diff)
+	}
+	judged := facts.Facts{GPU: cloneGPU(got)}
+	diagnose.Complete(&judged)
+	if diff := cmp.Diff(want, judged.GPU); diff != "" {
+		t.Errorf("GPU facts after diagnose.Complete (-want +got):\n%s", diff)
+	}
+}
+
+func cloneGPU(g facts.GPU) facts.GPU {
+	if g.Driver != nil {
+		d := *g.Driver
+		g.Driver = &d
+	}
+	g.Devices = slices.Clone(g.Devices)
+	return g
 }
 
 func TestCollect(t *testing.T) {
@@ -135,6 +166,9 @@ func TestCollect(t *testing.T) {
 		want      facts.GPU
 		warns     []string // substrings, one per warning, in order
 		calls     int
+		// nameFromTable: the device's name is the GPU table's, a
+		// judgement that the collector leaves to diagnose.Complete.
+		nameFromTable bool
 	}{
 		{
 			name: "root: files only, capability from the PCI table",
@@ -242,6 +276,7 @@ func TestCollect(t *testing.T) {
 			},
 			want: facts.GPU{Devices: []facts.Device{{Index: 0, Name: "B200", BusID: "0000:c1:00.0", PCIDevice: "0x2901", Capability: "10.0", CapabilityFrom: "pci-table"}},
 				Sources: []string{"/sys/bus/pci"}},
+			nameFromTable: true,
 		},
 		{
 			name: "driver files only, unknown id: capability from the product name",
@@ -305,9 +340,7 @@ func TestCollect(t *testing.T) {
 			if tt.want.Devices == nil {
 				tt.want.Devices = []facts.Device{}
 			}
-			if diff := cmp.Diff(tt.want, g); diff != "" {
-				t.Errorf("GPU facts (-want +got):\n%s", diff)
-			}
+			checkObservedThenJudged(t, tt.want, g, tt.nameFromTable)
 			if len(warns) != len(tt.warns) {
 				t.Fatalf("warnings %q, want %d like %q", warns, len(tt.warns), tt.warns)
 			}

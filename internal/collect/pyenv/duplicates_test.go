@@ -14,6 +14,9 @@ import (
 // under another spelling (Dupe 3.0), and a legacy editable project (an .egg-link plus
 // easy-install.pth naming a folder that holds edpkg.egg-info).
 func TestDuplicatesAndEggLinkMatchPipList(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds a real venv with pip (ensurepip, slow): not under -short")
+	}
 	python := testenv.Python3(t)
 	dir := t.TempDir()
 	venv := filepath.Join(dir, "venv")

@@ -11,6 +11,7 @@ import (
 
 	"github.com/fastpath-dev/fastpath/internal/facts"
 	"github.com/fastpath-dev/fastpath/internal/source"
+	"github.com/fastpath-dev/fastpath/internal/version"
 )
 
 // Reading caps: these files are small in real life, never trusted to be.
@@ -199,7 +200,7 @@ func (c *collector) prefixFromExe(exe string, mm *string) string {
 			for _, lib := range []string{"lib", "lib64"} {
 				ms := source.Glob(c.src, path.Join(p, lib, "python3.*", "os.py"))
 				if len(ms) > 0 {
-					sort.Slice(ms, func(i, j int) bool { return versionLess(ms[i], ms[j]) })
+					sort.Slice(ms, func(i, j int) bool { return version.Less(ms[i], ms[j]) })
 					*mm = mmFromName(path.Base(path.Dir(ms[len(ms)-1])))
 					return p
 				}
@@ -219,22 +220,6 @@ func (c *collector) prefixFromExe(exe string, mm *string) string {
 }
 
 var digitsRe = regexp.MustCompile(`\d+`)
-
-// versionLess orders strings by their numbers (python3.9 < python3.12).
-func versionLess(a, b string) bool {
-	na, nb := digitsRe.FindAllString(a, -1), digitsRe.FindAllString(b, -1)
-	for i := 0; i < len(na) && i < len(nb); i++ {
-		x, _ := strconv.Atoi(na[i])
-		y, _ := strconv.Atoi(nb[i])
-		if x != y {
-			return x < y
-		}
-	}
-	if len(na) != len(nb) {
-		return len(na) < len(nb)
-	}
-	return a < b
-}
 
 var pyVersionRe = regexp.MustCompile(`#define\s+PY_VERSION\s+"([^"]+)"`)
 

@@ -39,12 +39,18 @@ func assertPipList(t *testing.T, python string) {
 
 // The machine's own python3 (pyenv here): read without running it.
 func TestHostPython3MatchesPipList(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs pip list (seconds of CPU): not under -short")
+	}
 	testenv.Python3(t)
 	assertPipList(t, "")
 }
 
 // The distribution's /usr/bin/python3 where it has pip (Debian's layout).
 func TestSystemPython3MatchesPipList(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs pip list (seconds of CPU): not under -short")
+	}
 	if err := exec.Command("/usr/bin/python3", "-m", "pip", "--version").Run(); err != nil {
 		t.Skip("/usr/bin/python3 has no pip here")
 	}

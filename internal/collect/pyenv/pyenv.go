@@ -19,6 +19,7 @@ import (
 
 	"github.com/fastpath-dev/fastpath/internal/facts"
 	"github.com/fastpath-dev/fastpath/internal/source"
+	"github.com/fastpath-dev/fastpath/internal/version"
 )
 
 // Collect finds the selected Python (python3 on PATH, or the --python
@@ -109,7 +110,7 @@ func (c *collector) others(sel *facts.PythonEnv) []facts.PythonEnv {
 	}
 	if c.home != "" || c.env.Get("PYENV_ROOT") != "" {
 		vs := source.Glob(c.src, path.Join(c.pyenvRoot(), "versions", "*"))
-		sort.SliceStable(vs, func(i, j int) bool { return versionLess(vs[i], vs[j]) })
+		sort.SliceStable(vs, func(i, j int) bool { return version.Less(vs[i], vs[j]) })
 		for _, p := range vs {
 			add(p)
 		}

@@ -3,11 +3,11 @@ package pyenv
 import (
 	"fmt"
 	"path"
-	"sort"
 	"strings"
 
 	"github.com/fastpath-dev/fastpath/internal/lazyregexp"
 	"github.com/fastpath-dev/fastpath/internal/source"
+	"github.com/fastpath-dev/fastpath/internal/version"
 )
 
 var shimRootRe = lazyregexp.New(`(?m)^export PYENV_ROOT="([^"]+)"`)
@@ -87,7 +87,7 @@ func (c *collector) pyenvInstalled(root, v string) string {
 	var best string
 	for _, e := range ents {
 		n := e.Name()
-		if strings.HasPrefix(n, v+".") && digitsRe.MatchString(n) && (best == "" || versionLess(best, n)) {
+		if strings.HasPrefix(n, v+".") && digitsRe.MatchString(n) && (best == "" || version.Less(best, n)) {
 			best = n
 		}
 	}
@@ -177,10 +177,4 @@ func (c *collector) selectInterpreter(python string) (string, []string) {
 		return p, steps
 	}
 	return "", steps
-}
-
-// sortedNames returns the names of ents, sorted.
-func sortedNames(names []string) []string {
-	sort.Strings(names)
-	return names
 }

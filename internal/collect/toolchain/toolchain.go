@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"path"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -14,6 +13,7 @@ import (
 	"github.com/fastpath-dev/fastpath/internal/facts"
 	"github.com/fastpath-dev/fastpath/internal/lazyregexp"
 	"github.com/fastpath-dev/fastpath/internal/source"
+	"github.com/fastpath-dev/fastpath/internal/version"
 )
 
 // Collect finds gcc, g++, CUDAHOSTCXX, ninja and cmake. gcc's version comes
@@ -143,7 +143,7 @@ func (c *collector) staticGCCVersion(p, cc1 string) (string, string) {
 			if named != "" && (v == named || strings.HasPrefix(v, named+".")) {
 				return v, namedFrom + ", " + dir
 			}
-			if best == "" || versionLess(best, v) {
+			if best == "" || version.Less(best, v) {
 				best, bestDir = v, dir
 			}
 		}
@@ -156,19 +156,6 @@ func (c *collector) staticGCCVersion(p, cc1 string) (string, string) {
 		return best, bestDir
 	}
 	return "", ""
-}
-
-// versionLess compares dotted numbers.
-func versionLess(a, b string) bool {
-	as, bs := strings.Split(a, "."), strings.Split(b, ".")
-	for i := 0; i < len(as) && i < len(bs); i++ {
-		x, _ := strconv.Atoi(as[i])
-		y, _ := strconv.Atoi(bs[i])
-		if x != y {
-			return x < y
-		}
-	}
-	return len(as) < len(bs)
 }
 
 // hostCXX is the compiler CUDAHOSTCXX names: CMake's host compiler for nvcc
@@ -272,7 +259,7 @@ func (c *collector) cmakeShareVersion(p string) (string, string) {
 		return "", ""
 	}
 	slices.SortFunc(found, func(a, b string) int {
-		if versionLess(a, b) {
+		if version.Less(a, b) {
 			return -1
 		}
 		return 1

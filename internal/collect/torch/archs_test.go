@@ -13,7 +13,7 @@ import (
 )
 
 // refHeaders is the reference reading of torch 2.11.0+cu130's libraries
-// (every fatbin entry header; shared/reference/h200-torch-2.11-cu130).
+// (every fatbin entry header; internal/fatbin/testdata/torch-2.11-cu130/READINGS.md).
 const refHeaders = "../../fatbin/testdata/torch-2.11-cu130/fatbin-entry-headers.json.gz"
 
 func refContainers(t testing.TB, lib string) []fixture.FatbinContainer {

@@ -1,0 +1,352 @@
+// Package modelread reads a model the way a collector reads a machine:
+// it locates a Hugging Face model's config.json (a path, a folder or the Hub
+// cache, confined to the source), parses it and works out, per layer, which
+// kind of layer transformers builds (the layer accounting of each hybrid
+// family), and reads the installed transformers' modeling code. It holds
+// observations only; internal/model judges them against an environment's
+// facts and the knowledge base.
+package modelread
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+)
+
+// MaxConfigBytes caps config.json: real ones are a few KB; a 16 MB file is
+// not a config.
+const MaxConfigBytes = 16 << 20
+
+// maxLayers bounds the layer count accepted from a file (the largest real
+// models have a few hundred); larger values are a broken config, and a
+// per-layer list of them would be a large allocation.
+const maxLayers = 100000
+
+// Config is what fastpath needs from a config.json.
+type Config struct {
+	ModelType string `json:"model_type"`
+	// TextModelType is text_config's model_type where the layers are nested.
+	TextModelType string `json:"text_model_type,omitempty"`
+	NumLayers     int    `json:"num_layers"`
+	// Kinds is the kind of every layer, in order, spelled as transformers
+	// spells it after its legacy remapping; nil when it cannot be known.
+	Kinds []string `json:"-"`
+	// KindsFrom names the field(s) the kinds were derived from.
+	KindsFrom string `json:"kinds_from,omitempty"`
+	// Known is whether the model_type is a family in the knowledge base.
+	Known              bool     `json:"known"`
+	AttnImplementation string   `json:"attn_implementation,omitempty"`
+	UseMambaKernels    *bool    `json:"use_mamba_kernels,omitempty"`
+	Notes              []string `json:"notes,omitempty"`
+}
+
+// KindCounts counts Kinds.
+func (c *Config) KindCounts() map[string]int {
+	m := map[string]int{}
+	for _, k := range c.Kinds {
+		m[k]++
+	}
+	return m
+}
+
+// legacyRemap is transformers' _LEGACY_LAYER_TYPE_REMAP (configuration_utils,
+// 5.17) minus "conv", which the lfm2 configs keep as their own spelling.
+var legacyRemap = map[string]string{"mamba": "linear_attention", "attention": "full_attention"}
+
+func remap(kinds []string) []string {
+	out := make([]string, len(kinds))
+	for i, k := range kinds {
+		if r, ok := legacyRemap[k]; ok {
+			k = r
+		}
+		out[i] = k
+	}
+	return out
+}
+
+// ParseConfig reads a config.json. Malformed input gives an error that says
+// what is wrong, never a panic.
+func ParseConfig(b []byte) (*Config, error) {
+	if len(b) > MaxConfigBytes {
+		return nil, fmt.Errorf("config is %d bytes, more than the %d a config.json can be", len(b), MaxConfigBytes)
+	}
+	dec := json.NewDecoder(bytes.NewReader(pythonConstants(b)))
+	dec.UseNumber()
+	var top any
+	if err := dec.Decode(&top); err != nil {
+		return nil, fmt.Errorf("not JSON: %v", err)
+	}
+	// Anything but white space after the object is refused, valid JSON or
+	// not (Token returns an error, not io.EOF, for "}garbage").
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, errors.New("not JSON: data after the top-level object")
+	}
+	obj, ok := top.(map[string]any)
+	if !ok {
+		return nil, fmt.Errorf("not a config: the top level is %s, not an object", jsonType(top))
+	}
+	mt, ok := obj["model_type"].(string)
+	if !ok || mt == "" {
+		if v, present := obj["model_type"]; present {
+			return nil, fmt.Errorf("model_type: want a string, got %s", jsonType(v))
+		}
+		return nil, errors.New("no model_type: not a transformers config")
+	}
+	c := &Config{ModelType: mt}
+	// Multimodal configs (qwen3_5, qwen3_5_moe) nest the language model,
+	// whose layers are the ones that matter, in text_config.
+	d := obj
+	if tc, ok := obj["text_config"]; ok && tc != nil {
+		tcm, ok := tc.(map[string]any)
+		if !ok {
+			return nil, fmt.Errorf("text_config: want an object, got %s", jsonType(tc))
+		}
+		if _, has := obj["num_hidden_layers"]; !has || familyNested(mt) {
+			d = tcm
+			c.TextModelType, _ = tcm["model_type"].(string)
+		}
+	}
+	for _, m := range []map[string]any{obj, d} {
+		for _, key := range []string{"attn_implementation", "_attn_implementation"} {
+			if v, ok := m[key].(string); ok && v != "" {
+				c.AttnImplementation = v
+			}
+		}
+		if v, ok := m["use_mamba_kernels"].(bool); ok {
+			c.UseMambaKernels = &v
+		}
+	}
+	r := reader{m: d}
+	rule, known := familyRule(mt)
+	c.Known = known
+	if !known {
+		if err := unknownLayout(&r, c); err != nil {
+			return nil, err
+		}
+		return c, nil
+	}
+	if err := applyLayout(&r, c, rule); err != nil {
+		return nil, fmt.Errorf("%s: %w", mt, err)
+	}
+	if c.Kinds != nil {
+		c.NumLayers = len(c.Kinds)
+	}
+	return c, nil
+}
+
+// reader reads typed fields from a config object.
+type reader struct{ m map[string]any }
+
+func (r *reader) has(key string) bool {
+	v, ok := r.m[key]
+	return ok && v != nil
+}
+
+// int reads a non-negative integer field no larger than maxLayers-ish
+// bounds; def when absent or null.
+func (r *reader) int(key string, def int) (int, error) {
+	v, ok := r.m[key]
+	if !ok || v == nil {
+		return def, nil
+	}
+	return asInt(key, v)
+}
+
+func asInt(key string, v any) (int, error) {
+	n, ok := v.(json.Number)
+	if !ok {
+		return 0, fmt.Errorf("%s: want an integer, got %s", key, jsonType(v))
+	}
+	f, err := n.Float64()
+	if err != nil || f != math.Trunc(f) || math.Abs(f) > 1e9 {
+		return 0, fmt.Errorf("%s: want an integer, got %s", key, n.String())
+	}
+	return int(f), nil
+}
+
+func (r *reader) layers() (int, error) {
+	if !r.has("num_hidden_layers") {
+		return 0, errors.New("no num_hidden_layers")
+	}
+	n, err := r.int("num_hidden_layers", 0)
+	if err != nil {
+		return 0, err
+	}
+	if n <= 0 || n > maxLayers {
+		return 0, fmt.Errorf("num_hidden_layers: %d is not a layer count", n)
+	}
+	return n, nil
+}
+
+func (r *reader) strings(key string) ([]string, bool, error) {
+	v, ok := r.m[key]
+	if !ok || v == nil {
+		return nil, false, nil
+	}
+	arr, ok := v.([]any)
+	if !ok {
+		return nil, true, fmt.Errorf("%s: want a list of strings, got %s", key, jsonType(v))
+	}
+	if len(arr) > maxLayers {
+		return nil, true, fmt.Errorf("%s: %d entries", key, len(arr))
+	}
+	out := make([]string, len(arr))
+	for i, e := range arr {
+		s, ok := e.(string)
+		if !ok {
+			return nil, true, fmt.Errorf("%s[%d]: want a string, got %s", key, i, jsonType(e))
+		}
+		out[i] = s
+	}
+	return out, true, nil
+}
+
+func (r *reader) ints(key string) ([]int, bool, error) {
+	return intsOf(key, r.m[key])
+}
+
+func intsOf(key string, v any) ([]int, bool, error) {
+	if v == nil {
+		return nil, false, nil
+	}
+	arr, ok := v.([]any)
+	if !ok {
+		return nil, true, fmt.Errorf("%s: want a list of integers, got %s", key, jsonType(v))
+	}
+	if len(arr) > maxLayers {
+		return nil, true, fmt.Errorf("%s: %d entries", key, len(arr))
+	}
+	out := make([]int, len(arr))
+	for i, e := range arr {
+		n, err := asInt(fmt.Sprintf("%s[%d]", key, i), e)
+		if err != nil {
+			return nil, true, err
+		}
+		out[i] = n
+	}
+	return out, true, nil
+}
+
+func jsonType(v any) string {
+	switch x := v.(type) {
+	case nil:
+		return "null"
+	case string:
+		return fmt.Sprintf("a string (%q)", truncate(x, 40))
+	case json.Number:
+		return "a number (" + truncate(x.String(), 40) + ")"
+	case bool:
+		return "a boolean"
+	case []any:
+		return "a list"
+	case map[string]any:
+		return "an object"
+	}
+	return fmt.Sprintf("%T", v)
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}
+
+// listOfN checks a per-layer list against num_hidden_layers: shorter is an
+// error (transformers indexes it per layer); longer is an error where
+// transformers validates the length (strict) and a note elsewhere.
+func listOfN(c *Config, key string, list []string, n int, strict bool) ([]string, error) {
+	switch {
+	case len(list) < n || (strict && len(list) != n):
+		return nil, fmt.Errorf("%s has %d entries, num_hidden_layers is %d", key, len(list), n)
+	case len(list) > n:
+		c.Notes = append(c.Notes, fmt.Sprintf("%s has %d entries, num_hidden_layers is %d: the first %d are used", key, len(list), n, n))
+		return list[:n], nil
+	}
+	return list, nil
+}
+
+func repeat(kind string, n int) []string {
+	out := make([]string, n)
+	for i := range out {
+		out[i] = kind
+	}
+	return out
+}
+
+// fromList uses the per-layer list under key when present.
+func fromList(r *reader, c *Config, key string, n int, strict bool) (bool, error) {
+	list, ok, err := r.strings(key)
+	if err != nil || !ok {
+		return false, err
+	}
+	list, err = listOfN(c, key, list, n, strict)
+	if err != nil {
+		return true, err
+	}
+	c.Kinds, c.KindsFrom = remap(list), key
+	return true, nil
+}
+
+// unknownLayout: a model_type fastpath has no family entry for. The layer
+// count and the config's own layer_types are reported as they are; nothing
+// is guessed.
+func unknownLayout(r *reader, c *Config) error {
+	if r.has("num_hidden_layers") {
+		n, err := r.layers()
+		if err != nil {
+			return fmt.Errorf("%s: %w", c.ModelType, err)
+		}
+		c.NumLayers = n
+	}
+	if list, ok, err := r.strings("layer_types"); err == nil && ok && len(list) > 0 {
+		c.Kinds, c.KindsFrom, c.NumLayers = list, "layer_types", len(list)
+	}
+	c.Notes = append(c.Notes, fmt.Sprintf("model_type %q is not in fastpath's knowledge base: only the installed transformers' code can judge it", c.ModelType))
+	return nil
+}
+
+// pythonConstants replaces the NaN, Infinity and -Infinity that Python's
+// json module writes (transformers 4.57 saves mamba2's time_step_limit as
+// [0.0, Infinity]) with null outside strings, so encoding/json reads the
+// file the way json.load does. Nothing here needs their values.
+func pythonConstants(b []byte) []byte {
+	if !bytes.Contains(b, []byte("NaN")) && !bytes.Contains(b, []byte("Infinity")) {
+		return b
+	}
+	out := make([]byte, 0, len(b))
+	inString, escaped := false, false
+	for i := 0; i < len(b); i++ {
+		ch := b[i]
+		if inString {
+			out = append(out, ch)
+			switch {
+			case escaped:
+				escaped = false
+			case ch == '\\':
+				escaped = true
+			case ch == '"':
+				inString = false
+			}
+			continue
+		}
+		switch {
+		case ch == '"':
+			inString = true
+		case bytes.HasPrefix(b[i:], []byte("-Infinity")):
+			out, i = append(out, "null"...), i+len("-Infinity")-1
+			continue
+		case bytes.HasPrefix(b[i:], []byte("Infinity")):
+			out, i = append(out, "null"...), i+len("Infinity")-1
+			continue
+		case bytes.HasPrefix(b[i:], []byte("NaN")):
+			out, i = append(out, "null"...), i+len("NaN")-1
+			continue
+		}
+		out = append(out, ch)
+	}
+	return out
+}

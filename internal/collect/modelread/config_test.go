@@ -1,0 +1,105 @@
+package modelread
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestParseConfigLayouts(t *testing.T) {
+	cases := []struct {
+		name, json string
+		want       map[string]int
+		first      []string
+	}{
+		{"qwen3.5 nested, interval", `{"model_type":"qwen3_5","text_config":{"num_hidden_layers":64,"full_attention_interval":4}}`,
+			map[string]int{"linear_attention": 48, "full_attention": 16}, []string{"linear_attention", "linear_attention", "linear_attention", "full_attention"}},
+		{"qwen3_next legacy names remapped", `{"model_type":"qwen3_next","num_hidden_layers":2,"layer_types":["mamba","attention"]}`,
+			map[string]int{"linear_attention": 1, "full_attention": 1}, nil},
+		{"kimi 1-indexed", `{"model_type":"kimi_linear","num_hidden_layers":4,"linear_attn_config":{"kda_layers":[1,2,3],"full_attn_layers":[4]}}`,
+			map[string]int{"linear_attention": 3, "full_attention": 1}, []string{"linear_attention", "linear_attention", "linear_attention", "full_attention"}},
+		{"nemotron pattern", `{"model_type":"nemotron_h","hybrid_override_pattern":"M-M*E"}`,
+			map[string]int{"linear_attention": 2, "mlp": 1, "full_attention": 1, "moe": 1}, nil},
+		{"jamba period", `{"model_type":"jamba","num_hidden_layers":8,"attn_layer_period":8,"attn_layer_offset":4}`,
+			map[string]int{"linear_attention": 7, "full_attention": 1}, nil},
+		{"mamba python Infinity", `{"model_type":"mamba2","num_hidden_layers":3,"time_step_limit":[0.0, Infinity],"x":"NaN"}`,
+			map[string]int{"linear_attention": 3}, nil},
+		{"unknown type: reported, not guessed", `{"model_type":"llama","num_hidden_layers":32}`, map[string]int{}, nil},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := ParseConfig([]byte(tc.json))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tc.want, c.KindCounts()); diff != "" {
+				t.Error(diff)
+			}
+			if tc.first != nil && !cmp.Equal(c.Kinds[:len(tc.first)], tc.first) {
+				t.Errorf("first kinds %v", c.Kinds[:len(tc.first)])
+			}
+		})
+	}
+	c, _ := ParseConfig([]byte(`{"model_type":"llama","num_hidden_layers":32}`))
+	if c.Known || c.NumLayers != 32 || !strings.Contains(strings.Join(c.Notes, " "), "only the installed transformers' code can judge it") {
+		t.Errorf("unknown model_type: %+v", c)
+	}
+}
+
+// Bad configs give an error that says what is wrong.
+func TestParseConfigErrors(t *testing.T) {
+	cases := []struct{ name, json, want string }{
+		{"not JSON", `{"model_type": "qwen3_next",`, "not JSON"},
+		{"binary", "\x7fELF\x00\x01", "not JSON"},
+		{"list at top", `[1,2]`, "not an object"},
+		{"no model_type", `{"num_hidden_layers": 4}`, "no model_type"},
+		{"model_type a number", `{"model_type": 3}`, "model_type: want a string"},
+		{"layers a string", `{"model_type":"mamba","num_hidden_layers":"32"}`, "num_hidden_layers: want an integer"},
+		{"layers fractional", `{"model_type":"mamba","num_hidden_layers":3.5}`, "want an integer"},
+		{"layers negative", `{"model_type":"mamba","num_hidden_layers":-4}`, "not a layer count"},
+		{"layers huge", `{"model_type":"mamba","num_hidden_layers":1e300}`, "want an integer"},
+		{"layer_types short", `{"model_type":"qwen3_next","num_hidden_layers":4,"layer_types":["linear_attention"]}`, "layer_types has 1 entries, num_hidden_layers is 4"},
+		{"layer_types not strings", `{"model_type":"qwen3_next","num_hidden_layers":1,"layer_types":[1]}`, "layer_types[0]: want a string"},
+		{"zero interval", `{"model_type":"qwen3_next","num_hidden_layers":4,"full_attention_interval":0}`, "full_attention_interval: 0"},
+		{"negative period", `{"model_type":"jamba","num_hidden_layers":4,"attn_layer_period":-8}`, "attn_layer_period: -8"},
+		{"negative offset", `{"model_type":"zamba","num_hidden_layers":4,"attn_layer_offset":-1}`, "attn_layer_offset: -1"},
+		{"kda 0-indexed", `{"model_type":"kimi_linear","num_hidden_layers":2,"linear_attn_config":{"kda_layers":[0],"full_attn_layers":[2]}}`, "1-indexed"},
+		{"kda gap", `{"model_type":"kimi_linear","num_hidden_layers":3,"linear_attn_config":{"kda_layers":[1],"full_attn_layers":[3]}}`, "layer 2 (1-indexed) is in neither"},
+		{"pattern junk", `{"model_type":"nemotron_h","hybrid_override_pattern":"MX"}`, "none of M"},
+		{"text_config a list", `{"model_type":"qwen3_5","text_config":[]}`, "text_config: want an object"},
+		{"trailing data", `{"model_type":"mamba","num_hidden_layers":1} {}`, "data after"},
+		{"too large", `{"model_type":"mamba","pad":"` + strings.Repeat("x", MaxConfigBytes) + `"}`, "more than"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := ParseConfig([]byte(tc.json))
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("error %v, want one containing %q", err, tc.want)
+			}
+		})
+	}
+}
+
+func FuzzConfig(f *testing.F) {
+	for _, s := range []string{
+		`{"model_type":"qwen3_5","text_config":{"num_hidden_layers":64,"full_attention_interval":4}}`,
+		`{"model_type":"kimi_linear","num_hidden_layers":4,"linear_attn_config":{"kda_layers":[1,2,3],"full_attn_layers":[4]}}`,
+		`{"model_type":"nemotron_h","hybrid_override_pattern":"M-M*E","num_hidden_layers":9}`,
+		`{"model_type":"zamba","num_hidden_layers":2,"attn_layer_period":1}`,
+		`{"model_type":"lfm2_moe","num_hidden_layers":3,"full_attn_idxs":[9,-1]}`,
+		`{"model_type":"mamba2","num_hidden_layers":3,"time_step_limit":[0.0, Infinity]}`,
+		`{"model_type":"bamba","num_hidden_layers":3,"attn_layer_indices":[-1,7,1]}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		c, err := ParseConfig(b)
+		if err != nil {
+			return
+		}
+		if c.Kinds != nil && c.NumLayers != len(c.Kinds) {
+			t.Fatalf("num_layers %d for %d kinds", c.NumLayers, len(c.Kinds))
+		}
+	})
+}

@@ -1,0 +1,192 @@
+package kb
+
+import (
+	_ "embed"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+)
+
+//go:embed data/packages.json
+var packagesJSON []byte
+
+// PackagesData is data/packages.json: the one list of the Python
+// distributions fastpath names, with the facts each consumer needs (fleet's
+// comparison, the prom and nfd outputs, the model families, explain).
+type PackagesData struct {
+	Source   string        `json:"source"`
+	Packages []PackageFact `json:"packages"`
+}
+
+// PackageFact is one distribution (its PEP 503 name) and what fastpath
+// knows of it.
+type PackageFact struct {
+	Name string `json:"name"`
+	// Compare: fleet diff and the remote report compare its version.
+	Compare bool `json:"compare,omitempty"`
+	// Metrics: the prom and nfd outputs carry its version.
+	Metrics bool `json:"metrics,omitempty"`
+	// Kernel is set for a kernel package transformers resolves functions
+	// from; families.json's function_sets name it by Name.
+	Kernel *KernelPackage `json:"kernel,omitempty"`
+	// ExtensionModules are the compiled modules its setup.py declares;
+	// Aliases other spellings logs use for it. With Kernel.Import they map
+	// a module name in a log back to the distribution.
+	ExtensionModules []string `json:"extension_modules,omitempty"`
+	Aliases          []string `json:"aliases,omitempty"`
+	// FunctionPrefixes name its functions in transformers' legacy
+	// fallback warning ("selective_state_update" -> mamba-ssm).
+	FunctionPrefixes []string `json:"function_prefixes,omitempty"`
+	// SourceMarkers are file names and paths only its own sources print.
+	SourceMarkers []string `json:"source_markers,omitempty"`
+	// Repo is its GitHub repository (owner/name), as install hints link it.
+	Repo   string `json:"repo,omitempty"`
+	Source string `json:"source"`
+}
+
+var (
+	packagesOnce sync.Once
+	packagesData PackagesData
+)
+
+// Packages returns the parsed data/packages.json (a build defect if it does
+// not parse: the package's tests catch it).
+func Packages() *PackagesData {
+	packagesOnce.Do(func() {
+		if err := json.Unmarshal(packagesJSON, &packagesData); err != nil {
+			panic(fmt.Sprintf("kb: data/packages.json: %v", err))
+		}
+	})
+	return &packagesData
+}
+
+// ComparedPackages are the distributions compared between machines, in
+// the data's order.
+func ComparedPackages() []string {
+	var out []string
+	for _, p := range Packages().Packages {
+		if p.Compare {
+			out = append(out, p.Name)
+		}
+	}
+	return out
+}
+
+// MetricPackages are the distributions whose versions the prom and nfd
+// outputs carry, in the data's order.
+func MetricPackages() []string {
+	var out []string
+	for _, p := range Packages().Packages {
+		if p.Metrics {
+			out = append(out, p.Name)
+		}
+	}
+	return out
+}
+
+// KernelPackages are the kernel packages by name (families.json's
+// function sets and attention implementations name them).
+func KernelPackages() map[string]KernelPackage {
+	out := map[string]KernelPackage{}
+	for _, p := range Packages().Packages {
+		if p.Kernel != nil {
+			out[p.Name] = *p.Kernel
+		}
+	}
+	return out
+}
+
+// ModuleDists maps every import, extension module and alias name of a
+// package to its distribution name.
+func ModuleDists() map[string]string {
+	out := map[string]string{}
+	for _, p := range Packages().Packages {
+		if p.Kernel != nil && p.Kernel.Import != "" {
+			out[p.Kernel.Import] = p.Name
+		}
+		for _, m := range p.ExtensionModules {
+			out[m] = p.Name
+		}
+		for _, a := range p.Aliases {
+			out[a] = p.Name
+		}
+	}
+	return out
+}
+
+// NativeKernelPackages are the kernel packages that compile CUDA code when
+// installed from source (they need nvcc), in the data's order.
+func NativeKernelPackages() []string {
+	var out []string
+	for _, p := range Packages().Packages {
+		if p.Kernel != nil && p.Kernel.Native {
+			out = append(out, p.Name)
+		}
+	}
+	return out
+}
+
+// DistOfFunction names the kernel package a function of transformers'
+// fallback warning comes from: the KB's function sets first, then the
+// packages' function prefixes; "" when none claims it.
+func DistOfFunction(fn string) string {
+	for _, set := range Families().FunctionSets {
+		for _, f := range set {
+			if f.Name == fn {
+				return f.Package
+			}
+		}
+	}
+	for _, p := range Packages().Packages {
+		for _, pre := range p.FunctionPrefixes {
+			if strings.HasPrefix(fn, pre) {
+				return p.Name
+			}
+		}
+	}
+	return ""
+}
+
+// DistOfSourceLine names the package whose own source file a log line
+// names ("/build/source/flash-attn/flash_fwd_launch_template.h:184"); ""
+// when the line names none. Packages are tried in the data's order.
+func DistOfSourceLine(text string) string {
+	for _, p := range Packages().Packages {
+		for _, m := range p.SourceMarkers {
+			if strings.Contains(text, m) {
+				return p.Name
+			}
+		}
+	}
+	return ""
+}
+
+// DistsOfRepoLinks names the packages whose GitHub repositories text links
+// ("https://github.com/Dao-AILab/causal-conv1d"), in the order the links
+// appear, each once. A repository shared by two packages
+// (Dao-AILab/flash-attention) names the first in the data.
+func DistsOfRepoLinks(text string) []string {
+	type hit struct {
+		at   int
+		name string
+	}
+	var hits []hit
+	seen := map[string]bool{}
+	for _, p := range Packages().Packages {
+		if p.Repo == "" || seen[p.Repo] {
+			continue
+		}
+		seen[p.Repo] = true
+		if at := strings.Index(text, "github.com/"+p.Repo); at >= 0 {
+			hits = append(hits, hit{at, p.Name})
+		}
+	}
+	sort.SliceStable(hits, func(i, j int) bool { return hits[i].at < hits[j].at })
+	out := make([]string, 0, len(hits))
+	for _, h := range hits {
+		out = append(out, h.name)
+	}
+	return out
+}

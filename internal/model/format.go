@@ -1,0 +1,42 @@
+package model
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// FormatKinds is "48 linear_attention, 16 full_attention", largest first.
+func FormatKinds(counts map[string]int) string {
+	type kc struct {
+		k string
+		n int
+	}
+	var l []kc
+	for k, n := range counts {
+		l = append(l, kc{k, n})
+	}
+	sort.Slice(l, func(i, j int) bool {
+		if l[i].n != l[j].n {
+			return l[i].n > l[j].n
+		}
+		return l[i].k < l[j].k
+	})
+	var parts []string
+	for _, e := range l {
+		parts = append(parts, fmt.Sprintf("%d %s", e.n, e.k))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// FormatLayerKinds is FormatKinds, or what is known when the config lists
+// no per-layer kinds (never an empty list).
+func FormatLayerKinds(counts map[string]int, numLayers int) string {
+	if len(counts) == 0 {
+		if numLayers == 0 {
+			return "no layer count in config.json"
+		}
+		return "kinds not listed in config.json"
+	}
+	return FormatKinds(counts)
+}
