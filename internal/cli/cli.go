@@ -54,7 +54,7 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) ExitCode {
 	defer out.Flush()
 	defer errOut.Flush()
 	ios := &IO{In: stdin, Out: out, Err: errOut, IsTTY: isTerminal(stdout), NoColor: noColor(), Width: render.TerminalWidth(stdout)}
-	root := NewRootCommand(ios)
+	root := newRootCommand(ios, args)
 	root.SetArgs(args)
 	root.SetIn(stdin)
 	root.SetOut(out)
@@ -64,7 +64,25 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) ExitCode {
 }
 
 // NewRootCommand builds the command tree.
-func NewRootCommand(ios *IO) *cobra.Command {
+func NewRootCommand(ios *IO) *cobra.Command { return newRootCommand(ios, nil) }
+
+// commands are the subcommands by name. Main builds only the one that its
+// arguments name (every command's flags cost allocations at each start;
+// docs/speed.md, "GPU host and startup"), and all of them for anything
+// else: help, completion, a mistyped name.
+var commands = []struct {
+	name  string
+	build func(*IO) *cobra.Command
+}{
+	{"doctor", newDoctorCommand}, {"facts", newFactsCommand}, {"packages", newPackagesCommand},
+	{"inspect", newInspectCommand}, {"model", newModelCommand}, {"explain", newExplainCommand},
+	{"plan", newPlanCommand}, {"fix", newFixCommand}, {"remote", newRemoteCommand}, {"diff", newDiffCommand},
+	{"k8s", newK8sCommand}, {"demo", newDemoCommand}, {"bench", newBenchCommand},
+}
+
+// newRootCommand builds the root and the subcommands args can reach: the
+// one named by args[0], none for a lone --version, else all.
+func newRootCommand(ios *IO, args []string) *cobra.Command {
 	root := &cobra.Command{
 		Use:   "fastpath",
 		Short: "Why a GPU machine or container cannot run a model on its fast path, and the fix",
@@ -78,11 +96,25 @@ gives the exact commands that fix it.`,
 		SilenceErrors: true,
 	}
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return &UsageError{Err: err} })
-	root.AddCommand(
-		newDoctorCommand(ios), newFactsCommand(ios), newPackagesCommand(ios), newInspectCommand(ios),
-		newModelCommand(ios), newExplainCommand(ios), newPlanCommand(ios), newFixCommand(ios),
-		newRemoteCommand(ios), newDiffCommand(ios), newK8sCommand(ios), newDemoCommand(ios), newBenchCommand(ios),
-	)
+	root.AddCommand(subcommands(ios, args)...)
 	addExitStatus(root)
 	return root
+}
+
+// subcommands builds the commands args can reach: the one args[0] names,
+// none for a lone --version, else all of them.
+func subcommands(ios *IO, args []string) []*cobra.Command {
+	if len(args) == 1 && args[0] == "--version" {
+		return nil
+	}
+	for _, c := range commands {
+		if len(args) > 0 && c.name == args[0] {
+			return []*cobra.Command{c.build(ios)}
+		}
+	}
+	all := make([]*cobra.Command, 0, len(commands))
+	for _, c := range commands {
+		all = append(all, c.build(ios))
+	}
+	return all
 }

@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // Version is a CUDA release or a PTX ISA version: major.minor.
@@ -58,23 +59,25 @@ type PTXISARelease struct {
 	Source string
 }
 
+// The tables are decoded on first use, not at program start: decoding
+// them in init cost every command a quarter of a millisecond (docs/speed.md).
 var (
-	targetReleases = mustLoadTargets()
-	ptxISAReleases = mustLoadPTXISA()
+	targetReleasesOnce = sync.OnceValue(mustLoadTargets)
+	ptxISAReleasesOnce = sync.OnceValue(mustLoadPTXISA)
 )
 
 // TargetReleases is the targetability table, oldest release first.
-func TargetReleases() []TargetRelease { return append([]TargetRelease(nil), targetReleases...) }
+func TargetReleases() []TargetRelease { return append([]TargetRelease(nil), targetReleasesOnce()...) }
 
 // PTXISAReleases is the PTX ISA table, oldest first.
-func PTXISAReleases() []PTXISARelease { return append([]PTXISARelease(nil), ptxISAReleases...) }
+func PTXISAReleases() []PTXISARelease { return append([]PTXISARelease(nil), ptxISAReleasesOnce()...) }
 
 // targetsOf is the set of SASS targets nvcc of release cuda accepts: the rows up to
 // it applied in order. Releases after the newest row inherit it (targets are only
 // removed at major releases, which the table would have to record).
 func targetsOf(cuda Version) map[Target]bool {
 	set := map[Target]bool{}
-	for _, r := range targetReleases {
+	for _, r := range targetReleasesOnce() {
 		if cuda.Less(r.CUDA) {
 			break
 		}
@@ -110,7 +113,7 @@ func NewestTarget(cuda Version) (Target, bool) {
 // PTXISAToCUDA is the CUDA release that introduced PTX ISA isa; ok is false for
 // ISAs the table does not list.
 func PTXISAToCUDA(isa Version) (Version, bool) {
-	for _, r := range ptxISAReleases {
+	for _, r := range ptxISAReleasesOnce() {
 		if r.PTX == isa {
 			return r.CUDA, true
 		}

@@ -3,7 +3,6 @@ package diagnose
 import (
 	"fmt"
 	"path"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -12,6 +11,7 @@ import (
 	"github.com/fastpath-dev/fastpath/internal/facts"
 	"github.com/fastpath-dev/fastpath/internal/finding"
 	"github.com/fastpath-dev/fastpath/internal/kb"
+	"github.com/fastpath-dev/fastpath/internal/lazyregexp"
 	"github.com/fastpath-dev/fastpath/internal/remedy"
 )
 
@@ -289,8 +289,8 @@ func listOrNone(xs []string) string {
 // builtForRe reads the torch a build was made for from a local version
 // label, as the kernel packages' own release wheels spell it:
 // 2.8.3+cu12torch2.6cxx11abiTRUE, 1.5.2+cu128torch2.7.
-var builtForRe = regexp.MustCompile(`(?i)torch(\d+)\.?(\d+)`)
-var abiRe = regexp.MustCompile(`(?i)cxx11abi(true|false)`)
+var builtForRe = lazyregexp.New(`(?i)torch(\d+)\.?(\d+)`)
+var abiRe = lazyregexp.New(`(?i)cxx11abi(true|false)`)
 
 // checkExtensionABI: an installed extension needs torch symbols that none
 // of the torch libraries it loads defines: importing it fails with
@@ -388,7 +388,7 @@ func torchNeeded(e facts.Extension) []string {
 
 // cudartMajorRe reads the major of a CUDA runtime soname: libcudart.so.12, and
 // CUDA 11's libcudart.so.11.0.
-var cudartMajorRe = regexp.MustCompile(`^libcudart\.so\.(\d+)(\.0)?$`)
+var cudartMajorRe = lazyregexp.New(`^libcudart\.so\.(\d+)(\.0)?$`)
 
 // runtimeWheel is the NVIDIA wheel that ships libcudart.so.<major> and the
 // folder (below site-packages) it puts it in.

@@ -3,7 +3,6 @@ package explain
 import (
 	"fmt"
 	"path"
-	"regexp"
 	"slices"
 	"sort"
 	"strconv"
@@ -15,6 +14,7 @@ import (
 	"github.com/fastpath-dev/fastpath/internal/facts"
 	"github.com/fastpath-dev/fastpath/internal/finding"
 	"github.com/fastpath-dev/fastpath/internal/kb"
+	"github.com/fastpath-dev/fastpath/internal/lazyregexp"
 )
 
 // Finding is a finding of DESIGN's shape plus where in the log it was seen.
@@ -482,8 +482,8 @@ func tracksPackage(id finding.ID) bool {
 }
 
 var (
-	placeholder = regexp.MustCompile(`\{[a-z_]+\}`)
-	optional    = regexp.MustCompile(`\[\[(.*?)\]\]`)
+	placeholder = lazyregexp.New(`\{[a-z_]+\}`)
+	optional    = lazyregexp.New(`\[\[(.*?)\]\]`)
 )
 
 // fill replaces {name} with captures. A [[segment]] is kept only when

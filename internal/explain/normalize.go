@@ -2,7 +2,8 @@ package explain
 
 import (
 	"bytes"
-	"regexp"
+
+	"github.com/fastpath-dev/fastpath/internal/lazyregexp"
 )
 
 // Logs reach explain the way people paste them: copied from a terminal
@@ -18,22 +19,22 @@ const maxPrefixes = 4
 
 var (
 	// ansiEscape: CSI sequences (colours, cursor moves) and OSC titles.
-	ansiEscape = regexp.MustCompile(`\x1b(?:\[[0-9;?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)?|[@-Z\\-_])`)
+	ansiEscape = lazyregexp.New(`\x1b(?:\[[0-9;?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)?|[@-Z\\-_])`)
 	// ansiRemnant: a colour code whose ESC was lost on the way (Jupyter's
 	// tracebacks pasted from the browser: "[0;31mImportError[0m").
-	ansiRemnant = regexp.MustCompile(`\[[0-9]{1,3}(?:;[0-9]{1,3})*m`)
+	ansiRemnant = lazyregexp.New(`\[[0-9]{1,3}(?:;[0-9]{1,3})*m`)
 
 	// journald: "Oct 04 13:19:39 host unit[394]: ".
-	journalPrefix = regexp.MustCompile(`^(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) [ 0-3][0-9] [0-9]{2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]+)? \S+ [^\s:\[]+(?:\[[0-9]+\])?: ?`)
+	journalPrefix = lazyregexp.New(`^(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) [ 0-3][0-9] [0-9]{2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]+)? \S+ [^\s:\[]+(?:\[[0-9]+\])?: ?`)
 	// Clock times alone ("13:19:39.123 ").
-	clockPrefix = regexp.MustCompile(`^[0-9]{2}:[0-9]{2}:[0-9]{2}(?:[.,][0-9]+)? `)
+	clockPrefix = lazyregexp.New(`^[0-9]{2}:[0-9]{2}:[0-9]{2}(?:[.,][0-9]+)? `)
 	// Docker BuildKit: "#12 34.56 " (or the bare elapsed time of --progress=plain).
-	buildkitPrefix = regexp.MustCompile(`^(?:#[0-9]+ [0-9]+\.[0-9]+ |[0-9]+\.[0-9]+ {3,})`)
+	buildkitPrefix = lazyregexp.New(`^(?:#[0-9]+ [0-9]+\.[0-9]+ |[0-9]+\.[0-9]+ {3,})`)
 	// Bracketed: "[rank0]: ", "[default3]:", "[2024-09-27 23:42:23,326] ",
 	// Jupyter server "[I 2024-01-01 12:00:00.000 ServerApp] ".
-	bracketPrefix = regexp.MustCompile(`^\[(?:(?:rank|default)[0-9]+\]:|[0-9]{4}-[0-9]{2}-[0-9]{2}[ T][^\]]{0,40}\]|[IWECD] (?:[0-9]{4}-[0-9]{2}-[0-9]{2} )?[0-9]{2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]+)? [A-Za-z]+\]) ?`)
+	bracketPrefix = lazyregexp.New(`^\[(?:(?:rank|default)[0-9]+\]:|[0-9]{4}-[0-9]{2}-[0-9]{2}[ T][^\]]{0,40}\]|[IWECD] (?:[0-9]{4}-[0-9]{2}-[0-9]{2} )?[0-9]{2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]+)? [A-Za-z]+\]) ?`)
 	// Ray and vLLM worker tags: "(VllmWorker rank=3 pid=1090) ".
-	workerPrefix = regexp.MustCompile(`^\([A-Za-z_][A-Za-z0-9_]*(?: [a-z_]+=[A-Za-z0-9_.-]+)+\) ?`)
+	workerPrefix = lazyregexp.New(`^\([A-Za-z_][A-Za-z0-9_]*(?: [a-z_]+=[A-Za-z0-9_.-]+)+\) ?`)
 )
 
 // normalizer rewrites lines into a buffer it reuses: normalizing a line

@@ -2,10 +2,10 @@ package explain
 
 import (
 	"fmt"
-	"regexp"
 	"strings"
 
 	"github.com/fastpath-dev/fastpath/internal/finding"
+	"github.com/fastpath-dev/fastpath/internal/lazyregexp"
 )
 
 // The fix helpers word commands for the Linux machine fastpath runs on.
@@ -26,7 +26,7 @@ var cudaOnly = map[finding.ID]bool{
 
 // linuxOnly matches commands that only a Linux shell or package manager
 // runs: package managers, exports, inline environment assignments.
-var linuxOnly = regexp.MustCompile(`^(?:apt-get|apt|dnf|yum|zypper|export|unset|sudo)\b|^[A-Z_][A-Z0-9_]*=\S* |/usr/local/cuda|LD_LIBRARY_PATH`)
+var linuxOnly = lazyregexp.New(`^(?:apt-get|apt|dnf|yum|zypper|export|unset|sudo)\b|^[A-Z_][A-Z0-9_]*=\S* |/usr/local/cuda|LD_LIBRARY_PATH`)
 
 // platformFixes rewords fixes for the platform the log comes from.
 func (e *env) platformFixes(id finding.ID, fixes []finding.Fix) []finding.Fix {
@@ -106,13 +106,13 @@ func manualLinux(fixes []finding.Fix, platform string) []finding.Fix {
 // unknownFact finds the placeholders the fix helpers put where a fact is
 // unknown: the package being built, the GPU's capability.
 var unknownFact = []struct {
-	re   *regexp.Regexp
+	re   *lazyregexp.Regexp
 	what string
 }{
-	{regexp.MustCompile(`\bPACKAGE\b`), "which package was being built"},
-	{regexp.MustCompile(`"X\.Y"|\bX\.Y\b`), "the GPU's compute capability"},
-	{regexp.MustCompile(`(?:^|[\s=])\?(?:$|\s)`), "a version"},
-	{regexp.MustCompile(`CUDA_HOME=['"]?[^/$'"\s]`), "the environment's site-packages folder"},
+	{lazyregexp.New(`\bPACKAGE\b`), "which package was being built"},
+	{lazyregexp.New(`"X\.Y"|\bX\.Y\b`), "the GPU's compute capability"},
+	{lazyregexp.New(`(?:^|[\s=])\?(?:$|\s)`), "a version"},
+	{lazyregexp.New(`CUDA_HOME=['"]?[^/$'"\s]`), "the environment's site-packages folder"},
 }
 
 // manualWhereUnknown makes a fix whose command depends on an unknown fact

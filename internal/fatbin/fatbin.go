@@ -206,7 +206,7 @@ func NewFile(r io.ReaderAt) (*File, error) {
 		if err != nil {
 			return nil, err
 		}
-		if err := f.walk(r, 0, size, ""); err != nil {
+		if err := f.walk(r, 0, size, "", nil); err != nil {
 			return f, err
 		}
 		return f, nil
@@ -236,6 +236,8 @@ func NewFile(r io.ReaderAt) (*File, error) {
 	}
 	f := &File{Kind: KindHostELF}
 	fileSize, sizeKnown := knownSize(r)
+	var segment []uint64 // where .nvFatBinSegment says the containers are, read on demand
+	segmentRead := false
 	for _, s := range ef.Sections {
 		if !isFatbinSection(s.Name) || s.Type == elf.SHT_NOBITS {
 			continue
@@ -248,7 +250,14 @@ func NewFile(r io.ReaderAt) (*File, error) {
 		if sizeKnown && off+size > fileSize {
 			return f, formatErr(off, "section %s (%d bytes) runs past the end of the file (%d bytes)", s.Name, size, fileSize)
 		}
-		if err := f.walk(r, off, size, s.Name); err != nil {
+		var starts []int64
+		if s.Name == ExecutableSection && size >= prefetchMin && segmentHints {
+			if !segmentRead {
+				segment, segmentRead = segmentPointers(r, ef, fileSize, sizeKnown), true
+			}
+			starts = containerStarts(segment, s.Addr, off, size)
+		}
+		if err := f.walk(r, off, size, s.Name, starts); err != nil {
 			return f.splitRelocatable(), err
 		}
 	}
@@ -514,4 +523,76 @@ func compatArchSpecific(ef *elf.File) bool {
 		}
 	}
 	return false
+}
+
+// SegmentSection is where the CUDA runtime's registration records live: one
+// __fatBinC_Wrapper_t per container of .nv_fatbin, {u32 magic, u32 version,
+// u64 address of the container, u64 unused}, 24 bytes each.
+const SegmentSection = ".nvFatBinSegment"
+
+// segmentHints turns the use of .nvFatBinSegment on (tests and benchmarks
+// turn it off to compare).
+var segmentHints = true
+
+const (
+	wrapperMagic = 0x466243b1
+	wrapperSize  = 24
+	// maxSegmentBytes caps what is read of .nvFatBinSegment (libtorch_cuda.so's is
+	// 10,656 bytes for 444 containers).
+	maxSegmentBytes = 4 << 20
+)
+
+// segmentPointers returns the container addresses that ef's .nvFatBinSegment
+// records, or nil. The addresses are link-time virtual addresses: a shared
+// library's loader relocates them, and the linker writes the unrelocated value
+// in the file (checked on torch 2.11's libtorch_cuda.so: all 444 point at a
+// container's magic). Only 64-bit little-endian ELF files are read.
+func segmentPointers(r io.ReaderAt, ef *elf.File, fileSize int64, sizeKnown bool) []uint64 {
+	if ef.Class != elf.ELFCLASS64 || ef.ByteOrder != binary.LittleEndian {
+		return nil
+	}
+	s := ef.Section(SegmentSection)
+	if s == nil || s.Type == elf.SHT_NOBITS || s.FileSize == 0 || s.FileSize > maxSegmentBytes {
+		return nil
+	}
+	off, n := int64(s.Offset), int64(s.FileSize)
+	if off < 0 || off+n < off || (sizeKnown && off+n > fileSize) {
+		return nil
+	}
+	b := make([]byte, n)
+	if readFull(r, b, off) != nil {
+		return nil
+	}
+	return parseSegment(b)
+}
+
+// parseSegment reads the container addresses of the wrapper records in b
+// (records without the wrapper magic are skipped).
+func parseSegment(b []byte) []uint64 {
+	var ptrs []uint64
+	for p := 0; p+wrapperSize <= len(b); p += wrapperSize {
+		if binary.LittleEndian.Uint32(b[p:]) != wrapperMagic {
+			continue
+		}
+		ptrs = append(ptrs, binary.LittleEndian.Uint64(b[p+8:]))
+	}
+	return ptrs
+}
+
+// containerStarts turns the addresses that fall inside the section loaded at
+// addr (file offset off, size bytes) into file offsets, sorted and unique.
+// They are hints for the prefetch only: nothing is believed until the walk
+// reads a container's magic there.
+func containerStarts(ptrs []uint64, addr uint64, off, size int64) []int64 {
+	if addr == 0 || size < containerHeaderSize {
+		return nil // not loaded: the addresses cannot be placed
+	}
+	var starts []int64
+	for _, p := range ptrs {
+		if p >= addr && p-addr <= uint64(size-containerHeaderSize) {
+			starts = append(starts, off+int64(p-addr))
+		}
+	}
+	slices.Sort(starts)
+	return slices.Compact(starts)
 }

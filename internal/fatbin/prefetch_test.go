@@ -46,7 +46,7 @@ func (h *hostileSpan) ReadAt(p []byte, off int64) (int, error) {
 func TestPrefetchStopsAtItsCaps(t *testing.T) {
 	h := &hostileSpan{size: 1 << 40}
 	done := make(chan struct{})
-	go func() { prefetch(h, 0, h.size); close(done) }()
+	go func() { prefetch(h, 0, h.size, nil); close(done) }()
 	select {
 	case <-done:
 	case <-time.After(20 * time.Second):
@@ -57,7 +57,7 @@ func TestPrefetchStopsAtItsCaps(t *testing.T) {
 	}
 	// Below the threshold nothing is read.
 	small := &hostileSpan{size: prefetchMin - 1}
-	prefetch(small, 0, small.size)
+	prefetch(small, 0, small.size, nil)
 	if small.reads.Load() != 0 {
 		t.Error("a small section was prefetched")
 	}

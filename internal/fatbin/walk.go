@@ -16,7 +16,7 @@ func Walk(r io.ReaderAt, size int64) (*File, error) {
 	if size < 0 {
 		return f, formatErr(0, "negative size %d", size)
 	}
-	return f, f.walk(r, 0, size, "")
+	return f, f.walk(r, 0, size, "", nil)
 }
 
 // readFull reads exactly len(b) bytes at off; a short read is a FormatError (the
@@ -36,12 +36,19 @@ func readFull(r io.ReaderAt, b []byte, off int64) error {
 // each is a 16-byte header then entries, each entry header_size + padded payload
 // bytes long, which together fill the container exactly (as in every container of
 // torch 2.11's libraries). Zero bytes between containers are skipped, up to maxPadding.
-func (f *File) walk(r io.ReaderAt, base, size int64, section string) error {
+// starts, when known (segmentStarts), are where the containers begin: a hint that
+// lets the prefetch read every container at once; the walk itself still follows
+// the chain and checks every header.
+func (f *File) walk(r io.ReaderAt, base, size int64, section string, starts []int64) error {
 	end := base + size
 	if base < 0 || size < 0 || end < base {
 		return formatErr(base, "section range out of bounds")
 	}
-	prefetch(r, base, size) // large sections only: see prefetch.go
+	// Large sections only (prefetch.go): the headers are read ahead, in
+	// parallel, and the walk below takes them from memory.
+	if hdr := prefetch(r, base, size, starts); len(hdr) > 0 {
+		r = cachedReader{r, hdr}
+	}
 	var ch [containerHeaderSize]byte
 	var eh [entryHeaderMin]byte
 	pos := base

@@ -11,9 +11,10 @@ import (
 	"os"
 	"path"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"strings"
+
+	"github.com/fastpath-dev/fastpath/internal/lazyregexp"
 )
 
 // Caps on what an image's bookkeeping may make fastpath read or hold. Real
@@ -113,7 +114,7 @@ type ociDoc struct {
 	Layers    []ociDesc `json:"layers"`
 }
 
-var digestRe = regexp.MustCompile(`^(sha256:[a-f0-9]{64}|sha512:[a-f0-9]{128})$`)
+var digestRe = lazyregexp.New(`^(sha256:[a-f0-9]{64}|sha512:[a-f0-9]{128})$`)
 
 // candidate is one image an index lists.
 type candidate struct {

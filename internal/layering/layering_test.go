@@ -36,6 +36,9 @@ var layers = [][]string{
 	{"internal/facts"},
 	// The knowledge base: embedded data and typed accessors.
 	{"internal/kb"},
+	// Regular expressions compiled on first use (package-level ones would
+	// cost every start; docs/speed.md).
+	{"internal/lazyregexp"},
 	// Where we look.
 	{"internal/source"},
 	{"internal/imagesource"},

@@ -6,11 +6,12 @@ import (
 	"fmt"
 	"io"
 	"os/exec"
-	"regexp"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/fastpath-dev/fastpath/internal/lazyregexp"
 )
 
 // Runner carries out steps' commands with a POSIX shell, one command at a
@@ -43,13 +44,13 @@ type Result struct {
 }
 
 var (
-	exportLine = regexp.MustCompile(`^export ([A-Za-z_][A-Za-z0-9_]*)=(.*)$`)
-	unsetLine  = regexp.MustCompile(`^unset ([A-Za-z_][A-Za-z0-9_]*)$`)
+	exportLine = lazyregexp.New(`^export ([A-Za-z_][A-Za-z0-9_]*)=(.*)$`)
+	unsetLine  = lazyregexp.New(`^unset ([A-Za-z_][A-Za-z0-9_]*)$`)
 )
 
 // placeholder matches a word no real command holds, only a template's hole
 // (`pip install PACKAGE`, `<version>`): the last guard before a shell sees it.
-var placeholder = regexp.MustCompile(`(^|\s)(PACKAGE|VERSION|PATH_TO_[A-Z_]+)(\s|$)|<[a-z][a-z0-9_-]*>`)
+var placeholder = lazyregexp.New(`(^|\s)(PACKAGE|VERSION|PATH_TO_[A-Z_]+)(\s|$)|<[a-z][a-z0-9_-]*>`)
 
 // ownGroup runs cmd in a process group of its own, and makes cancelling
 // ctx (Ctrl-C, SIGTERM, a timeout) stop that whole group: pip's and a

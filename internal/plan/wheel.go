@@ -2,10 +2,10 @@ package plan
 
 import (
 	"fmt"
-	"regexp"
 	"strings"
 
 	"github.com/fastpath-dev/fastpath/internal/kb"
+	"github.com/fastpath-dev/fastpath/internal/lazyregexp"
 )
 
 // Wheel is a wheel file name taken apart (PEP 427: name-ver[-build]-py-abi-plat.whl).
@@ -63,7 +63,7 @@ const (
 )
 
 // localTag is the kernel packages' +cu12torch2.11cxx11abiTRUE version part.
-var localTag = regexp.MustCompile(`^cu(\d+)torch(\d+\.\d+)cxx11abi(TRUE|FALSE)$`)
+var localTag = lazyregexp.New(`^cu(\d+)torch(\d+\.\d+)cxx11abi(TRUE|FALSE)$`)
 
 // FitFor says whether pip would take w for env, and for which torch it says
 // it was built.

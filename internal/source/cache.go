@@ -212,6 +212,9 @@ func (v *View) Open(name string) (File, error) {
 	}
 	fi, err := f.Stat()
 	if err != nil || !fi.Mode().IsRegular() || fi.Size() > SmallFileBytes || binaryName(name) {
+		if err == nil && binaryName(name) {
+			adviseRandom(f) // advise_linux.go
+		}
 		return &countedFile{File: f, v: v}, nil
 	}
 	sf = c.slot(name, fi)

@@ -6,7 +6,8 @@
 #   scripts/device/speed.sh [DIR] [OUTDIR] [PYTHON]
 # DIR holds `fastpath` (the build under test) and, optionally,
 # `fastpath-base` (the build before, for the side-by-side and the facts
-# oracle); default .device/speed. OUTDIR defaults to $OUT (or /tmp/speed-out).
+# oracle) and `fastpath-alt` (a variant of the build under test, timed warm
+# and cold next to it; DIR/alt.txt says what differs); default .device/speed. OUTDIR defaults to $OUT (or /tmp/speed-out).
 # PYTHON defaults to /opt/torch/.venv/bin/python3, else python3 on PATH.
 # Writes OUTDIR/speed.log (the summary) and OUTDIR/speed.tar.gz (everything).
 # Needs no network. Every step is bounded with timeout and the script keeps
@@ -29,6 +30,8 @@ say() { echo "$*" | tee -a "$log"; }
 fp=$(realpath "$dir/fastpath")
 base=""
 [ -x "$dir/fastpath-base" ] && base=$(realpath "$dir/fastpath-base")
+alt=""
+[ -x "$dir/fastpath-alt" ] && alt=$(realpath "$dir/fastpath-alt")
 # The fastpath runs see what a user's shell sees: the venv's bin first.
 venvbin=$(dirname "$py")
 export PATH="$venvbin:$PATH" NO_COLOR=1 PIP_DISABLE_PIP_VERSION_CHECK=1
@@ -78,6 +81,20 @@ PY
 } > "$work/machine.txt" 2>&1
 
 say "== speed.sh on $(hostname) $(date -u +%FT%TZ); python $py; N=$N NPEER=$NPEER NCOLD=$NCOLD"
+[ -n "$alt" ] && say "alt build: $(cat "$dir/alt.txt" 2>/dev/null || echo "(no alt.txt)")"
+
+# 0. Startup: what every command pays before it does anything. --version
+#    medians, and the package init time the runtime reports (the sum of
+#    GODEBUG=inittrace=1's per-package clock times, median of N starts).
+inittime() {
+  for _ in $(seq "$N"); do
+    GODEBUG=inittrace=1 timeout 20 "$1" --version 2>&1 >/dev/null | awk '/^init /{s += $5} END {printf "%.0f\n", s * 1000}'
+  done | median
+}
+for b in "$fp" $base $alt; do GODEBUG=inittrace=1 timeout 20 "$b" --version 2>&1 >/dev/null | sort -k5 -n -r | head -12; echo; done > "$work/inittrace.txt"
+v=$(runs version "$N" "$fp" --version); vi=$(inittime "$fp")
+vb=NA; vbi=NA; [ -n "$base" ] && { vb=$(runs version-base "$N" "$base" --version); vbi=$(inittime "$base"); }
+say "startup medians (ms): --version $(ms "$v") (base $(ms "$vb"));  package init $(ms "$vi") (base $(ms "$vbi"))"
 
 # 1. Facts oracle: the hash-table lookups, the cache and the concurrent
 #    collectors must not change a fact. Volatile fields (free memory, GPU
@@ -122,13 +139,24 @@ PY
 
 # 2. Warm: medians of N, side by side.
 timeout 60 "$fp" doctor >/dev/null 2>&1   # warm the page cache
-doc=$(runs doctor "$N" "$fp" doctor)
+# The builds take turns (this, base, alt, this, ...): a machine that slows
+# down or speeds up during the block then weighs on all of them alike.
+: > "$work/raw/doctor.us"; : > "$work/raw/doctor-base.us"; : > "$work/raw/doctor-alt.us"
+for _ in $(seq "$N"); do
+  for nb in "doctor=$fp" ${base:+"doctor-base=$base"} ${alt:+"doctor-alt=$alt"}; do
+    name=${nb%%=*} bin=${nb#*=}
+    s=$(now); timeout 120 "$bin" doctor >/dev/null 2>&1; e=$(now)
+    echo $(( (e - s) / 1000 )) >> "$work/raw/$name.us"
+  done
+done
+doc=$(median < "$work/raw/doctor.us")
 docj=$(runs doctor-json "$N" "$fp" doctor --json)
-docb=NA; [ -n "$base" ] && docb=$(runs doctor-base "$N" "$base" doctor)
+docb=NA; [ -n "$base" ] && docb=$(median < "$work/raw/doctor-base.us")
+doca=NA; [ -n "$alt" ] && doca=$(median < "$work/raw/doctor-alt.us")
 pk=$(runs packages "$N" "$fp" packages --json)
 pip=$(runs pip-list "$N" "$py" -m pip list --format=json)
 ce=$(runs collect-env "$NPEER" "$py" -m torch.utils.collect_env)
-say "warm medians (ms): doctor $(ms "$doc")  doctor --json $(ms "$docj")  base doctor $(ms "$docb")  collect_env $(ms "$ce") (of $NPEER)  packages --json $(ms "$pk")  pip list $(ms "$pip")"
+say "warm medians (ms): doctor $(ms "$doc")  doctor --json $(ms "$docj")  base doctor $(ms "$docb")  alt doctor $(ms "$doca")  collect_env $(ms "$ce") (of $NPEER)  packages --json $(ms "$pk")  pip list $(ms "$pip")"
 say "ratios: collect_env / doctor = $(ratio "$ce" "$doc")x   base / this doctor = $(awk -v a="$docb" -v b="$doc" 'BEGIN{if(a=="NA")print "NA"; else printf "%.2f", a/b}')x   pip list / packages = $(ratio "$pip" "$pk")x"
 say "targets: doctor warm <= 50 ms: $(awk -v u="$doc" 'BEGIN{print (u!="NA" && u<=50000)?"MET":"NOT MET"}');  >= 100x collect_env: $(awk -v a="$ce" -v b="$doc" 'BEGIN{print (a!="NA" && a>=100*b)?"MET":"NOT MET"}')"
 timeout 60 "$fp" packages --json > "$work/packages.json" 2>/dev/null
@@ -147,14 +175,33 @@ for i in $(seq "$NCOLD"); do
   echo $(( (e - s) / 1000 )) >> "$work/raw/doctor-cold.us"
   if [ -n "$base" ]; then
     evict >/dev/null
-    s=$(now); timeout 60 "$base" doctor > /dev/null 2>&1; e=$(now)
+    s=$(now); timeout 60 "$base" doctor --timings > "$work/cold-base-$i.txt" 2>&1; e=$(now)
     echo $(( (e - s) / 1000 )) >> "$work/raw/doctor-base-cold.us"
   fi
+  if [ -n "$alt" ]; then
+    evict >/dev/null
+    s=$(now); timeout 60 "$alt" doctor --timings > "$work/cold-alt-$i.txt" 2>&1; e=$(now)
+    echo $(( (e - s) / 1000 )) >> "$work/raw/doctor-alt-cold.us"
+  fi
 done
+# What one cold run reads from storage (GNU time's %I: file system inputs,
+# 512-byte blocks), for each build.
+if [ -x /usr/bin/time ]; then
+  for b in "$fp" $base $alt; do
+    evict >/dev/null
+    timeout 60 /usr/bin/time -f "%I" -o "$work/cold-inblocks.tmp" "$b" doctor >/dev/null 2>&1
+    echo "$(basename "$b"): $(tail -1 "$work/cold-inblocks.tmp" | awk '{printf "%.1f MB", $1 * 512 / 1e6}') read from storage by one cold doctor"
+  done > "$work/cold-io.txt"
+  rm -f "$work/cold-inblocks.tmp"
+fi
 cold=$(median < "$work/raw/doctor-cold.us")
 coldb=NA; [ -n "$base" ] && coldb=$(median < "$work/raw/doctor-base-cold.us")
-say "cold (page cache emptied by $how) medians of $NCOLD (ms): doctor $(ms "$cold")  base doctor $(ms "$coldb")   target <= 250 ms: $(awk -v u="$cold" 'BEGIN{print (u!="NA" && u<=250000)?"MET":"NOT MET"}')"
+colda=NA; [ -n "$alt" ] && colda=$(median < "$work/raw/doctor-alt-cold.us")
+say "cold (page cache emptied by $how) medians of $NCOLD (ms): doctor $(ms "$cold")  base doctor $(ms "$coldb")  alt doctor $(ms "$colda")   target <= 250 ms: $(awk -v u="$cold" 'BEGIN{print (u!="NA" && u<=250000)?"MET":"NOT MET"}')"
 say "-- cold --timings (first cold run):"; sed -n '/collector/,$p' "$work/cold-1.txt" | tee -a "$log"
+if [ -n "$base" ]; then say "-- base build, cold --timings (first cold run):"; sed -n '/collector/,$p' "$work/cold-base-1.txt" | tee -a "$log"; fi
+if [ -n "$alt" ]; then say "-- alt build, cold --timings (first cold run):"; sed -n '/collector/,$p' "$work/cold-alt-1.txt" | tee -a "$log"; fi
+[ -s "$work/cold-io.txt" ] && tee -a "$log" < "$work/cold-io.txt"
 if command -v strace >/dev/null; then
   timeout 60 strace -f -c -o "$work/strace-c.txt" "$fp" doctor >/dev/null 2>&1
   timeout 60 strace -f -e trace=openat,open -o "$work/strace-open.txt" "$fp" doctor >/dev/null 2>&1

@@ -17,7 +17,6 @@ import (
 	"io"
 	"io/fs"
 	"path"
-	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -27,6 +26,7 @@ import (
 	"github.com/fastpath-dev/fastpath/internal/elfdyn"
 	"github.com/fastpath-dev/fastpath/internal/facts"
 	"github.com/fastpath-dev/fastpath/internal/fatbin"
+	"github.com/fastpath-dev/fastpath/internal/lazyregexp"
 	"github.com/fastpath-dev/fastpath/internal/source"
 )
 
@@ -162,7 +162,7 @@ func IsTorchLibrary(needed string) bool {
 
 // cudartRe matches the CUDA runtime's sonames: libcudart.so.12, libcudart.so.13, and
 // CUDA 11's libcudart.so.11.0 (its soname kept the minor).
-var cudartRe = regexp.MustCompile(`^libcudart\.so\.(\d+)(\.0)?$`)
+var cudartRe = lazyregexp.New(`^libcudart\.so\.(\d+)(\.0)?$`)
 
 // read opens one file and keeps it when it links torch, holds CUDA code or
 // needs the CUDA runtime.

@@ -65,11 +65,18 @@ func Collect(ctx context.Context, src source.Source, overrides []string, timeout
 		timeout = 10 * time.Second
 	}
 	c := collector{src: src, byBus: map[string]*device{}}
+	// nvidia-smi takes tens of milliseconds, the longest part of a warm
+	// doctor (docs/speed.md): it starts before the driver's files are read,
+	// and its answers are applied after them, as when it ran after them.
+	var smi *smiRun
+	if src.Info().Live {
+		smi = c.startNvidiaSMI(ctx, timeout)
+	}
 	c.readDriverVersion()
 	c.readProcGPUs()
 	c.readSysPCI()
-	if src.Info().Live {
-		c.runNvidiaSMI(ctx, timeout)
+	if smi != nil {
+		c.applyNvidiaSMI(smi)
 	}
 	g := facts.GPU{Driver: c.driver, Devices: c.devices(), Processes: c.procs}
 	for _, s := range []string{fromProc, fromSysPCI, fromSMI} {
@@ -297,34 +304,58 @@ func (c *collector) findNvidiaSMI() (string, bool) {
 	return "", false
 }
 
-// runNvidiaSMI asks nvidia-smi for what the files do not say (capability,
-// memory, processes). Its failure is a warning: the files still stand.
-func (c *collector) runNvidiaSMI(ctx context.Context, timeout time.Duration) {
+// smiRun is nvidia-smi's two queries, running.
+type smiRun struct {
+	path string // "" when nvidia-smi was not found
+	gpus chan smiResult
+	apps chan smiResult
+}
+
+type smiResult struct {
+	out    []byte
+	err    error
+	fields []string // the --query-gpu fields asked (without compute_cap on old drivers)
+}
+
+// startNvidiaSMI starts asking nvidia-smi for what the files do not say
+// (capability, memory, processes). The process query runs alongside the
+// device query: each nvidia-smi start costs tens of milliseconds.
+func (c *collector) startNvidiaSMI(ctx context.Context, timeout time.Duration) *smiRun {
 	smi, ok := c.findNvidiaSMI()
 	if !ok {
+		return &smiRun{}
+	}
+	r := &smiRun{path: smi, gpus: make(chan smiResult, 1), apps: make(chan smiResult, 1)}
+	go func() {
+		out, err := c.exec(ctx, timeout, smi, "--query-compute-apps="+smiAppFields, "--format=csv,noheader,nounits")
+		r.apps <- smiResult{out: out, err: err}
+	}()
+	go func() {
+		fields := smiGPUFields
+		out, err := c.exec(ctx, timeout, smi, "--query-gpu="+strings.Join(fields, ","), "--format=csv,noheader,nounits")
+		if err != nil && bytes.Contains(out, []byte("compute_cap")) {
+			fields = without(fields, "compute_cap")
+			out, err = c.exec(ctx, timeout, smi, "--query-gpu="+strings.Join(fields, ","), "--format=csv,noheader,nounits")
+		}
+		r.gpus <- smiResult{out: out, err: err, fields: fields}
+	}()
+	return r
+}
+
+// applyNvidiaSMI waits for nvidia-smi's answers and merges them into what
+// the files said. Its failure is a warning: the files still stand.
+func (c *collector) applyNvidiaSMI(r *smiRun) {
+	smi := r.path
+	if smi == "" {
 		// Without a driver or an NVIDIA device there is nothing to miss.
 		if c.driver != nil || len(c.byBus) > 0 {
 			c.warn("nvidia-smi not found on PATH: devices are read from the driver's files only")
 		}
 		return
 	}
-	// The process query runs alongside the device query: each nvidia-smi
-	// start costs tens of milliseconds, and doctor's budget is a hundred.
-	type result struct {
-		out []byte
-		err error
-	}
-	apps := make(chan result, 1)
-	go func() {
-		out, err := c.exec(ctx, timeout, smi, "--query-compute-apps="+smiAppFields, "--format=csv,noheader,nounits")
-		apps <- result{out, err}
-	}()
-	fields := smiGPUFields
-	out, err := c.exec(ctx, timeout, smi, "--query-gpu="+strings.Join(fields, ","), "--format=csv,noheader,nounits")
-	if err != nil && bytes.Contains(out, []byte("compute_cap")) {
-		fields = without(fields, "compute_cap")
-		out, err = c.exec(ctx, timeout, smi, "--query-gpu="+strings.Join(fields, ","), "--format=csv,noheader,nounits")
-	}
+	apps := r.apps
+	g := <-r.gpus
+	out, err, fields := g.out, g.err, g.fields
 	if err != nil {
 		c.warn("%s --query-gpu failed: %s", smi, execError(out, err))
 		<-apps
@@ -358,8 +389,8 @@ func (c *collector) runNvidiaSMI(ctx context.Context, timeout time.Duration) {
 		d.MemoryTotalMiB, d.MemoryUsedMiB = r.MemoryTotalMiB, r.MemoryUsedMiB
 		c.setDriver(r.DriverVersion, fromSMI)
 	}
-	r := <-apps
-	out, err = r.out, r.err
+	a := <-apps
+	out, err = a.out, a.err
 	if err != nil {
 		c.warn("%s --query-compute-apps failed: %s", smi, execError(out, err))
 		return

@@ -6,9 +6,9 @@ import (
 	"io/fs"
 	"path"
 	"path/filepath"
-	"regexp"
 	"strings"
 
+	"github.com/fastpath-dev/fastpath/internal/lazyregexp"
 	"github.com/fastpath-dev/fastpath/internal/source"
 )
 
@@ -25,7 +25,7 @@ type Located struct {
 
 // repoID is a Hub model id, ORG/NAME (huggingface_hub's REPO_ID_REGEX, with
 // the namespace required).
-var repoID = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,95}/[A-Za-z0-9][A-Za-z0-9_.-]{0,95}$`)
+var repoID = lazyregexp.New(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,95}/[A-Za-z0-9][A-Za-z0-9_.-]{0,95}$`)
 
 // Locate finds the config.json an argument names: a config file, a model
 // folder holding config.json, or ORG/NAME in the local Hugging Face cache of

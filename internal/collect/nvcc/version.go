@@ -3,7 +3,8 @@ package nvcc
 import (
 	"encoding/json"
 	"errors"
-	"regexp"
+
+	"github.com/fastpath-dev/fastpath/internal/lazyregexp"
 )
 
 // ParseVersionJSON reads a toolkit's version.json (CUDA 11.1 and later):
@@ -30,9 +31,9 @@ func ParseVersionJSON(data []byte) (string, error) {
 }
 
 // versionRE is a dotted CUDA version: 12.8, 12.8.93, 11.0.228.
-var versionRE = regexp.MustCompile(`^\d{1,4}(\.\d{1,6}){1,3}$`)
+var versionRE = lazyregexp.New(`^\d{1,4}(\.\d{1,6}){1,3}$`)
 
-var versionTxtRE = regexp.MustCompile(`CUDA Version (\d{1,4}(?:\.\d{1,6}){1,3})`)
+var versionTxtRE = lazyregexp.New(`CUDA Version (\d{1,4}(?:\.\d{1,6}){1,3})`)
 
 // ParseVersionTxt reads version.txt of toolkits before 11.1:
 // "CUDA Version 11.0.228".
@@ -45,8 +46,8 @@ func ParseVersionTxt(data []byte) (string, error) {
 }
 
 var (
-	nvccFullRE    = regexp.MustCompile(`release \d{1,4}\.\d{1,6}, V(\d{1,4}(?:\.\d{1,6}){1,3})`)
-	nvccReleaseRE = regexp.MustCompile(`release (\d{1,4}\.\d{1,6})`)
+	nvccFullRE    = lazyregexp.New(`release \d{1,4}\.\d{1,6}, V(\d{1,4}(?:\.\d{1,6}){1,3})`)
+	nvccReleaseRE = lazyregexp.New(`release (\d{1,4}\.\d{1,6})`)
 )
 
 // ParseNvccVersion reads the output of `nvcc --version`:

@@ -8,13 +8,13 @@ import (
 	"io"
 	"io/fs"
 	"path"
-	"regexp"
 	"runtime"
 	"strings"
 	"sync"
 	"unicode/utf8"
 
 	"github.com/fastpath-dev/fastpath/internal/facts"
+	"github.com/fastpath-dev/fastpath/internal/lazyregexp"
 	"github.com/fastpath-dev/fastpath/internal/source"
 )
 
@@ -33,9 +33,9 @@ type candidate struct {
 }
 
 var (
-	nameRunRe = regexp.MustCompile(`[-_.]+`)
-	soRe      = regexp.MustCompile(`\.so(\.[0-9]+)*$`)
-	eggLinkRe = regexp.MustCompile(`[^A-Za-z0-9.]+`)
+	nameRunRe = lazyregexp.New(`[-_.]+`)
+	soRe      = lazyregexp.New(`\.so(\.[0-9]+)*$`)
+	eggLinkRe = lazyregexp.New(`[^A-Za-z0-9.]+`)
 )
 
 // canonicalize is packaging.utils.canonicalize_name.

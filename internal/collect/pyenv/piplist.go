@@ -4,12 +4,12 @@ import (
 	"bytes"
 	"fmt"
 	"path"
-	"regexp"
 	"sort"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/fastpath-dev/fastpath/internal/facts"
+	"github.com/fastpath-dev/fastpath/internal/lazyregexp"
 	"github.com/fastpath-dev/fastpath/internal/pep440"
 )
 
@@ -18,7 +18,7 @@ var pipSkip = map[string]bool{"python": true, "wsgiref": true, "argparse": true}
 
 // validName is the PEP 508 project name pattern pip checks canonical names
 // against (it drops leftovers such as "~atplotlib.dist-info").
-var validName = regexp.MustCompile(`(?i)^([A-Z0-9]|[A-Z0-9][A-Z0-9._-]*[A-Z0-9])$`)
+var validName = lazyregexp.New(`(?i)^([A-Z0-9]|[A-Z0-9][A-Z0-9._-]*[A-Z0-9])$`)
 
 // splitext is os.path.splitext: leading dots of the name are not an extension.
 func splitext(name string) (string, string) {

@@ -3,14 +3,14 @@ package pyenv
 import (
 	"fmt"
 	"path"
-	"regexp"
 	"strings"
 
+	"github.com/fastpath-dev/fastpath/internal/lazyregexp"
 	"github.com/fastpath-dev/fastpath/internal/source"
 	"github.com/fastpath-dev/fastpath/internal/version"
 )
 
-var shimRootRe = regexp.MustCompile(`(?m)^export PYENV_ROOT="([^"]+)"`)
+var shimRootRe = lazyregexp.New(`(?m)^export PYENV_ROOT="([^"]+)"`)
 
 // pyenvShim reports whether p is a pyenv shim (a shell script in a shims
 // folder that execs `pyenv exec`), and the PYENV_ROOT it exports.

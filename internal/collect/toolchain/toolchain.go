@@ -5,13 +5,13 @@ import (
 	"context"
 	"fmt"
 	"path"
-	"regexp"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/fastpath-dev/fastpath/internal/collect/toolchain/sitedist"
 	"github.com/fastpath-dev/fastpath/internal/facts"
+	"github.com/fastpath-dev/fastpath/internal/lazyregexp"
 	"github.com/fastpath-dev/fastpath/internal/source"
 	"github.com/fastpath-dev/fastpath/internal/version"
 )
@@ -99,9 +99,9 @@ func (c *collector) version(t *facts.Tool, cc1 string) {
 }
 
 var (
-	gccVersionRE = regexp.MustCompile(`^\d{1,3}(\.\d{1,4}){0,2}$`)
+	gccVersionRE = lazyregexp.New(`^\d{1,3}(\.\d{1,4}){0,2}$`)
 	// nameVersionRE is the version suffix of gcc-13, x86_64-linux-gnu-g++-12.
-	nameVersionRE = regexp.MustCompile(`-(\d{1,3}(?:\.\d{1,4}){0,2})$`)
+	nameVersionRE = lazyregexp.New(`-(\d{1,3}(?:\.\d{1,4}){0,2})$`)
 )
 
 func truncate(s string) string {
@@ -243,7 +243,7 @@ func (c *collector) pipDist(name string, env *facts.PythonEnv) (sitedist.Dist, s
 	return sitedist.Dist{}, ""
 }
 
-var cmakeShareRE = regexp.MustCompile(`^cmake-(\d{1,3}\.\d{1,3})$`)
+var cmakeShareRE = lazyregexp.New(`^cmake-(\d{1,3}\.\d{1,3})$`)
 
 // cmakeShareVersion reads a system cmake's version from its modules folder,
 // <prefix>/share/cmake-3.28, beside the resolved binary's bin.

@@ -6,10 +6,10 @@ import (
 	"fmt"
 	"io"
 	"path"
-	"regexp"
 
 	"github.com/fastpath-dev/fastpath/internal/elfdyn"
 	"github.com/fastpath-dev/fastpath/internal/facts"
+	"github.com/fastpath-dev/fastpath/internal/lazyregexp"
 	"github.com/fastpath-dev/fastpath/internal/source"
 )
 
@@ -24,7 +24,7 @@ const (
 // very variable the build used. torch 2.7 made every build C++11-ABI and
 // later releases dropped the line (torch 2.11.0's TorchConfig.cmake, read
 // from its PyPI wheel, has no TORCH_CXX_FLAGS at all).
-var cmakeABIFlag = regexp.MustCompile(`-D_GLIBCXX_USE_CXX11_ABI=([01])\b`)
+var cmakeABIFlag = lazyregexp.New(`-D_GLIBCXX_USE_CXX11_ABI=([01])\b`)
 
 // Mangled-name markers of the two libstdc++ string ABIs. Under the C++11 ABI
 // std::string is std::__cxx11::basic_string<...>, mangled with the namespace

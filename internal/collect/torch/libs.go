@@ -4,6 +4,7 @@ import (
 	"path"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/fastpath-dev/fastpath/internal/collect/extensions"
 	"github.com/fastpath-dev/fastpath/internal/elfdyn"
@@ -15,6 +16,9 @@ import (
 // maxLibsRead bounds the libraries whose dynamic sections are read: torch 2.15's
 // import closure is about 40 (its own 10, the nvidia wheels' 20, the system's).
 const maxLibsRead = 256
+
+// libReaders is how many libraries' dynamic sections are read at once.
+const libReaders = 16
 
 // collectLibraries resolves, statically, the shared libraries `import torch` loads:
 // torch/_C*.so and torch/lib/libtorch_global_deps.so, then breadth-first their
@@ -60,23 +64,44 @@ func collectLibraries(src source.Source, env *facts.PythonEnv, t *facts.Torch) {
 	missing := map[string]*facts.MissingLibrary{}
 	var order []string
 	seen := map[string]bool{}
-	var queue []lib
+	// Breadth-first, one level at a time: the libraries a level names are
+	// found in order, then their dynamic sections are read side by side (on
+	// a cold page cache each read waits on the disk: one after another they
+	// were most of torch's cold time), then taken in the same order. The
+	// result is the same as reading each library when it is found.
+	var pending []string
 	read := func(p string) {
 		if seen[p] || len(seen) >= maxLibsRead {
 			return
 		}
 		seen[p] = true
-		if needed, runpaths, ok := dynamic(src, p); ok {
-			t.LibrariesChecked++
-			queue = append(queue, lib{p, needed, runpaths})
+		pending = append(pending, p)
+	}
+	readPending := func() []lib {
+		libs := make([]lib, len(pending))
+		oks := make([]bool, len(pending))
+		var wg sync.WaitGroup
+		sem := make(chan struct{}, libReaders)
+		for i, p := range pending {
+			sem <- struct{}{}
+			wg.Go(func() {
+				defer func() { <-sem }()
+				libs[i].path = p
+				libs[i].needed, libs[i].runpaths, oks[i] = dynamic(src, p)
+			})
 		}
+		wg.Wait()
+		pending = nil
+		var level []lib
+		for i, l := range libs {
+			if oks[i] {
+				t.LibrariesChecked++
+				level = append(level, l)
+			}
+		}
+		return level
 	}
-	for _, r := range roots {
-		read(r)
-	}
-	for len(queue) > 0 {
-		l := queue[0]
-		queue = queue[1:]
+	resolveNeeded := func(l lib) {
 		for _, n := range l.needed {
 			if !judged(n) {
 				continue
@@ -115,6 +140,14 @@ func collectLibraries(src source.Source, env *facts.PythonEnv, t *facts.Torch) {
 			if !slices.Contains(m.NeededBy, l.path) {
 				m.NeededBy = append(m.NeededBy, l.path)
 			}
+		}
+	}
+	for _, r := range roots {
+		read(r)
+	}
+	for level := readPending(); len(level) > 0; level = readPending() {
+		for _, l := range level {
+			resolveNeeded(l)
 		}
 	}
 	for _, n := range order {

@@ -8,9 +8,9 @@ import (
 	"bufio"
 	"io"
 	"path"
-	"regexp"
 	"strings"
 
+	"github.com/fastpath-dev/fastpath/internal/lazyregexp"
 	"github.com/fastpath-dev/fastpath/internal/source"
 )
 
@@ -21,7 +21,7 @@ type Dist struct {
 	MetadataDir string
 }
 
-var separators = regexp.MustCompile(`[-_.]+`)
+var separators = lazyregexp.New(`[-_.]+`)
 
 // Normalize is the PEP 503 form of a distribution name.
 func Normalize(name string) string {

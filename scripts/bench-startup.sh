@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# Startup and the seed tree, two builds side by side in one run (issue 17:
+# "doctor on the seed tree under 5 ms"; docs/speed.md, "GPU host and startup").
+#   scripts/bench-startup.sh BASE [NEW] [RUNS]
+# BASE and NEW are fastpath binaries (NEW defaults to a build of this tree);
+# RUNS (default 10) runs of each, interleaved BASE, NEW, BASE, NEW... so that
+# a load that comes and goes hits both alike. For each build it prints:
+#   - package init: the sum of GODEBUG=inittrace=1's per-package clock times
+#     (median and minimum over RUNS starts of `--version`);
+#   - `--version` and `doctor --root SEED --gpu 12.0 --env PATH=...`: medians
+#     of wall time, CPU time (user+sys, from wait4's rusage, in microseconds)
+#     and minor page faults.
+# CPU time is the figure to trust on a loaded machine; wall time is an upper
+# bound there. Needs python3 (for wait4) and awk. No network.
+set -uo pipefail
+base=$(realpath "${1:?usage: scripts/bench-startup.sh BASE [NEW] [RUNS]}")
+new=${2:-}
+runs=${3:-10}
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+if [ -z "$new" ]; then
+  new="$tmp/fastpath"
+  (cd "$(dirname "$0")/.." && CGO_ENABLED=0 go build -o "$new" ./cmd/fastpath) || exit 2
+else
+  new=$(realpath "$new")
+fi
+"$new" demo --write-tree "$tmp/seed" >/dev/null
+seedenv='PATH=/root/venv/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin'
+
+echo "base: $base ($(stat -c %s "$base") bytes)   new: $new ($(stat -c %s "$new") bytes)   runs: $runs"
+
+# Package init: the per-package clock times that the runtime prints.
+for pair in "base:$base" "new:$new"; do
+  label=${pair%%:*} b=${pair#*:}
+  for _ in $(seq "$runs"); do
+    GODEBUG=inittrace=1 "$b" --version 2>&1 >/dev/null | awk '/^init /{s += $5} END {printf "%.3f\n", s}'
+  done | sort -n | awk -v l="$label" '{a[NR]=$1} END {printf "%-5s package init, ms of CPU clock: median %.2f  min %.2f\n", l, a[int((NR+1)/2)], a[1]}'
+done
+
+python3 - "$base" "$new" "$runs" "$tmp/seed" "$seedenv" <<'PY'
+import os, statistics, subprocess, sys, time
+base, new, runs, seed, env = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4], sys.argv[5]
+cases = [("--version", ["--version"]),
+         ("doctor --root seed", ["doctor", "--root", seed, "--gpu", "12.0", "--env", env])]
+def once(argv):
+    t0 = time.perf_counter()
+    p = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    _, status, ru = os.wait4(p.pid, 0)
+    wall = time.perf_counter() - t0
+    return wall * 1e3, (ru.ru_utime + ru.ru_stime) * 1e3, ru.ru_minflt
+print(f"{'command':22} {'build':5} {'wall ms':>8} {'cpu ms':>7} {'faults':>7}   (medians of {runs}, interleaved)")
+for name, args in cases:
+    res = {base: [], new: []}
+    for _ in range(runs):
+        for b in (base, new):
+            res[b].append(once([b] + args))
+    for label, b in (("base", base), ("new", new)):
+        w, c, f = (statistics.median(x[i] for x in res[b]) for i in range(3))
+        print(f"{name:22} {label:5} {w:8.2f} {c:7.2f} {f:7.0f}")
+PY
