@@ -57,6 +57,9 @@ type K8sOptions struct {
 	TextfileDir string
 	FeaturesDir string
 	Models      []string
+	// Output is --format: yaml (the default, for kubectl apply -f -) or
+	// json (one v1 List holding the same objects).
+	Output
 }
 
 func newK8sCommand(ios *IO) *cobra.Command {
@@ -95,6 +98,7 @@ fastpath copied to /usr/local/bin (the binary is static).`,
 	manifest.Flags().StringVar(&o.TextfileDir, "textfile-dir", "/var/lib/node_exporter/textfile_collector", "host `DIR` node_exporter's --collector.textfile.directory reads")
 	manifest.Flags().StringVar(&o.FeaturesDir, "features-dir", "/etc/kubernetes/node-feature-discovery/features.d", "host `DIR` nfd-worker reads feature files from")
 	manifest.Flags().StringArrayVar(&o.Models, "model", nil, "also judge this model (`CONFIG|DIR|ORG/NAME`, as seen inside the image; repeatable)")
+	addOutputFlags(manifest, &o.Output, 0, "yaml", "json")
 	k8s.AddCommand(manifest)
 	return k8s
 }
@@ -212,6 +216,20 @@ func manifestObjects(o *K8sOptions, loop string) []any {
 }
 
 func writeManifest(w io.Writer, o *K8sOptions, loop string) error {
+	if o.JSON {
+		// kubectl apply -f - takes a v1 List as it takes YAML documents.
+		var items []any
+		for _, obj := range manifestObjects(o, loop) {
+			m, err := manifestMap(obj)
+			if err != nil {
+				return err
+			}
+			items = append(items, m)
+		}
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(map[string]any{"apiVersion": "v1", "kind": "List", "items": items})
+	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "# fastpath %s: doctor on every GPU node, as node_exporter metrics and NFD labels.\n", Version)
 	b.WriteString("# nfd-master must allow the fastpath.io label namespace (-extra-label-ns=fastpath.io).\n")
@@ -232,6 +250,16 @@ func writeManifest(w io.Writer, o *K8sOptions, loop string) error {
 // manifestYAML is obj as YAML without the fields a client never sets
 // (status, creationTimestamp), which the types would print as zeros.
 func manifestYAML(obj any) ([]byte, error) {
+	m, err := manifestMap(obj)
+	if err != nil {
+		return nil, err
+	}
+	return yaml.Marshal(m)
+}
+
+// manifestMap is obj as a JSON object without status and
+// creationTimestamp.
+func manifestMap(obj any) (map[string]any, error) {
 	j, err := json.Marshal(obj)
 	if err != nil {
 		return nil, err
@@ -242,7 +270,7 @@ func manifestYAML(obj any) ([]byte, error) {
 	}
 	delete(m, "status")
 	dropCreationTimestamp(m)
-	return yaml.Marshal(m)
+	return m, nil
 }
 
 // dropCreationTimestamp removes every metadata.creationTimestamp: null.

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"encoding/json"
 	"io"
 	"strings"
 	"testing"
@@ -15,6 +16,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	sigsyaml "sigs.k8s.io/yaml"
+
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/fastpath-dev/fastpath/internal/remote"
 )
@@ -264,4 +267,50 @@ func TestK8sManifestImageAlias(t *testing.T) {
 	if code != ExitUsage || !strings.Contains(errb.String(), "two different images") {
 		t.Errorf("--image a --pod-image b: exit %d, stderr %q", code, errb.String())
 	}
+}
+
+// TestK8sManifestJSONIsTheYAML: --format json prints one v1 List whose
+// items are, object for object, the YAML documents (decoded by the API
+// types, compared as JSON), so kubectl gets the same DaemonSet either way.
+func TestK8sManifestJSONIsTheYAML(t *testing.T) {
+	args := []string{"k8s", "manifest", "--pod-image", "registry.example/train:1", "--model", "Qwen/Qwen3.5-27B"}
+	var y, j, errb bytes.Buffer
+	if code := Main(args, nil, &y, &errb); code != ExitOK {
+		t.Fatalf("yaml: exit %d: %s", code, errb.String())
+	}
+	if code := Main(append(args, "--format", "json"), nil, &j, &errb); code != ExitOK {
+		t.Fatalf("json: exit %d: %s", code, errb.String())
+	}
+	var list struct {
+		APIVersion string           `json:"apiVersion"`
+		Kind       string           `json:"kind"`
+		Items      []map[string]any `json:"items"`
+	}
+	if err := json.Unmarshal(j.Bytes(), &list); err != nil {
+		t.Fatalf("not JSON: %v\n%s", err, j.String())
+	}
+	if list.APIVersion != "v1" || list.Kind != "List" {
+		t.Fatalf("want a v1 List, got %s %s", list.APIVersion, list.Kind)
+	}
+	docs := strings.Split(y.String(), "\n---\n")
+	if len(docs) != len(list.Items) || len(docs) != 3 {
+		t.Fatalf("%d YAML documents, %d JSON items", len(docs), len(list.Items))
+	}
+	for i, doc := range docs {
+		fromYAML, err := sigsyaml.YAMLToJSON([]byte(doc))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var a any
+		if err := json.Unmarshal(fromYAML, &a); err != nil {
+			t.Fatal(err)
+		}
+		b, _ := json.Marshal(list.Items[i])
+		var c any
+		_ = json.Unmarshal(b, &c)
+		if !cmp.Equal(a, c) {
+			t.Errorf("object %d differs between YAML and JSON:\n%s", i, cmp.Diff(a, c))
+		}
+	}
+	decodeManifest(t, y.String())
 }

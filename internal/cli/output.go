@@ -33,6 +33,7 @@ var formatHelp = map[string]string{
 	"markdown": "markdown",
 	"prom":     "prom (node_exporter textfile metrics)",
 	"nfd":      "nfd (node-feature-discovery labels)",
+	"yaml":     "yaml (kubectl apply -f -)",
 }
 
 // textFlags are the text-output flags a command honours; it registers only
