@@ -67,6 +67,9 @@ func RunDiff(o *DiffOptions, paths []string, ios *IO) error {
 	if o.Expect < 0 {
 		return usageErrorf("--expect %d: not a count of machines", o.Expect)
 	}
+	if o.All && o.JSON {
+		return usageErrorf("--all is for text and Markdown: the JSON already holds every fact compared")
+	}
 	var (
 		ms         []fleet.Machine
 		unreadable []string

@@ -172,16 +172,20 @@ func TestExitCodesOfEveryCommand(t *testing.T) {
 		"fastpath fix": {
 			usageCase(`unknown command "extra"`, "fix", "extra"),
 			usageCase("live machine only", "fix", "--apply", "--root", empty),
+			usageCase("give it with --apply", "fix", "--yes", "--root", empty),
 			failureCase("no such file", "fix", "--facts", missing),
 		},
 		"fastpath remote": {
 			usageCase("no targets", "remote", "--via", "ssh {}"),
 			usageCase("unknown flag: --image", "remote", "--via", "ssh {}", "--image", "x", "h"),
 			usageCase("--parallel 0", "remote", "--via", "ssh {}", "--parallel", "0", "h"),
+			usageCase("the JSON already holds every fact", "remote", "--via", "ssh {}", "--all", "--json", "h"),
 		},
 		"fastpath diff": {
 			usageCase("requires at least 2 arg", "diff", one),
 			usageCase("not a count of machines", "diff", "--expect", "-1", one, one),
+			usageCase("the JSON already holds every fact", "diff", "--all", "--format", "json", one, one),
+			usageCase("for text and Markdown", "diff", "--all", "--json", one, one),
 			failureCase("no such file", "diff", missing, one),
 			failureCase(`schema "", want "fastpath.v1"`, "diff", one, one),
 		},
@@ -191,6 +195,7 @@ func TestExitCodesOfEveryCommand(t *testing.T) {
 		"fastpath k8s manifest": {
 			usageCase("--pod-image is required", "k8s", "manifest"),
 			usageCase(`invalid argument "soon"`, "k8s", "manifest", "--pod-image", "x", "--interval", "soon"),
+			usageCase(`--format "text": want yaml or json`, "k8s", "manifest", "--pod-image", "x", "--format", "text"),
 		},
 		"fastpath demo": {
 			usageCase(`unknown command "extra"`, "demo", "extra"),

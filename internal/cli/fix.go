@@ -76,6 +76,9 @@ func RunFix(ctx context.Context, o *FixOptions, ios *IO) error {
 	if o.Apply && (o.Plan.Source.Root != "" || o.Plan.Source.Image != "" || o.Plan.Source.Platform != "" || o.Plan.Source.Facts != "") {
 		return usageErrorf("fix --apply changes the live machine only: not with --root, --image or --facts (run `fastpath plan` to see the steps)")
 	}
+	if o.Yes && !o.Apply {
+		return usageErrorf("--yes answers fix --apply's question: give it with --apply, or leave it out")
+	}
 	planFacts, before, pl, err := o.Plan.make(ctx)
 	if err != nil {
 		return err

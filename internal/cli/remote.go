@@ -127,6 +127,9 @@ func RunRemote(cmd *cobra.Command, o *RemoteOptions, args []string, ios *IO) err
 	if o.Via == "" {
 		return usageErrorf("--via TEMPLATE is required, e.g. --via 'ssh {}'")
 	}
+	if o.All && o.JSON {
+		return usageErrorf("--all is for text and Markdown: the JSON already holds every fact compared")
+	}
 	tmpl, err := remote.ParseTemplate(o.Via)
 	if err != nil {
 		return &UsageError{Err: err}
