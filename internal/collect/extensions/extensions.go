@@ -118,6 +118,8 @@ func CollectWith(ctx context.Context, src source.Source, py *facts.PythonEnv, t 
 	slices.SortFunc(out, func(a, b facts.Extension) int { return cmp.Compare(a.Path, b.Path) })
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	// Sorted: the workers meet them in any order.
+	slices.Sort(c.warns)
 	return out, c.warns
 }
 
