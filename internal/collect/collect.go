@@ -99,9 +99,14 @@ func Collect(ctx context.Context, src source.Source, o Options) *facts.Facts {
 			warn(ws)
 		})
 	})
+	// The extension scan starts reading native files while the Python
+	// collector is still reading metadata (extensions.Early): as soon as
+	// a distribution's RECORD names them.
+	earlyView, earlyStart := cache.View(), time.Now()
+	early := extensions.NewEarly(ctx, earlyView)
 	timed("python", func(src source.Source) {
 		var ws []string
-		f.Python, ws = pyenv.Collect(ctx, src, o.Python)
+		f.Python, ws = pyenv.CollectWith(ctx, src, o.Python, pyenv.Options{Native: early.Add})
 		warn(ws)
 	})
 	// The second wave looks inside the selected environment. Where torch
@@ -131,8 +136,12 @@ func Collect(ctx context.Context, src source.Source, o Options) *facts.Facts {
 	wg.Go(func() {
 		timed("extensions", func(src source.Source) {
 			var ws []string
-			f.Extensions, ws = extensions.Collect(ctx, src, f.Python.Selected, located)
+			f.Extensions, ws = extensions.CollectWith(ctx, src, f.Python.Selected, located, early)
 			warn(ws)
+			d := time.Since(earlyStart)
+			mu.Lock()
+			timings = append(timings, facts.CollectorTiming{Name: "extensions-early", StartMS: ms(earlyStart.Sub(start)), MS: ms(d), ReadStats: earlyView.Stats()})
+			mu.Unlock()
 		})
 	})
 	wg.Go(func() {

@@ -134,6 +134,13 @@ func (s *Writer) emit(p []byte) error {
 	if len(p) == 0 {
 		return nil
 	}
+	if safeASCII(p) {
+		// Nothing to clean (Clean would return it as it is): written
+		// without the copy into a string, which for a 5 MB JSON report
+		// cost more than writing it.
+		_, err := s.w.Write(p)
+		return err
+	}
 	str := string(p)
 	if !s.colour || !strings.ContainsAny(str, "\x1b\r") {
 		_, err := io.WriteString(s.w, Clean(str))
@@ -158,6 +165,17 @@ func (s *Writer) emit(p []byte) error {
 	}
 	_, err := io.WriteString(s.w, b.String())
 	return err
+}
+
+// safeASCII reports whether p is printable ASCII, tabs and newlines only:
+// text in which unsafeRune finds nothing.
+func safeASCII(p []byte) bool {
+	for _, c := range p {
+		if (c < 0x20 && c != '\t' && c != '\n') || c >= 0x7f {
+			return false
+		}
+	}
+	return true
 }
 
 // partialTail returns how many bytes at the end of p begin a UTF-8

@@ -102,3 +102,18 @@ func FuzzF9Clean(f *testing.F) {
 		assertSafe(t, out.String())
 	})
 }
+
+// TestSafeASCIIAgreesWithUnsafeRune: the Writer's fast path for plain
+// ASCII lets through exactly the bytes that unsafeRune lets through.
+func TestSafeASCIIAgreesWithUnsafeRune(t *testing.T) {
+	for c := range 0x80 {
+		if safeASCII([]byte{byte(c)}) == unsafeRune(rune(c)) {
+			t.Errorf("byte %#x: safeASCII %v, unsafeRune %v", c, safeASCII([]byte{byte(c)}), unsafeRune(rune(c)))
+		}
+	}
+	for c := 0x80; c < 0x100; c++ {
+		if safeASCII([]byte{'a', byte(c)}) {
+			t.Errorf("byte %#x taken as plain ASCII", c)
+		}
+	}
+}

@@ -4,13 +4,14 @@ import (
 	"container/list"
 	"errors"
 	"io/fs"
-	"os"
 	"path"
 	"runtime"
 	"sync"
+
+	"golang.org/x/sys/unix"
 )
 
-// dirHandles keeps open handles (os.Root) on the directories of a --root
+// dirHandles keeps open handles (descriptors) on the directories of a --root
 // that were used last, so that a file costs one openat (or fstatat) on its
 // folder's handle instead of one openat per path component: os.Root walks
 // a path from the top, one component at a time, so reading
@@ -19,13 +20,13 @@ import (
 // most of doctor's time in them.
 //
 // Why a cached handle cannot leave the root (F7):
-//   - A handle is opened from its parent's handle with os.Root.OpenRoot of
-//     one name (never "..", never a path with a slash) and "/.". os.Root
-//     opens the name with O_NOFOLLOW|O_DIRECTORY: a FIFO or device swapped
-//     in fails at once with ENOTDIR instead of blocking (F5), and a name
-//     that is (or was swapped for) a symbolic link is followed only inside
-//     the parent's handle, an absolute or climbing target being refused
-//     ("path escapes").
+//   - A handle is opened from its parent's handle with openat of one name
+//     (never "..", never a path with a slash) and O_NOFOLLOW|O_DIRECTORY
+//     (rawfd.go): a FIFO or device swapped in fails at once with ENOTDIR
+//     instead of blocking (F5), and a name that was swapped for a symbolic
+//     link after the Resolver saw a folder there fails with ELOOP; it is
+//     never followed. (The Resolver resolves links itself, so the folders
+//     it hands out have no link in them.)
 //   - Every operation on a handle names one component with O_NOFOLLOW
 //     (openat, fstatat, readlinkat), so nothing is resolved by the kernel
 //     beyond that one name.
@@ -42,7 +43,7 @@ import (
 // used dropped first, and a dropped handle is closed once its last user is
 // done with it.
 type dirHandles struct {
-	top *os.Root // the root itself, never closed here
+	top int // the root itself, closed only when the source is garbage
 
 	mu  sync.Mutex
 	m   map[string]*dirHandle // clean in-source path -> handle
@@ -55,15 +56,22 @@ type dirHandles struct {
 const maxDirHandles = 64
 
 type dirHandle struct {
-	r    *os.Root
+	fd   int
 	p    string
 	refs int
 	kept bool // in dirHandles.m
 	elem *list.Element
 }
 
-func newDirHandles(top *os.Root) *dirHandles {
-	return &dirHandles{top: top, m: map[string]*dirHandle{}}
+// newDirHandles opens the root folder dir and keeps its handle.
+func newDirHandles(dir string) (*dirHandles, error) {
+	top, err := retryEINTR(func() (int, error) {
+		return unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	})
+	if err != nil {
+		return nil, &fs.PathError{Op: "open", Path: dir, Err: err}
+	}
+	return &dirHandles{top: top, m: map[string]*dirHandle{}}, nil
 }
 
 var errBadComponent = errors.New("not a single path component")
@@ -73,7 +81,7 @@ var errBadComponent = errors.New("not a single path component")
 // must release it.
 func (d *dirHandles) acquire(p string) (*dirHandle, error) {
 	if p == "/" {
-		return &dirHandle{r: d.top, p: "/"}, nil // never closed: not kept, refs unused
+		return &dirHandle{fd: d.top, p: "/"}, nil // never closed: not kept, refs unused
 	}
 	d.mu.Lock()
 	if h, ok := d.m[p]; ok {
@@ -88,50 +96,48 @@ func (d *dirHandles) acquire(p string) (*dirHandle, error) {
 		return nil, err
 	}
 	base := path.Base(p)
-	var r *os.Root
+	r := -1
 	if base == ".." || base == "." || base == "/" {
 		err = errBadComponent // the Resolver never hands these out
 	} else {
-		// base+"/." rather than base: os.Root opens a non-final
-		// component with O_DIRECTORY, which fails at once on anything
-		// but a folder, where a plain open of a FIFO swapped in for the
-		// folder would block (F5). The "." is then the folder itself.
-		r, err = parent.r.OpenRoot(base + "/.")
+		// O_DIRECTORY fails at once on anything but a folder, where a
+		// plain open of a FIFO swapped in for the folder would block (F5).
+		r, err = openDirAt(parent.fd, base)
 	}
 	d.release(parent)
 	if err != nil {
 		return nil, err
 	}
-	h := &dirHandle{r: r, p: p, refs: 1}
+	h := &dirHandle{fd: r, p: p, refs: 1}
 	d.mu.Lock()
 	if old, ok := d.m[p]; ok { // another caller opened it meanwhile
 		old.refs++
 		d.lru.MoveToFront(old.elem)
 		d.mu.Unlock()
-		r.Close()
+		unix.Close(r)
 		return old, nil
 	}
 	h.kept = true
 	h.elem = d.lru.PushFront(h)
 	d.m[p] = h
-	var drop []*os.Root
+	var drop []int
 	for len(d.m) > maxDirHandles {
 		old := d.lru.Remove(d.lru.Back()).(*dirHandle)
 		delete(d.m, old.p)
 		old.kept = false
 		if old.refs == 0 {
-			drop = append(drop, old.r)
+			drop = append(drop, old.fd)
 		}
 	}
 	d.mu.Unlock()
-	for _, r := range drop {
-		r.Close()
+	for _, fd := range drop {
+		unix.Close(fd)
 	}
 	return h, nil
 }
 
 func (d *dirHandles) release(h *dirHandle) {
-	if h.r == d.top {
+	if h.p == "/" {
 		return
 	}
 	d.mu.Lock()
@@ -139,30 +145,30 @@ func (d *dirHandles) release(h *dirHandle) {
 	closeIt := h.refs == 0 && !h.kept
 	d.mu.Unlock()
 	if closeIt {
-		h.r.Close()
+		unix.Close(h.fd)
 	}
 }
 
 // closeAll closes the kept handles; handles still in use close on release.
 func (d *dirHandles) closeAll() {
 	d.mu.Lock()
-	var drop []*os.Root
+	var drop []int
 	for p, h := range d.m {
 		delete(d.m, p)
 		h.kept = false
 		if h.refs == 0 {
-			drop = append(drop, h.r)
+			drop = append(drop, h.fd)
 		}
 	}
 	d.lru.Init()
 	d.mu.Unlock()
-	for _, r := range drop {
-		r.Close()
+	for _, fd := range drop {
+		unix.Close(fd)
 	}
 }
 
 // inDir runs fn with a handle on p's folder and p's last component.
-func inDir[T any](d *dirHandles, p string, fn func(dir *os.Root, name string) (T, error)) (T, error) {
+func inDir[T any](d *dirHandles, p string, fn func(dirfd int, name string) (T, error)) (T, error) {
 	if p == "/" {
 		return fn(d.top, ".")
 	}
@@ -177,11 +183,15 @@ func inDir[T any](d *dirHandles, p string, fn func(dir *os.Root, name string) (T
 		var zero T
 		return zero, &fs.PathError{Op: "open", Path: p, Err: errBadComponent}
 	}
-	return fn(h.r, name)
+	return fn(h.fd, name)
 }
 
-// closeWhenUnreachable closes a source's directory handles when the source
-// itself is garbage (tests open many roots in one process).
+// closeWhenUnreachable closes a source's directory handles, the root's
+// included, when the source itself is garbage (tests open many roots in
+// one process).
 func closeWhenUnreachable[T any](owner *T, d *dirHandles) {
-	runtime.AddCleanup(owner, func(d *dirHandles) { d.closeAll() }, d)
+	runtime.AddCleanup(owner, func(d *dirHandles) {
+		d.closeAll()
+		unix.Close(d.top)
+	}, d)
 }

@@ -180,7 +180,10 @@ func newDir(root string, env Env, live bool) (*dirSource, error) {
 	}
 	s := &dirSource{root: root, env: env, live: live, osr: r}
 	if root != "/" {
-		s.dirs = newDirHandles(r)
+		if s.dirs, err = newDirHandles(root); err != nil {
+			r.Close()
+			return nil, err
+		}
 		closeWhenUnreachable(s, s.dirs)
 	}
 	s.links = NewResolver(func(p string) (fs.FileMode, error) {
@@ -209,7 +212,7 @@ func (s *dirSource) lstat(p string) (fs.FileInfo, error) {
 	if s.plain {
 		return s.osr.Lstat(rel(p))
 	}
-	return inDir(s.dirs, p, (*os.Root).Lstat)
+	return inDir(s.dirs, p, lstatAt)
 }
 
 func (s *dirSource) readlink(p string) (string, error) {
@@ -219,23 +222,67 @@ func (s *dirSource) readlink(p string) (string, error) {
 	if s.plain {
 		return s.osr.Readlink(rel(p))
 	}
-	return inDir(s.dirs, p, (*os.Root).Readlink)
+	return inDir(s.dirs, p, readlinkAt)
 }
 
 // openNoBlock opens p for reading with O_NONBLOCK, so that a FIFO that
-// slipped past the type check (swapped in after it) cannot block the open.
-func (s *dirSource) openNoBlock(p string) (*os.File, error) {
-	flag := os.O_RDONLY | syscall.O_NONBLOCK | syscall.O_CLOEXEC
-	if s.root == "/" {
-		return os.OpenFile(p, flag|syscall.O_NOFOLLOW, 0)
+// slipped past the type check (swapped in after it) cannot block the open,
+// and fstats it, so that Open can check its type again (a failed fstat is
+// errFstat). Under a root with the fast paths on, the file is a raw
+// descriptor opened on its folder's kept handle (rawfd.go says why).
+func (s *dirSource) openNoBlock(p string) (File, error) {
+	if s.root != "/" && !s.plain {
+		fd, err := s.openRaw(p)
+		if err != nil {
+			return nil, err
+		}
+		f, err := newRawFile(fd, s.root+p)
+		if err != nil {
+			return nil, errFstat{err}
+		}
+		return f, nil
 	}
-	if s.plain {
-		return s.osr.OpenFile(rel(p), flag, 0)
+	f, err := s.openOS(p)
+	if err != nil {
+		return nil, err
 	}
-	return inDir(s.dirs, p, func(dir *os.Root, name string) (*os.File, error) {
-		return dir.OpenFile(name, flag, 0)
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, errFstat{err}
+	}
+	return &statFile{File: f, fi: fi}, nil
+}
+
+const openFlags = os.O_RDONLY | syscall.O_NONBLOCK | syscall.O_CLOEXEC
+
+// openOS opens p as an *os.File (for ReadDir, and on the host).
+func (s *dirSource) openOS(p string) (*os.File, error) {
+	switch {
+	case s.root == "/":
+		return os.OpenFile(p, openFlags|syscall.O_NOFOLLOW, 0)
+	case s.plain:
+		return s.osr.OpenFile(rel(p), openFlags, 0)
+	}
+	fd, err := s.openRaw(p)
+	if err != nil {
+		return nil, err
+	}
+	return os.NewFile(uintptr(fd), s.root+p), nil
+}
+
+// openRaw opens p on its folder's kept handle.
+func (s *dirSource) openRaw(p string) (int, error) {
+	return inDir(s.dirs, p, func(dirfd int, name string) (int, error) {
+		return openFileAt(dirfd, name, openFlags)
 	})
 }
+
+// errFstat marks a failed fstat of a file just opened.
+type errFstat struct{ err error }
+
+func (e errFstat) Error() string { return e.err.Error() }
+func (e errFstat) Unwrap() error { return e.err }
 
 func (s *dirSource) Info() Info {
 	if s.live {
@@ -519,14 +566,17 @@ func (s *dirSource) Open(name string) (File, error) {
 		return nil, &fs.PathError{Op: "open", Path: name, Err: err}
 	}
 	f, err := s.openNoBlock(p)
+	if _, ok := err.(errFstat); ok {
+		return nil, &fs.PathError{Op: "open", Path: name, Err: ErrNotRegular}
+	}
 	if err != nil {
 		return nil, &fs.PathError{Op: "open", Path: name, Err: unwrapPathErr(err)}
 	}
-	if fi, err = f.Stat(); err != nil || openable(fi.Mode()) != nil {
+	if fi, _ = f.Stat(); openable(fi.Mode()) != nil {
 		f.Close()
 		return nil, &fs.PathError{Op: "open", Path: name, Err: ErrNotRegular}
 	}
-	return &statFile{File: f, fi: fi}, nil
+	return f, nil
 }
 
 // statFile is an open file that answers Stat from the fstat Open made: the
@@ -591,7 +641,7 @@ func (s *dirSource) ReadDir(name string) ([]fs.DirEntry, error) {
 	if !fi.IsDir() {
 		return nil, &fs.PathError{Op: "readdir", Path: name, Err: syscall.ENOTDIR}
 	}
-	f, err := s.openNoBlock(p)
+	f, err := s.openOS(p)
 	if err != nil {
 		return nil, &fs.PathError{Op: "readdir", Path: name, Err: unwrapPathErr(err)}
 	}
@@ -604,11 +654,33 @@ func (s *dirSource) ReadDir(name string) ([]fs.DirEntry, error) {
 		ents, err = ents[:MaxDirEntries], ErrTooLarge
 	}
 	sort.Slice(ents, func(i, j int) bool { return ents[i].Name() < ents[j].Name() })
+	if s.root != "/" && !s.plain {
+		// The folder was opened as a raw descriptor (os.NewFile), whose
+		// entries would lstat a host path when asked for Info; ask
+		// through the kept handles instead, inside the root. (A folder
+		// opened by os.Root lstat'ed every entry up front: one fstatat
+		// per file of site-packages, that nobody used.)
+		for i, e := range ents {
+			ents[i] = confinedDirent{e, s, path.Join(p, e.Name())}
+		}
+	}
 	if err != nil {
 		return ents, &fs.PathError{Op: "readdir", Path: name, Err: unwrapPathErr(err)}
 	}
 	return ents, nil
 }
+
+// confinedDirent is a directory entry of a root whose Info is an lstat
+// through the root's kept handles.
+type confinedDirent struct {
+	fs.DirEntry
+	s *dirSource
+	p string // the entry's clean in-source path
+}
+
+func (e confinedDirent) Info() (fs.FileInfo, error) { return e.s.lstat(e.p) }
+
+func (e confinedDirent) String() string { return fs.FormatDirEntry(e) }
 
 func (s *dirSource) Exec(ctx context.Context, name string, args ...string) ([]byte, error) {
 	if !s.live {

@@ -49,6 +49,15 @@ const (
 // the same environment (nil when there is none): extensions that link torch
 // are checked against its libraries.
 func Collect(ctx context.Context, src source.Source, py *facts.PythonEnv, t *facts.Torch) ([]facts.Extension, []string) {
+	return CollectWith(ctx, src, py, t, nil)
+}
+
+// CollectWith is Collect taking the files early has read already (nil for
+// none). It stops early first.
+func CollectWith(ctx context.Context, src source.Source, py *facts.PythonEnv, t *facts.Torch, early *Early) ([]facts.Extension, []string) {
+	if early != nil {
+		early.stop()
+	}
 	if py == nil {
 		return nil, nil
 	}
@@ -59,7 +68,7 @@ func Collect(ctx context.Context, src source.Source, py *facts.PythonEnv, t *fac
 			continue
 		}
 		for _, rel := range d.Extensions {
-			jobs = append(jobs, job{dist: d.Name, version: d.Version, path: path.Join(d.Location, rel)})
+			jobs = append(jobs, newJob(d.Name, d.Version, d.Location, rel))
 		}
 	}
 	if len(jobs) > MaxFiles {
@@ -72,6 +81,13 @@ func Collect(ctx context.Context, src source.Source, py *facts.PythonEnv, t *fac
 	for range min(workers, len(jobs)) {
 		wg.Go(func() {
 			for i := range next {
+				if r, ok := early.take(jobs[i]); ok {
+					for _, w := range r.warns {
+						c.warn("%s", w)
+					}
+					results[i] = r.m
+					continue
+				}
 				results[i] = c.read(jobs[i])
 			}
 		})
@@ -102,10 +118,16 @@ func Collect(ctx context.Context, src source.Source, py *facts.PythonEnv, t *fac
 	slices.SortFunc(out, func(a, b facts.Extension) int { return cmp.Compare(a.Path, b.Path) })
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	// Sorted: the workers meet them in any order.
+	slices.Sort(c.warns)
 	return out, c.warns
 }
 
 type job struct{ dist, version, path string }
+
+func newJob(dist, version, location, rel string) job {
+	return job{dist: dist, version: version, path: path.Join(location, rel)}
+}
 
 // wholeFileBytes is the largest library read whole rather than a header at
 // a time (a var so that a test can turn it off); smallFiles holds the

@@ -482,3 +482,70 @@ func TestWholeFileReadsKeepFacts(t *testing.T) {
 		t.Errorf("read whole:\n%+v\n%q\nread a header at a time:\n%+v\n%q", whole, wholeWarns, parts, partsWarns)
 	}
 }
+
+// TestEarlyReadsKeepFacts: reading libraries early, while the Python
+// collector is still reading metadata (collect.Collect does), gives the same
+// facts and warnings as reading them all afterwards; no library is read
+// twice; and a file read early that the scan does not keep (here one no
+// RECORD lists) adds no warning.
+func TestEarlyReadsKeepFacts(t *testing.T) {
+	good := fixture.SharedObject{Needed: []string{"libcudart.so.12"}}.Bytes()
+	_, root := machine(t, func(tr *fixture.Tree) {
+		fakeTorchLibs(tr, []string{"_ZN2at6native3addEv"}, []string{"_ZN3c1019UndefinedTensorImpl10_singletonE"}, true)
+		for i := range 40 {
+			tr.ExtensionDist(site, fixture.Dist{Name: fmt.Sprintf("mix%02d", i), Version: "1.0", Tag: "cp312-cp312-linux_x86_64"}, map[string][]byte{
+				fmt.Sprintf("mix%02d/torchy.so", i): fixture.SharedObject{Needed: []string{"libc10.so", "libtorch_cpu.so"},
+					Undefined: []string{"_ZN2at6native3addEv", "_ZNK2at6Tensor5printEv"}}.Bytes(),
+				fmt.Sprintf("mix%02d/rt.so", i):    good,
+				fmt.Sprintf("mix%02d/short.so", i): good[:len(good)-40],
+				fmt.Sprintf("mix%02d/text.so", i):  []byte("not ELF\n"),
+			})
+		}
+	})
+	want, wantWarns, _ := collectExtensions(t, root, nil)
+	if len(want) < 80 || len(wantWarns) < 40 {
+		t.Fatalf("only %d extensions and %d warnings: the fixture is wrong", len(want), len(wantWarns))
+	}
+
+	base, err := source.Root(root, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	earlySrc, lateSrc := &countingSource{Source: base}, &countingSource{Source: base}
+	early := extensions.NewEarly(ctx, earlySrc)
+	py, _ := pyenv.CollectWith(ctx, base, venvPrefix+"/bin/python3", pyenv.Options{Native: early.Add})
+	early.Add("ghost", "1.0", site, []string{"ghost/missing.so"})
+	tf, _ := torch.Collect(base, py.Selected)
+	got, gotWarns := extensions.CollectWith(ctx, lateSrc, py.Selected, tf, early)
+	// Warnings come in the order the workers meet them; collect sorts them.
+	slices.Sort(wantWarns)
+	slices.Sort(gotWarns)
+	if fmt.Sprintf("%+v\n%q", got, gotWarns) != fmt.Sprintf("%+v\n%q", want, wantWarns) {
+		t.Errorf("with early reads:\n%+v\n%q\nwithout:\n%+v\n%q", got, gotWarns, want, wantWarns)
+	}
+	earlyRead := map[string]bool{}
+	for _, p := range earlySrc.openedUnder(site) {
+		earlyRead[p] = true
+	}
+	libs := 0
+	for _, p := range lateSrc.openedUnder(site) {
+		if strings.HasSuffix(p, ".so") && strings.Contains(p, "/mix") {
+			libs++
+			if earlyRead[p] {
+				t.Errorf("%s read early and again", p)
+			}
+		}
+	}
+	for p := range earlyRead {
+		if strings.Contains(p, "/mix") {
+			libs++
+		}
+	}
+	if libs != 160 {
+		t.Errorf("%d libraries read, want each of the 160 once", libs)
+	}
+	if !earlyRead[site+"/ghost/missing.so"] {
+		t.Logf("the ghost file was not read early (the scan stopped first)")
+	}
+}

@@ -379,6 +379,9 @@ func (c *collector) readInstallInfo(cd *candidate) {
 		d.Tags = parseMetadata(t).All("Tag")
 	}
 	c.readRecord(cd)
+	if c.native != nil && len(d.Extensions) > 0 {
+		c.native(d.Name, d.Version, d.Location, d.Extensions)
+	}
 }
 
 // recordReaders are the RECORD readers' buffers, one per worker at a time:

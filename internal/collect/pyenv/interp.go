@@ -35,6 +35,9 @@ type collector struct {
 	pyenvDir string
 	warn     func(format string, a ...any)
 	listOnly bool // read only what pip list shows (Options.ListOnly)
+	// native is Options.Native (nil outside the selected environment's
+	// distributions).
+	native func(dist, version, location string, files []string)
 }
 
 // env is a resolved environment with what sys.path computation needs.

@@ -34,6 +34,11 @@ type Options struct {
 	// metadata headers and direct_url.json): no INSTALLER, WHEEL or RECORD,
 	// no other environments, no pip on PATH. `fastpath packages` uses it.
 	ListOnly bool
+	// Native, when set, is called (from several goroutines) with each
+	// distribution of the selected environment whose RECORD lists native
+	// files, as soon as that RECORD is read: the extension scan reads them
+	// meanwhile (extensions.Early). The facts do not depend on it.
+	Native func(dist, version, location string, files []string)
 }
 
 // CollectWith is Collect with options.
@@ -42,7 +47,7 @@ func CollectWith(ctx context.Context, src source.Source, python string, o Option
 		mu       sync.Mutex
 		warnings []string
 	)
-	c := &collector{src: src, env: src.Env(), cwd: "/", listOnly: o.ListOnly}
+	c := &collector{src: src, env: src.Env(), cwd: "/", listOnly: o.ListOnly, native: o.Native}
 	c.warn = func(format string, a ...any) {
 		mu.Lock()
 		warnings = append(warnings, "python: "+fmt.Sprintf(format, a...))

@@ -1,0 +1,89 @@
+package report
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// TestJSONIndentsAsEncoder checks that JSON writes what a json.Encoder with
+// SetIndent("", "  ") and SetEscapeHTML(false) writes, byte for byte: on
+// values with every shape (empty and nested objects and arrays, strings
+// with quotes, backslashes, brackets, commas, colons and escapes), and on
+// the repository's committed JSON documents (the knowledge base, model
+// configs, recorded live answers).
+func TestJSONIndentsAsEncoder(t *testing.T) {
+	values := []any{
+		nil, 1, "x", []int{}, map[string]any{}, []any{[]any{}, map[string]any{}},
+		map[string]any{"a\"b": `c\"d`, "e": []any{"[", "]", "{", "}", ",", ":", `\`, "\\\\\"", "<&>", "\u2028", "\x01"}},
+		map[string]any{"x": map[string]any{"y": []any{1.5, true, false, nil, map[string]any{"z": []string{}}}}},
+		struct {
+			A []string          `json:"a"`
+			B map[string]string `json:"b,omitempty"`
+			C *int              `json:"c"`
+		}{A: []string{"é", "日本"}},
+	}
+	var files []string
+	for _, g := range []string{"../kb/data/*.json", "../model/testdata/device-configs/*.json", "../live/testdata/recorded/*.json"} {
+		m, _ := filepath.Glob(g)
+		files = append(files, m...)
+	}
+	if len(files) < 10 {
+		t.Fatalf("found %d committed JSON documents, want the kb's, model's and live's", len(files))
+	}
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var v any
+		if json.Unmarshal(b, &v) == nil {
+			values = append(values, v)
+		}
+	}
+	for i, v := range values {
+		var want bytes.Buffer
+		enc := json.NewEncoder(&want)
+		enc.SetIndent("", "  ")
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(v); err != nil {
+			t.Fatal(err)
+		}
+		var got bytes.Buffer
+		if err := JSON(&got, v); err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got.Bytes(), want.Bytes()) {
+			t.Errorf("value %d: got\n%s\nwant\n%s", i, got.Bytes(), want.Bytes())
+		}
+	}
+}
+
+// FuzzIndentJSON: any JSON value, re-encoded, indents as json.Indent does.
+func FuzzIndentJSON(f *testing.F) {
+	for _, s := range []string{`{"a":[1,{"b":"c\"]"}],"d":{}}`, `[[],[{}],"\\"]`, `"x"`, `{"k":"v,:{}"}`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		var v any
+		if json.Unmarshal([]byte(s), &v) != nil {
+			return
+		}
+		var want bytes.Buffer
+		enc := json.NewEncoder(&want)
+		enc.SetIndent("", "  ")
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(v); err != nil {
+			return
+		}
+		var got bytes.Buffer
+		if err := JSON(&got, v); err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got.Bytes(), want.Bytes()) {
+			t.Fatalf("got\n%s\nwant\n%s", got.Bytes(), want.Bytes())
+		}
+	})
+}
