@@ -71,23 +71,14 @@ func (o Options) Quiet() bool   { return o.Level <= Quiet }
 // /dev/null and /dev/zero are character devices (F11). A writer that wraps
 // another (cli.Main's sanitising writer) is unwrapped first.
 func Terminal(w any) bool {
-	for {
-		u, ok := w.(interface{ Unwrap() io.Writer })
-		if !ok {
-			break
-		}
-		w = u.Unwrap()
-	}
-	f, ok := w.(*os.File)
-	return ok && term.IsTerminal(int(f.Fd()))
+	_, ok := terminalFd(w)
+	return ok
 }
 
-// NoColor honours https://no-color.org: a NO_COLOR that is set and not
-// empty turns colour off.
-func NoColor(getenv func(string) string) bool { return getenv("NO_COLOR") != "" }
-
-// TerminalWidth is w's width in columns when w is a terminal, else 0.
-func TerminalWidth(w any) int {
+// terminalFd unwraps w (a writer that wraps another, such as cli.Main's
+// sanitising writer, first) and returns its descriptor when it is a
+// terminal.
+func terminalFd(w any) (int, bool) {
 	for {
 		u, ok := w.(interface{ Unwrap() io.Writer })
 		if !ok {
@@ -97,9 +88,22 @@ func TerminalWidth(w any) int {
 	}
 	f, ok := w.(*os.File)
 	if !ok || !term.IsTerminal(int(f.Fd())) {
+		return 0, false
+	}
+	return int(f.Fd()), true
+}
+
+// NoColor honours https://no-color.org: a NO_COLOR that is set and not
+// empty turns colour off.
+func NoColor(getenv func(string) string) bool { return getenv("NO_COLOR") != "" }
+
+// TerminalWidth is w's width in columns when w is a terminal, else 0.
+func TerminalWidth(w any) int {
+	fd, ok := terminalFd(w)
+	if !ok {
 		return 0
 	}
-	cols, _, err := term.GetSize(int(f.Fd()))
+	cols, _, err := term.GetSize(fd)
 	if err != nil || cols <= 0 {
 		return 0
 	}
