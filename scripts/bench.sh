@@ -83,39 +83,8 @@ fi
 
 # 5. explain on 50 MB of build/training noise holding three real failures,
 #    against grep -E of every signature pattern explain knows (the floor).
-"$py" - "$tmp/big.log" <<'PY'
-import sys
-noise = [
-    "      [{0}/4211] /usr/local/cuda-12.8/bin/nvcc -c csrc/flash_attn/src/flash_fwd_hdim128_bf16_sm80.cu -o build/temp/flash_fwd_{1}.o -O3 -std=c++17 --threads 4 -gencode arch=compute_90,code=sm_90\n",
-    "[rank0]: step {0}/100000 loss 2.{1:04d} lr 1.0e-05 (0.48 s/step)\n",
-    "      /tmp/pip-install-3j2k/csrc/selective_scan/selective_scan_fwd_kernel.cuh({0}): warning #177-D: variable \"kNRows\" was declared but never referenced\n",
-    "INFO 11-28 09:14:{1:02d} [engine.py:{0}] Avg prompt throughput: 1523.4 tokens/s, Avg generation throughput: 88.1 tokens/s, Running: 12 reqs\n",
-    "  File \"/opt/venv/lib/python3.12/site-packages/torch/nn/modules/module.py\", line {0}, in _call_impl (frame {1})\n",
-]
-place = {1000: "[transformers] `chunk_gated_delta_rule` is falling back to its reference PyTorch implementation because `flash-linear-attention` is not installed. This is correct but much slower; install `flash-linear-attention` for the optimized kernel.\n",
-         250000: "      nvcc error   : 'cicc' died due to signal 9 (Kill signal)\n",
-         350000: "      NameError: name 'bare_metal_version' is not defined\n"}
-out, n, line = [], 0, 0
-while n < 50 << 20:
-    line += 1
-    s = place.get(line) or noise[line % len(noise)].format(line, line % 9973)
-    out.append(s); n += len(s)
-open(sys.argv[1], "w").write("".join(out))
-PY
-"$py" - internal/kb/data/signatures.json "$tmp/patterns.txt" <<'PY'
-import json, re, sys
-sigs = json.load(open(sys.argv[1]))["signatures"]
-pats = []
-for s in sigs:
-    p = s.get("pattern", "")
-    p = re.sub(r"\(\?P<[^>]+>", "(", p)          # named groups: plain groups for grep -E
-    p = p.replace(r"\d", "[0-9]").replace(r"\s", "[[:space:]]").replace(r"\S", "[^[:space:]]").replace(r"\w", "[[:alnum:]_]")
-    p = re.sub(r"\(\?[a-z]+\)", "", p)          # inline flags
-    p = p.replace("(?:", "(")
-    if p:
-        pats.append(p)
-open(sys.argv[2], "w").write("\n".join(pats) + "\n")
-PY
+"$py" scripts/explain-bench-inputs.py log "$tmp/big.log"
+"$py" scripts/explain-bench-inputs.py patterns internal/kb/data/signatures.json "$tmp/patterns.txt"
 # explain must find the three failures before it is timed (a scan that
 # finds nothing would be fast and wrong).
 found=$("$bin" explain "$tmp/big.log" --json 2>/dev/null | grep -o '"id": "[a-z-]*"' | tr '\n' ' ')
