@@ -8,14 +8,12 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/fastpath-dev/fastpath/internal/collect"
 	"github.com/fastpath-dev/fastpath/internal/collect/modelread"
 	"github.com/fastpath-dev/fastpath/internal/diagnose"
 	"github.com/fastpath-dev/fastpath/internal/facts"
 	"github.com/fastpath-dev/fastpath/internal/finding"
 	"github.com/fastpath-dev/fastpath/internal/fixture"
 	"github.com/fastpath-dev/fastpath/internal/model"
-	"github.com/fastpath-dev/fastpath/internal/source"
 )
 
 // world is a fixture's facts with what re-judging its model needs.
@@ -34,20 +32,8 @@ func (w world) input() Input {
 // worlds are the seed container and its variants: the H200 (cu130, 9.0),
 // no torch at all, an A100, torch cu126, a g++ too new for CUDA 12.8.
 func worlds(t *testing.T) []world {
-	dir := t.TempDir()
-	if err := fixture.Seed(dir); err != nil {
-		t.Fatal(err)
-	}
-	env, _ := source.ParseEnv(fixture.SeedEnv)
-	src, err := source.Root(dir, env)
-	if err != nil {
-		t.Fatal(err)
-	}
-	base := collect.Collect(context.Background(), src, collect.Options{GPUs: fixture.SeedGPUs})
-	loc, cfg, err := modelread.Load(src, fixture.SeedModel)
-	if err != nil {
-		t.Fatal(err)
-	}
+	seed := seedWorld(t)
+	base, loc, cfg := seed.f, seed.loc, seed.cfg
 	variant := func(name string, change func(f *facts.Facts)) world {
 		f := clone(t, base)
 		if change != nil {

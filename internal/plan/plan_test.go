@@ -16,15 +16,19 @@ import (
 
 	"github.com/fastpath-dev/fastpath/internal/collect"
 	"github.com/fastpath-dev/fastpath/internal/collect/modelread"
-	"github.com/fastpath-dev/fastpath/internal/diagnose"
 	"github.com/fastpath-dev/fastpath/internal/finding"
 	"github.com/fastpath-dev/fastpath/internal/fixture"
-	"github.com/fastpath-dev/fastpath/internal/model"
 	"github.com/fastpath-dev/fastpath/internal/source"
 )
 
 // seedInput collects the seed container and judges its model, as plan does.
 func seedInput(t *testing.T) Input {
+	t.Helper()
+	return seedWorld(t).input()
+}
+
+// seedWorld is the seed container, collected, with its model read.
+func seedWorld(t *testing.T) world {
 	t.Helper()
 	dir := t.TempDir()
 	if err := fixture.Seed(dir); err != nil {
@@ -36,12 +40,11 @@ func seedInput(t *testing.T) Input {
 		t.Fatal(err)
 	}
 	f := collect.Collect(context.Background(), src, collect.Options{GPUs: fixture.SeedGPUs})
-	loc, c, err := modelread.Load(src, fixture.SeedModel)
+	loc, cfg, err := modelread.Load(src, fixture.SeedModel)
 	if err != nil {
 		t.Fatal(err)
 	}
-	models := []*model.Report{model.Analyze(fixture.SeedModel, loc, c, f)}
-	return Input{Facts: f, Findings: diagnose.RunWithModels(f, models), Models: models}
+	return world{name: "seed", f: f, loc: loc, cfg: cfg}
 }
 
 func stepByID(pl *Plan, id string) *Step {
