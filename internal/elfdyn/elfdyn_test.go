@@ -265,12 +265,18 @@ func TestWriteFuzzSeeds(t *testing.T) {
 	}
 }
 
-// A library of n defined C++-sized symbols, as libtorch_cpu.so has.
-func bigLibrary(n int) []byte {
+// bigSymbolNames are n C++-sized mangled names, as libtorch_cpu.so defines.
+func bigSymbolNames(n int) []string {
 	names := make([]string, n)
 	for i := range names {
 		names[i] = fmt.Sprintf("_ZN2at6native%04dsome_operator_kernel_implERKNS_6TensorES3_N3c108ArrayRefIlEE%d", i%9999, i)
 	}
+	return names
+}
+
+// A library of n defined C++-sized symbols, as libtorch_cpu.so has.
+func bigLibrary(n int) []byte {
+	names := bigSymbolNames(n)
 	sort.Strings(names)
 	return fixture.SharedObject{SOName: "libtorch_cpu.so", Needed: []string{"libc10.so"}, Defined: names}.Bytes()
 }

@@ -303,10 +303,7 @@ func TestWriteHashFuzzSeeds(t *testing.T) {
 // A libtorch_cpu-sized table (150,000 defined names), 2,000 names asked:
 // what the extension ABI check costs per torch library.
 func BenchmarkHashDefined150k(b *testing.B) {
-	var defined []string
-	for i := range 150_000 {
-		defined = append(defined, fmt.Sprintf("_ZN2at6native%04dsome_operator_kernel_implERKNS_6TensorES3_N3c108ArrayRefIlEE%d", i%9999, i))
-	}
+	defined := bigSymbolNames(150_000)
 	wanted := make([]string, 0, 2000)
 	for i := 0; i < 150_000; i += 75 {
 		wanted = append(wanted, defined[i])
