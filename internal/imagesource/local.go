@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"syscall"
 
 	"github.com/fastpath-dev/fastpath/internal/lazyregexp"
 )
@@ -421,19 +422,34 @@ func (s layoutStore) read(digest string, max int64) ([]byte, error) {
 	return readCapped(p, max)
 }
 
+// openRegular opens p for reading only if it is a regular file. The open
+// is non-blocking, so a FIFO planted in a layout folder or passed as an
+// archive (index.json, a blob) fails the type check instead of blocking the
+// open forever; the type is taken from the open file (fstat), so nothing
+// can be swapped in between the check and the read.
+func openRegular(p string) (*os.File, os.FileInfo, error) {
+	f, err := os.OpenFile(p, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, nil, err
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		f.Close()
+		return nil, nil, fmt.Errorf("%s: not a regular file", p)
+	}
+	return f, fi, nil
+}
+
 func readCapped(p string, max int64) ([]byte, error) {
-	f, err := os.Open(p)
+	f, fi, err := openRegular(p)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s: not a regular file", p)
-	}
 	if fi.Size() > max {
 		return nil, fmt.Errorf("%s: %d bytes, more than the %d read", p, fi.Size(), max)
 	}
@@ -445,13 +461,11 @@ func (s layoutStore) layer(d ociDesc) (*layerBlob, error) {
 	if err != nil {
 		return nil, err
 	}
-	fi, err := os.Stat(p)
+	f, fi, err := openRegular(p)
 	if err != nil {
 		return nil, err
 	}
-	if !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s: not a regular file", p)
-	}
+	f.Close()
 	return fileLayer(p, 0, fi.Size()), nil
 }
 
@@ -460,14 +474,14 @@ func fileLayer(p string, off, n int64) *layerBlob {
 	return &layerBlob{
 		size: n,
 		open: func() (io.ReadCloser, error) {
-			f, err := os.Open(p)
+			f, _, err := openRegular(p)
 			if err != nil {
 				return nil, err
 			}
 			return readCloser{io.NewSectionReader(f, off, n), f.Close}, nil
 		},
 		openAt: func(o, k int64) (io.ReadCloser, error) {
-			f, err := os.Open(p)
+			f, _, err := openRegular(p)
 			if err != nil {
 				return nil, err
 			}
@@ -506,7 +520,7 @@ type archiveStore struct {
 }
 
 func scanArchive(p string) (*archiveStore, error) {
-	f, err := os.Open(p)
+	f, _, err := openRegular(p)
 	if err != nil {
 		return nil, err
 	}
@@ -544,7 +558,7 @@ func (a *archiveStore) readMember(name string, max int64) ([]byte, error) {
 	if m[1] > max {
 		return nil, fmt.Errorf("%s: %d bytes, more than the %d read", trunc(name), m[1], max)
 	}
-	f, err := os.Open(a.file)
+	f, _, err := openRegular(a.file)
 	if err != nil {
 		return nil, err
 	}

@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -469,4 +470,44 @@ func fastGzipLayer(t testing.TB, fill func(tw *tar.Writer)) v1.Layer {
 		t.Fatal(err)
 	}
 	return static.NewLayer(buf.Bytes(), types.OCILayer)
+}
+
+// F5: a FIFO planted in an OCI layout (as index.json, as the manifest's
+// blob, as a layer's blob) is refused as "not a regular file" instead of
+// blocking the open forever: the layout folder is untrusted input.
+func TestF5LayoutFIFOsRefused(t *testing.T) {
+	img := image(t, "linux/amd64", nil, layer(t, false, func(tw *tar.Writer) {
+		addDir(t, tw, "etc")
+		addFile(t, tw, "etc/os-release", "ID=ubuntu\nVERSION_ID=\"24.04\"\n")
+	}))
+	md, _ := img.Digest()
+	ls, err := img.Layers()
+	if err != nil || len(ls) != 1 {
+		t.Fatalf("layers: %v", err)
+	}
+	ld, _ := ls[0].Digest()
+	blob := func(d fmt.Stringer) string {
+		alg, hexd, _ := strings.Cut(d.String(), ":")
+		return filepath.Join("blobs", alg, hexd)
+	}
+	for _, planted := range []string{"index.json", blob(md), blob(ld)} {
+		t.Run(planted, func(t *testing.T) {
+			dir := writeLayout(t, map[string]v1.Image{"noble": img})
+			p := filepath.Join(dir, planted)
+			if err := os.Remove(p); err != nil {
+				t.Fatal(err)
+			}
+			if err := syscall.Mkfifo(p, 0o644); err != nil {
+				t.Skipf("mkfifo: %v", err)
+			}
+			src, err := imagesource.Open(context.Background(), dir+":noble", imagesource.Options{})
+			if err == nil {
+				// A layer is opened when the tree is read.
+				_, err = source.ReadFile(src, "/etc/os-release", 1024)
+			}
+			if err == nil || !strings.Contains(err.Error(), "not a regular file") {
+				t.Errorf("a FIFO as %s: %v; want \"not a regular file\"", planted, err)
+			}
+		})
+	}
 }
