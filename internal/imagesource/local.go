@@ -3,6 +3,7 @@ package imagesource
 import (
 	"archive/tar"
 	"crypto/sha256"
+	"crypto/sha512"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -414,12 +415,33 @@ func (s layoutStore) blobPath(digest string) (string, error) {
 	return filepath.Join(s.dir, "blobs", alg, hexd), nil
 }
 
+// read returns a small blob (an index, a manifest, a config) whose bytes
+// hash to its digest: a blob that does not (a file swapped in, or a link
+// to something else) is refused, as a registry client refuses it. Layers
+// are read as streams (layer) and not hashed.
 func (s layoutStore) read(digest string, max int64) ([]byte, error) {
 	p, err := s.blobPath(digest)
 	if err != nil {
 		return nil, err
 	}
-	return readCapped(p, max)
+	b, err := readCapped(p, max)
+	if err != nil {
+		return nil, err
+	}
+	if got := digestWith(digest, b); got != digest {
+		return nil, fmt.Errorf("blob %s: its bytes hash to %s", shortDigest(digest), shortDigest(got))
+	}
+	return b, nil
+}
+
+// digestWith is b's digest in the algorithm digest names (sha256 or
+// sha512; blobPath accepts no other).
+func digestWith(digest string, b []byte) string {
+	if strings.HasPrefix(digest, "sha512:") {
+		h := sha512.Sum512(b)
+		return "sha512:" + hex.EncodeToString(h[:])
+	}
+	return digestOf(b)
 }
 
 // openRegular opens p for reading only if it is a regular file. The open

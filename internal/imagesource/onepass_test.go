@@ -511,3 +511,44 @@ func TestF5LayoutFIFOsRefused(t *testing.T) {
 		})
 	}
 }
+
+// A layout's index, manifest or config blob whose bytes do not hash to its
+// digest (here the manifest's blob is a link to a JSON file outside the
+// layout) is refused, not read as the image's manifest.
+func TestLayoutBlobMustMatchItsDigest(t *testing.T) {
+	img := image(t, "linux/amd64", nil, layer(t, false, func(tw *tar.Writer) {
+		addDir(t, tw, "etc")
+	}))
+	md, _ := img.Digest()
+	dir := writeLayout(t, map[string]v1.Image{"noble": img})
+	alg, hexd, _ := strings.Cut(md.String(), ":")
+	p := filepath.Join(dir, "blobs", alg, hexd)
+	outside := filepath.Join(t.TempDir(), "host.json")
+	raw, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The same manifest with one byte more: valid JSON, another digest.
+	if err := os.WriteFile(outside, append(raw, '\n'), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(p); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(outside, p); err != nil {
+		t.Fatal(err)
+	}
+	_, err = imagesource.Open(context.Background(), dir+":noble", imagesource.Options{})
+	if err == nil || !strings.Contains(err.Error(), "hash to") {
+		t.Errorf("a manifest blob that is not its digest: %v; want it refused", err)
+	}
+	if err := os.Remove(p); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, raw, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := imagesource.Open(context.Background(), dir+":noble", imagesource.Options{}); err != nil {
+		t.Errorf("the untouched layout: %v", err)
+	}
+}
