@@ -53,7 +53,9 @@ func NewEarly(ctx context.Context, src source.Source) *Early {
 					continue // Collect reads what is left itself
 				}
 				c := &collector{src: e.src}
+				source.AcquireReader() // the descriptor budget (source/readers.go)
 				m := c.read(j)
+				source.ReleaseReader()
 				e.mu.Lock()
 				e.done[j] = earlyRead{m: m, warns: c.warns}
 				e.mu.Unlock()
