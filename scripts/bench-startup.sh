@@ -38,6 +38,12 @@ done
 
 python3 - "$base" "$new" "$runs" "$tmp/seed" "$seedenv" <<'PY'
 import os, statistics, subprocess, sys, time
+# Start the builds as a user's shell or container runtime would: from a
+# parent holding no descriptor above 63. A child's descriptor table is as
+# large as its parent's highest open descriptor needs, and a run that starts
+# with a larger one never pays for growing it (docs/speed.md, "The
+# descriptor table"); bash scripts hold 255, some tool harnesses 251.
+os.closerange(3, 65536)
 base, new, runs, seed, env = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4], sys.argv[5]
 cases = [("--version", ["--version"]),
          ("doctor --root seed", ["doctor", "--root", seed, "--gpu", "12.0", "--env", env])]
