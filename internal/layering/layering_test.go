@@ -269,7 +269,11 @@ func TestJudgesArePure(t *testing.T) {
 }
 
 // TestBinaryDeps: the shipped program links neither the test fixture nor
-// the harness that drives it (go list -deps ./cmd/fastpath).
+// the harness that drives it (go list -deps ./cmd/fastpath), nor the
+// Kubernetes API types: their package inits and size cost every start of
+// fastpath (issue 17), and k8s manifest needs only a few fields of three
+// objects (internal/cli/k8s_types.go). Tests may still use them as an
+// oracle.
 func TestBinaryDeps(t *testing.T) {
 	goTool, err := exec.LookPath("go")
 	if err != nil {
@@ -286,6 +290,13 @@ func TestBinaryDeps(t *testing.T) {
 	for _, never := range []string{"internal/fixture", "internal/hostile", "internal/testenv"} {
 		if slices.Contains(deps, module+never) {
 			t.Errorf("cmd/fastpath links %s, which is for tests only", never)
+		}
+	}
+	for _, dep := range deps {
+		for _, never := range []string{"k8s.io/api/", "k8s.io/apimachinery/"} {
+			if strings.HasPrefix(dep, never) {
+				t.Errorf("cmd/fastpath links %s: the Kubernetes API types slow every start; k8s manifest has its own (internal/cli/k8s_types.go)", dep)
+			}
 		}
 	}
 }
