@@ -4,9 +4,9 @@
 // beyond the embedded files.
 package kb
 
+//go:generate go run -tags kbjson ./gentables
+
 import (
-	"embed"
-	"encoding/json"
 	"fmt"
 	"strconv"
 	"strings"
@@ -14,12 +14,6 @@ import (
 
 	"github.com/fastpath-dev/fastpath/internal/version"
 )
-
-//go:embed data/cuda.json
-var cudaJSON []byte
-
-// The embed.FS keeps room for more data files without new variables.
-var _ embed.FS
 
 // CUDAData is data/cuda.json.
 type CUDAData struct {
@@ -101,14 +95,11 @@ var (
 	cudaData CUDAData
 )
 
-// CUDA returns the parsed data/cuda.json. The data is part of the binary:
-// failing to parse it is a build defect, caught by the package's tests.
+// CUDA returns data/cuda.json, as tables_gen.go holds it (generated from
+// the JSON: a run decodes no JSON; TestGeneratedTablesCurrent keeps the
+// two the same).
 func CUDA() *CUDAData {
-	cudaOnce.Do(func() {
-		if err := json.Unmarshal(cudaJSON, &cudaData); err != nil {
-			panic(fmt.Sprintf("kb: data/cuda.json: %v", err))
-		}
-	})
+	cudaOnce.Do(func() { cudaData = cudaTable() })
 	return &cudaData
 }
 

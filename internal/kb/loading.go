@@ -1,15 +1,10 @@
 package kb
 
 import (
-	_ "embed"
-	"encoding/json"
 	"regexp"
 	"strings"
 	"sync"
 )
-
-//go:embed data/loading.json
-var loadingJSON []byte
 
 // LoadingData is data/loading.json: how packages choose the native code they load,
 // and which NVIDIA wheel ships each CUDA library torch needs.
@@ -73,10 +68,7 @@ type CUDALibrary struct {
 }
 
 var loadingOnce = sync.OnceValue(func() *LoadingData {
-	var d LoadingData
-	if err := json.Unmarshal(loadingJSON, &d); err != nil {
-		panic("kb: data/loading.json: " + err.Error())
-	}
+	d := loadingTable() // generated into tables_gen.go
 	for i := range d.Packages.Rows {
 		d.Packages.Rows[i].re = regexp.MustCompile(d.Packages.Rows[i].Library)
 	}
