@@ -190,7 +190,25 @@ func (d *CUDAData) ToolkitFull(mm string) (string, bool) {
 }
 
 // Expand fills {M}, {m}, {p} placeholders with a CUDA version's parts.
+// A scan, not a strings.Replacer: building a Replacer per call was a
+// measurable part of a doctor run (issue 17); TestExpandIsTheReplacer
+// compares the two.
 func Expand(tmpl, cuda string) string {
 	parts := append(strings.Split(cuda, "."), "0", "0")
-	return strings.NewReplacer("{M}", parts[0], "{m}", parts[1], "{p}", parts[2]).Replace(tmpl)
+	if !strings.Contains(tmpl, "{") {
+		return tmpl
+	}
+	var b strings.Builder
+	b.Grow(len(tmpl) + len(cuda))
+	for i := 0; i < len(tmpl); i++ {
+		if tmpl[i] == '{' && i+2 < len(tmpl) && tmpl[i+2] == '}' {
+			if k := strings.IndexByte("Mmp", tmpl[i+1]); k >= 0 {
+				b.WriteString(parts[k])
+				i += 2
+				continue
+			}
+		}
+		b.WriteByte(tmpl[i])
+	}
+	return b.String()
 }

@@ -2,9 +2,12 @@ package kb
 
 import (
 	"encoding/json"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"reflect"
+	"regexp"
+	"strings"
 	"testing"
 )
 
@@ -89,5 +92,39 @@ func BenchmarkTables(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// TestLoadingRulesCompile: every rule's Library compiles (they compile on
+// first use, so a bad one would otherwise wait for a matching run).
+func TestLoadingRulesCompile(t *testing.T) {
+	for _, r := range Loading().Packages.Rows {
+		if _, err := regexp.Compile(r.Library); err != nil {
+			t.Errorf("%s: %v", r.Name, err)
+		}
+		if r.re == nil || r.re.expr != r.Library {
+			t.Errorf("%s: no regexp for its Library", r.Name)
+		}
+	}
+}
+
+// TestExpandIsTheReplacer: Expand fills placeholders as the
+// strings.Replacer it replaced did, on templates of placeholders, their
+// pieces and other braces.
+func TestExpandIsTheReplacer(t *testing.T) {
+	r := rand.New(rand.NewPCG(12, 8))
+	pieces := []string{"{M}", "{m}", "{p}", "{", "}", "M", "m", "p", "{x}", "{{M}}", "cu", ".", "-", "é"}
+	for _, cuda := range []string{"12.8", "13.0.1", "12", "", "12.8.93.1", "a.b"} {
+		for range 2000 {
+			var tmpl strings.Builder
+			for range r.IntN(8) {
+				tmpl.WriteString(pieces[r.IntN(len(pieces))])
+			}
+			parts := append(strings.Split(cuda, "."), "0", "0")
+			want := strings.NewReplacer("{M}", parts[0], "{m}", parts[1], "{p}", parts[2]).Replace(tmpl.String())
+			if got := Expand(tmpl.String(), cuda); got != want {
+				t.Fatalf("Expand(%q, %q) = %q, the Replacer says %q", tmpl.String(), cuda, got, want)
+			}
+		}
 	}
 }
