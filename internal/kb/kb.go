@@ -4,7 +4,7 @@
 // beyond the embedded files.
 package kb
 
-//go:generate go run -tags kbjson ./gentables
+//go:generate go run -tags kbjson ./gentables kb
 
 import (
 	"fmt"
