@@ -97,7 +97,7 @@ gives the exact commands that fix it.`,
 	}
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return &UsageError{Err: err} })
 	root.AddCommand(subcommands(ios, args)...)
-	addExitStatus(root)
+	addExitStatus(root, args != nil)
 	return root
 }
 
