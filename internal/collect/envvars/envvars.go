@@ -78,6 +78,11 @@ func Redact(name, value string) facts.EnvVar {
 		}
 	}
 	redacted := false
+	// Every match holds "://" and "@": a value without them (most) skips
+	// the regexp, and its compilation (issue 17).
+	if !strings.Contains(value, "://") || !strings.Contains(value, "@") {
+		return facts.EnvVar{Name: name, Value: value}
+	}
 	value = urlUserinfo.ReplaceAllStringFunc(value, func(m string) string {
 		g := urlUserinfo.FindStringSubmatch(m)
 		redacted = true
