@@ -4141,3 +4141,2568 @@ func gpusTable() gpuTable {
 		},
 	}
 }
+
+// familiesTable is data/families.json.
+func familiesTable() FamiliesData {
+	return FamiliesData{
+		Source: "transformers source (wheels 4.57.6, 5.0.0, 5.7.0, 5.14.0, 5.17.0, 5.24.0 from PyPI: models/*/configuration_*.py, modeling_*.py, utils/import_utils.py, integrations/hub_kernels.py); the kernel packages are in packages.json",
+		Mechanism: struct {
+			PerFunctionFrom string          "json:\"per_function_from\""
+			Note            string          "json:\"note\""
+			KernelsWindows  []KernelsWindow "json:\"kernels_windows\""
+			HubDisableEnv   string          "json:\"hub_disable_env\""
+		}{
+			PerFunctionFrom: "5.15.0",
+			Note:            "Up to 5.14 modeling modules import the kernel packages at import time when transformers' is_*_available() says they exist (distribution metadata and a minimum version, and torch.cuda available). From 5.15 each function resolves alone through use_kernel_func_from_hub_with_fallback: a Hub kernel when `kernels` is installed in the accepted window, enabled and the model is kernelized (use_kernels=True), else the installed package (a plain import inside try/except: any import error silently means torch), else the torch reference.",
+			KernelsWindows: []KernelsWindow{
+				{
+					TransformersFrom: "5.14.0",
+					Min:              "0.15.2",
+					Below:            "0.16.0",
+					Checked:          "5.14.0",
+				},
+				{
+					TransformersFrom: "5.17.0",
+					Min:              "0.16.0",
+					Below:            "0.17.0",
+					Checked:          "5.17.0",
+				},
+				{
+					TransformersFrom: "5.24.0",
+					Min:              "0.18.2",
+					Below:            "0.19.0",
+					Checked:          "5.24.0",
+				},
+			},
+			HubDisableEnv: "USE_HUB_KERNELS",
+		},
+		FunctionSets: map[string][]KernelFunc{
+			"causal_conv1d": {
+				{
+					Name:    "causal_conv1d_fn",
+					Package: "causal-conv1d",
+					Module:  "causal_conv1d",
+					TorchRefs: []string{
+						"causal_conv1d_fn",
+					},
+				},
+				{
+					Name:    "causal_conv1d_update",
+					Package: "causal-conv1d",
+					Module:  "causal_conv1d",
+					TorchRefs: []string{
+						"causal_conv1d_update",
+						"torch_causal_conv1d_update",
+					},
+				},
+			},
+			"gated_delta_rule": {
+				{
+					Name:    "chunk_gated_delta_rule",
+					Package: "flash-linear-attention",
+					Module:  "fla.ops.gated_delta_rule",
+					TorchRefs: []string{
+						"torch_chunk_gated_delta_rule",
+						"chunk_gated_delta_rule",
+					},
+				},
+				{
+					Name:    "fused_recurrent_gated_delta_rule",
+					Package: "flash-linear-attention",
+					Module:  "fla.ops.gated_delta_rule",
+					TorchRefs: []string{
+						"torch_recurrent_gated_delta_rule",
+						"fused_recurrent_gated_delta_rule",
+					},
+				},
+			},
+			"kda": {
+				{
+					Name:    "chunk_kda",
+					Package: "flash-linear-attention",
+					Module:  "fla.ops.kda",
+				},
+				{
+					Name:    "fused_recurrent_kda",
+					Package: "flash-linear-attention",
+					Module:  "fla.ops.kda",
+				},
+			},
+			"mamba1": {
+				{
+					Name:    "selective_scan_fn",
+					Package: "mamba-ssm",
+					Module:  "mamba_ssm.ops.selective_scan_interface",
+				},
+				{
+					Name:    "selective_state_update",
+					Package: "mamba-ssm",
+					Module:  "mamba_ssm.ops.triton.selective_state_update",
+				},
+				{
+					Name:    "mamba_inner_fn",
+					Package: "mamba-ssm",
+					Module:  "mamba_ssm.ops.selective_scan_interface",
+				},
+			},
+			"mamba2": {
+				{
+					Name:             "mamba_chunk_scan_combined",
+					Package:          "mamba-ssm",
+					Module:           "mamba_ssm.ops.triton.ssd_combined",
+					MinVersionLegacy: "2.0.4",
+				},
+				{
+					Name:             "mamba_split_conv1d_scan_combined",
+					Package:          "mamba-ssm",
+					Module:           "mamba_ssm.ops.triton.ssd_combined",
+					MinVersionLegacy: "2.0.4",
+				},
+				{
+					Name:             "selective_state_update",
+					Package:          "mamba-ssm",
+					Module:           "mamba_ssm.ops.triton.selective_state_update",
+					MinVersionLegacy: "2.0.4",
+				},
+			},
+			"zamba_5_15": {
+				{
+					Name:    "selective_scan_fn",
+					Package: "mamba-ssm",
+					Module:  "mamba_ssm.ops.selective_scan_interface",
+				},
+				{
+					Name:    "selective_state_update",
+					Package: "mamba-ssm",
+					Module:  "mamba_ssm.ops.triton.selective_state_update",
+				},
+			},
+		},
+		Families: map[string]Family{
+			"bamba": {
+				Kinds: map[string]KindKernels{
+					"linear_attention": {
+						Sets: []string{
+							"mamba2",
+							"causal_conv1d",
+						},
+						Without: "torch_forward",
+					},
+				},
+				Layout: "attn_layer_indices are full_attention, the rest linear_attention",
+				Layers: &LayerRule{
+					Rule:   "indices",
+					Key:    "attn_layer_indices",
+					Match:  "full_attention",
+					Other:  "linear_attention",
+					Absent: "none",
+				},
+				OracleVariants: []map[string]interface{}{
+					{},
+					{
+						"attn_layer_indices": []interface{}{
+							float64(1),
+							float64(5),
+							float64(9),
+						},
+						"num_hidden_layers": float64(12),
+					},
+				},
+				Checked: []string{
+					"4.57.6",
+					"5.14.0",
+					"5.17.0",
+					"5.24.0",
+				},
+			},
+			"falcon_h1": {
+				Kinds: map[string]KindKernels{
+					"hybrid": {
+						Sets: []string{
+							"mamba2",
+							"causal_conv1d",
+						},
+						Without: "torch_forward",
+					},
+				},
+				Layout: "every layer hybrid (attention and mamba2 in parallel)",
+				Layers: &LayerRule{
+					Rule: "uniform",
+					Kind: "hybrid",
+				},
+				OracleVariants: []map[string]interface{}{
+					{},
+					{
+						"num_hidden_layers": float64(6),
+					},
+				},
+				Checked: []string{
+					"4.57.6",
+					"5.14.0",
+					"5.17.0",
+					"5.24.0",
+				},
+			},
+			"falcon_mamba": {
+				Kinds: map[string]KindKernels{
+					"linear_attention": {
+						Sets: []string{
+							"mamba1",
+							"causal_conv1d",
+						},
+						Without: "slow sequential scan in torch (mambapy when installed and use_mambapy=True)",
+					},
+				},
+				Layout: "every layer",
+				Layers: &LayerRule{
+					Rule: "uniform",
+					Kind: "linear_attention",
+				},
+				OracleVariants: []map[string]interface{}{
+					{},
+					{
+						"num_hidden_layers": float64(6),
+					},
+				},
+				Checked: []string{
+					"4.57.6",
+					"5.14.0",
+					"5.17.0",
+					"5.24.0",
+				},
+			},
+			"granitemoehybrid": {
+				Kinds: map[string]KindKernels{
+					"linear_attention": {
+						Sets: []string{
+							"mamba2",
+							"causal_conv1d",
+						},
+						Without: "torch_forward",
+					},
+				},
+				Layout: "layer_types (legacy mamba/attention remapped), else every layer linear_attention",
+				Layers: &LayerRule{
+					Lists: []string{
+						"layer_types",
+						"layers_block_type",
+					},
+					Rule: "uniform",
+					Kind: "linear_attention",
+					From: "num_hidden_layers (no layer_types: every layer linear_attention)",
+				},
+				OracleVariants: []map[string]interface{}{
+					{},
+					{
+						"layer_types": []interface{}{
+							"mamba",
+							"mamba",
+							"attention",
+							"mamba",
+							"mamba",
+							"attention",
+						},
+						"num_hidden_layers": float64(6),
+					},
+				},
+				Checked: []string{
+					"4.57.6",
+					"5.14.0",
+					"5.17.0",
+					"5.24.0",
+				},
+			},
+			"jamba": {
+				Kinds: map[string]KindKernels{
+					"linear_attention": {
+						Sets: []string{
+							"mamba1",
+							"causal_conv1d",
+						},
+						Without: "torch slow_forward",
+					},
+				},
+				Layout: "full_attention where i % attn_layer_period == attn_layer_offset (defaults 8, 4), else linear_attention",
+				Layers: &LayerRule{
+					Rule:          "period",
+					Key:           "attn_layer_period",
+					Default:       8,
+					OffsetKey:     "attn_layer_offset",
+					OffsetDefault: 4,
+					Match:         "full_attention",
+					Other:         "linear_attention",
+				},
+				OracleVariants: []map[string]interface{}{
+					{},
+					{
+						"attn_layer_offset": float64(1),
+						"attn_layer_period": float64(4),
+						"num_hidden_layers": float64(16),
+					},
+				},
+				RaisesBefore:  "5.7.0",
+				Raises:        "ValueError \"Fast Mamba kernels are not available...\" in the first forward on CUDA unless use_mamba_kernels=False",
+				RaisesChecked: "4.57.6 and 5.0.0 raise; 5.7.0 and later warn and fall back to torch",
+				Checked: []string{
+					"4.57.6",
+					"5.0.0",
+					"5.7.0",
+					"5.14.0",
+					"5.17.0",
+					"5.24.0",
+				},
+			},
+			"kimi_linear": {
+				Kinds: map[string]KindKernels{
+					"linear_attention": {
+						Sets: []string{
+							"causal_conv1d",
+							"kda",
+						},
+						Without: "torch fallback (KDA reference implementation)",
+					},
+				},
+				Layout: "layer_types, else linear_attn_config.kda_layers / full_attn_layers (1-indexed), else full_attention where i and i % 4 == 0",
+				Layers: &LayerRule{
+					Lists: []string{
+						"layer_types",
+					},
+					Rule:   "one_indexed_sets",
+					Object: "linear_attn_config",
+					Sets: []struct {
+						Key  string "json:\"key\""
+						Kind string "json:\"kind\""
+					}{
+						{
+							Key:  "full_attn_layers",
+							Kind: "full_attention",
+						},
+						{
+							Key:  "kda_layers",
+							Kind: "linear_attention",
+						},
+					},
+					Then: &LayerRule{
+						Rule:      "interval",
+						Default:   4,
+						SkipFirst: true,
+						Match:     "full_attention",
+						Other:     "linear_attention",
+						From:      "KimiLinearConfig's default (full_attention where i % 4 == 0, i > 0)",
+					},
+					From: "linear_attn_config.kda_layers/full_attn_layers (1-indexed)",
+				},
+				OracleVariants: []map[string]interface{}{
+					{},
+					{
+						"linear_attn_config": map[string]interface{}{
+							"full_attn_layers": []interface{}{
+								float64(4),
+								float64(8),
+							},
+							"kda_layers": []interface{}{
+								float64(1),
+								float64(2),
+								float64(3),
+								float64(5),
+								float64(6),
+								float64(7),
+							},
+						},
+						"num_hidden_layers": float64(8),
+					},
+				},
+				Checked: []string{
+					"5.17.0",
+					"5.24.0",
+				},
+				AbsentIn: []string{
+					"4.57.6",
+					"5.14.0",
+				},
+			},
+			"lfm2": {
+				Kinds: map[string]KindKernels{
+					"conv": {
+						Sets: []string{
+							"causal_conv1d",
+						},
+						Without: "torch conv1d",
+					},
+				},
+				Layout: "layer_types (conv / full_attention), else full_attn_idxs are full_attention and the rest conv",
+				Layers: &LayerRule{
+					Lists: []string{
+						"layer_types",
+					},
+					Rule:   "indices",
+					Key:    "full_attn_idxs",
+					Match:  "full_attention",
+					Other:  "conv",
+					Absent: "all",
+				},
+				OracleVariants: []map[string]interface{}{
+					{},
+					{
+						"full_attn_idxs": []interface{}{
+							float64(2),
+							float64(5),
+							float64(8),
+						},
+						"num_hidden_layers": float64(10),
+					},
+				},
+				Checked: []string{
+					"4.57.6",
+					"5.14.0",
+					"5.17.0",
+					"5.24.0",
+				},
+			},
+			"lfm2_moe": {
+				Kinds: map[string]KindKernels{
+					"conv": {
+						Sets: []string{
+							"causal_conv1d",
+						},
+						Without: "torch conv1d",
+					},
+				},
+				Layout: "layer_types (conv / full_attention); the config class derives none",
+				Layers: &LayerRule{
+					Lists: []string{
+						"layer_types",
+					},
+					Rule:       "indices",
+					Key:        "full_attn_idxs",
+					Match:      "full_attention",
+					Other:      "conv",
+					Absent:     "unknown",
+					AbsentNote: "no layer_types and no full_attn_idxs: transformers' Lfm2MoeConfig derives none, so the layer kinds are unknown",
+				},
+				OracleVariants: []map[string]interface{}{
+					{},
+					{
+						"layer_types": []interface{}{
+							"conv",
+							"conv",
+							"full_attention",
+							"conv",
+							"conv",
+							"full_attention",
+						},
+						"num_hidden_layers": float64(6),
+					},
+				},
+				Checked: []string{
+					"5.14.0",
+					"5.17.0",
+					"5.24.0",
+				},
+				AbsentIn: []string{
+					"4.57.6",
+				},
+			},
+			"mamba": {
+				Kinds: map[string]KindKernels{
+					"linear_attention": {
+						Sets: []string{
+							"mamba1",
+							"causal_conv1d",
+						},
+						Without: "slow sequential scan in torch (mambapy when installed and use_mambapy=True)",
+					},
+				},
+				Layout: "every layer",
+				Layers: &LayerRule{
+					Rule: "uniform",
+					Kind: "linear_attention",
+				},
+				OracleVariants: []map[string]interface{}{
+					{},
+					{
+						"num_hidden_layers": float64(6),
+					},
+				},
+				Checked: []string{
+					"4.57.6",
+					"5.14.0",
+					"5.17.0",
+					"5.24.0",
+				},
+			},
+			"mamba2": {
+				Kinds: map[string]KindKernels{
+					"linear_attention": {
+						Sets: []string{
+							"mamba2",
+							"causal_conv1d",
+						},
+						Without: "torch_forward (chunked scan in torch)",
+					},
+				},
+				Layout: "every layer",
+				Layers: &LayerRule{
+					Rule: "uniform",
+					Kind: "linear_attention",
+				},
+				OracleVariants: []map[string]interface{}{
+					{},
+					{
+						"num_hidden_layers": float64(6),
+					},
+				},
+				Checked: []string{
+					"4.57.6",
+					"5.14.0",
+					"5.17.0",
+					"5.24.0",
+				},
+			},
+			"minimax": {
+				Kinds: map[string]KindKernels{
+					"linear_attention": {
+						Sets:    []string{},
+						Without: "transformers has no kernel for MiniMax's lightning attention: it always runs torch",
+					},
+				},
+				Layout: "layer_types, else alternating full_attention / linear_attention",
+				Layers: &LayerRule{
+					Lists: []string{
+						"layer_types",
+					},
+					Strict:  true,
+					Rule:    "interval",
+					Default: 2,
+					Base:    1,
+					Match:   "linear_attention",
+					Other:   "full_attention",
+					From:    "MiniMaxConfig's default (alternating)",
+				},
+				OracleVariants: []map[string]interface{}{
+					{},
+					{
+						"num_hidden_layers": float64(6),
+					},
+				},
+				Checked: []string{
+					"4.57.6",
+					"5.14.0",
+					"5.17.0",
+					"5.24.0",
+				},
+			},
+			"nemotron_h": {
+				Kinds: map[string]KindKernels{
+					"linear_attention": {
+						Sets: []string{
+							"mamba2",
+							"causal_conv1d",
+						},
+						Without: "torch_forward",
+					},
+				},
+				Layout: "layers_block_type, else hybrid_override_pattern: M linear_attention, * full_attention, - mlp, E moe",
+				Layers: &LayerRule{
+					Lists: []string{
+						"layers_block_type",
+						"layer_types",
+					},
+					AnyLength: true,
+					Rule:      "pattern",
+					Key:       "hybrid_override_pattern",
+					Pattern: map[string]string{
+						"*": "full_attention",
+						"-": "mlp",
+						"E": "moe",
+						"M": "linear_attention",
+					},
+					DefaultKinds: []string{
+						"linear_attention",
+						"moe",
+						"full_attention",
+						"mlp",
+					},
+					From: "NemotronHConfig's default layers_block_type",
+				},
+				OracleVariants: []map[string]interface{}{
+					{},
+					{
+						"hybrid_override_pattern": "M-M*-ME",
+						"num_hidden_layers":       float64(7),
+					},
+				},
+				UseMambaKernelsFalse: "torch",
+				Checked: []string{
+					"5.14.0",
+					"5.17.0",
+					"5.24.0",
+				},
+				AbsentIn: []string{
+					"4.57.6",
+				},
+			},
+			"qwen3_5": {
+				Kinds: map[string]KindKernels{
+					"linear_attention": {
+						Sets: []string{
+							"causal_conv1d",
+							"gated_delta_rule",
+						},
+						Without: "torch fallback (Gated DeltaNet reference implementation)",
+					},
+				},
+				Layout: "as qwen3_next, nested in text_config",
+				Layers: &LayerRule{
+					Lists: []string{
+						"layer_types",
+					},
+					Strict:  true,
+					Rule:    "interval",
+					Key:     "full_attention_interval",
+					Default: 4,
+					Base:    1,
+					Match:   "full_attention",
+					Other:   "linear_attention",
+				},
+				OracleVariants: []map[string]interface{}{
+					{},
+					{
+						"text_config": map[string]interface{}{
+							"full_attention_interval": float64(3),
+							"num_hidden_layers":       float64(12),
+						},
+					},
+				},
+				Bench:  "gated_delta_net",
+				Nested: true,
+				Checked: []string{
+					"5.14.0",
+					"5.17.0",
+					"5.24.0",
+				},
+				AbsentIn: []string{
+					"4.57.6",
+				},
+			},
+			"qwen3_5_moe": {
+				Kinds: map[string]KindKernels{
+					"linear_attention": {
+						Sets: []string{
+							"causal_conv1d",
+							"gated_delta_rule",
+						},
+						Without: "torch fallback (Gated DeltaNet reference implementation)",
+					},
+				},
+				Layout: "as qwen3_next, nested in text_config",
+				Layers: &LayerRule{
+					Lists: []string{
+						"layer_types",
+					},
+					Strict:  true,
+					Rule:    "interval",
+					Key:     "full_attention_interval",
+					Default: 4,
+					Base:    1,
+					Match:   "full_attention",
+					Other:   "linear_attention",
+				},
+				OracleVariants: []map[string]interface{}{
+					{},
+					{
+						"text_config": map[string]interface{}{
+							"full_attention_interval": float64(5),
+							"num_hidden_layers":       float64(10),
+						},
+					},
+				},
+				Bench:  "gated_delta_net",
+				Nested: true,
+				Checked: []string{
+					"5.14.0",
+					"5.17.0",
+					"5.24.0",
+				},
+				AbsentIn: []string{
+					"4.57.6",
+				},
+			},
+			"qwen3_next": {
+				Kinds: map[string]KindKernels{
+					"linear_attention": {
+						Sets: []string{
+							"causal_conv1d",
+							"gated_delta_rule",
+						},
+						Without: "torch fallback (Gated DeltaNet reference implementation)",
+					},
+				},
+				Layout: "layer_types, else every full_attention_interval-th (default 4) layer is full_attention; legacy mamba/attention remapped",
+				Layers: &LayerRule{
+					Lists: []string{
+						"layer_types",
+					},
+					Strict:  true,
+					Rule:    "interval",
+					Key:     "full_attention_interval",
+					Default: 4,
+					Base:    1,
+					Match:   "full_attention",
+					Other:   "linear_attention",
+				},
+				OracleVariants: []map[string]interface{}{
+					{},
+					{
+						"full_attention_interval": float64(3),
+						"num_hidden_layers":       float64(12),
+					},
+					{
+						"layer_types": []interface{}{
+							"linear_attention",
+							"full_attention",
+							"linear_attention",
+							"full_attention",
+							"linear_attention",
+							"full_attention",
+						},
+						"num_hidden_layers": float64(6),
+					},
+				},
+				Bench: "gated_delta_net",
+				Checked: []string{
+					"4.57.6",
+					"5.14.0",
+					"5.17.0",
+					"5.24.0",
+				},
+			},
+			"zamba": {
+				Kinds: map[string]KindKernels{
+					"hybrid": {
+						Sets: []string{
+							"mamba1",
+							"causal_conv1d",
+						},
+						SetsFrom515: []string{
+							"zamba_5_15",
+							"causal_conv1d",
+						},
+						Without: "torch slow_forward",
+					},
+					"linear_attention": {
+						Sets: []string{
+							"mamba1",
+							"causal_conv1d",
+						},
+						SetsFrom515: []string{
+							"zamba_5_15",
+							"causal_conv1d",
+						},
+						Without: "torch slow_forward",
+					},
+				},
+				Layout: "layers_block_type, else mamba, mamba, hybrid, then hybrid where i % attn_layer_period == attn_layer_offset (defaults 6, 4)",
+				Layers: &LayerRule{
+					Lists: []string{
+						"layers_block_type",
+					},
+					Rule:          "period",
+					Key:           "attn_layer_period",
+					Default:       6,
+					OffsetKey:     "attn_layer_offset",
+					OffsetDefault: 4,
+					Prefix: []string{
+						"linear_attention",
+						"linear_attention",
+						"hybrid",
+					},
+					Match: "hybrid",
+					Other: "linear_attention",
+				},
+				OracleVariants: []map[string]interface{}{
+					{},
+					{
+						"attn_layer_offset": float64(2),
+						"attn_layer_period": float64(5),
+						"num_hidden_layers": float64(20),
+					},
+				},
+				RaisesBefore:  "5.15.0",
+				Raises:        "ValueError \"Fast Mamba kernels are not available...\" in the first forward on CUDA unless use_mamba_kernels=False",
+				RaisesChecked: "4.57.6, 5.0.0 and 5.14.0 raise; 5.17.0 falls back to torch",
+				Checked: []string{
+					"4.57.6",
+					"5.0.0",
+					"5.14.0",
+					"5.17.0",
+					"5.24.0",
+				},
+			},
+			"zamba2": {
+				Kinds: map[string]KindKernels{
+					"hybrid": {
+						Sets: []string{
+							"mamba2",
+							"causal_conv1d",
+						},
+						Without: "torch_forward",
+					},
+					"linear_attention": {
+						Sets: []string{
+							"mamba2",
+							"causal_conv1d",
+						},
+						Without: "torch_forward",
+					},
+				},
+				Layout: "layers_block_type, else the 54-layer default pattern",
+				Layers: &LayerRule{
+					Lists: []string{
+						"layers_block_type",
+					},
+					Rule: "default",
+					Runs: []LayerRun{
+						{
+							Kind:  "linear_attention",
+							Count: 1,
+						},
+						{
+							Kind:  "linear_attention",
+							Count: 5,
+						},
+						{
+							Kind:  "hybrid",
+							Count: 1,
+						},
+						{
+							Kind:  "linear_attention",
+							Count: 5,
+						},
+						{
+							Kind:  "hybrid",
+							Count: 1,
+						},
+						{
+							Kind:  "linear_attention",
+							Count: 5,
+						},
+						{
+							Kind:  "hybrid",
+							Count: 1,
+						},
+						{
+							Kind:  "linear_attention",
+							Count: 5,
+						},
+						{
+							Kind:  "hybrid",
+							Count: 1,
+						},
+						{
+							Kind:  "linear_attention",
+							Count: 5,
+						},
+						{
+							Kind:  "hybrid",
+							Count: 1,
+						},
+						{
+							Kind:  "linear_attention",
+							Count: 5,
+						},
+						{
+							Kind:  "hybrid",
+							Count: 1,
+						},
+						{
+							Kind:  "linear_attention",
+							Count: 5,
+						},
+						{
+							Kind:  "hybrid",
+							Count: 1,
+						},
+						{
+							Kind:  "linear_attention",
+							Count: 4,
+						},
+						{
+							Kind:  "hybrid",
+							Count: 1,
+						},
+						{
+							Kind:  "linear_attention",
+							Count: 3,
+						},
+						{
+							Kind:  "hybrid",
+							Count: 1,
+						},
+						{
+							Kind:  "linear_attention",
+							Count: 2,
+						},
+					},
+					From: "Zamba2Config's default layers_block_type",
+				},
+				OracleVariants: []map[string]interface{}{
+					{},
+					{
+						"layers_block_type": []interface{}{
+							"mamba",
+							"hybrid",
+							"mamba",
+							"mamba",
+						},
+						"num_hidden_layers": float64(4),
+					},
+				},
+				Checked: []string{
+					"4.57.6",
+					"5.14.0",
+					"5.17.0",
+					"5.24.0",
+				},
+			},
+		},
+		AttnImpls: map[string]AttnImplRequire{
+			"flash_attention_2": {
+				Package:       "flash-attn",
+				Module:        "flash_attn",
+				MinVersion:    "2.3.3",
+				Without:       "from_pretrained raises ImportError (a Hub kernel is used instead when `kernels` is installed)",
+				Hub:           "kernels-community/flash-attn2",
+				MinCapability: "8.0",
+				GPUSource:     "flash-attn 2 README (Dao-AILab/flash-attention): Ampere, Ada or Hopper GPUs and newer; older GPUs raise 'FlashAttention only supports Ampere GPUs or newer'",
+			},
+			"flash_attention_3": {
+				Package: "flash-attn-3",
+				Module:  "flash_attn_interface",
+				Without: "from_pretrained raises ImportError (a Hub kernel is used instead when `kernels` is installed)",
+				Hub:     "kernels-community/flash-attn3",
+				OnlyCapabilityMajor: []int{
+					9,
+				},
+				GPUSource: "flash-attn 3 (Dao-AILab/flash-attention, hopper/): FlashAttention-3 is for Hopper GPUs (H100, H800, H200)",
+			},
+		},
+		Slowdowns: []Slowdown{
+			{
+				Text:   "Qwen3.5-9B full fine-tune, 8x B200, torch 2.11+cu128: 1.22 s/step all-torch; 0.70 s with flash-linear-attention; 0.49 s with flash-linear-attention + causal-conv1d + fused norms",
+				Source: "transformers#48718",
+				Families: []string{
+					"qwen3_next",
+					"qwen3_5",
+					"qwen3_5_moe",
+				},
+			},
+			{
+				Text:   "torch chunk_gated_delta_rule vs flash-linear-attention: more than an order of magnitude slower on H100",
+				Source: "transformers PR 48185",
+				Families: []string{
+					"qwen3_next",
+					"qwen3_5",
+					"qwen3_5_moe",
+				},
+			},
+		},
+	}
+}
+
+// signaturesTable is data/signatures.json.
+func signaturesTable() SignaturesData {
+	return SignaturesData{
+		Source: "Messages as the tools print them, read in their sources: causal-conv1d, mamba-ssm and flash-attn setup.py (check_if_cuda_home_none, get_cuda_bare_metal_version); torch/utils/cpp_extension.py (_join_cuda_home, CUDA_MISMATCH_MESSAGE); torch/cuda/__init__.py (_check_capability, _lazy_init); nvcc and crt/host_config.h; gcc; the CUDA runtime's cudaGetErrorString; the dynamic loader; pip; transformers' models/* (up to 5.14) and integrations hub-kernel fallback (5.15+). Patterns are fastpath's own; the facts section reads the facts a log states about its own environment (setup.py prints, collect_env, nvcc --version, nvidia-smi, CMake, paths).",
+		Precedence: struct {
+			Why   string   "json:\"why\""
+			Order []string "json:\"order\""
+		}{
+			Why: "A failure earlier in this chain stops or causes the later ones: the driver (nothing runs), what the environment lacks (torch), what a build needs before it compiles (torch visible to the build, a CUDA compiler torch can find, matching CUDA versions, a host compiler nvcc accepts, Python's headers), what the compiler is asked to do (targets, memory), then what an installed binary needs to load (CUDA runtime, torch's symbols), to run (code for the GPU), and last how fast it runs (a missing kernel makes transformers fall back); ninja missing stops a build before it compiles; a CPU-only torch explains every extension that will not load; a GPU another process holds explains failures of code that would otherwise run.",
+			Order: []string{
+				"driver-too-old",
+				"torch-missing",
+				"build-isolation-hides-torch",
+				"cuda-home-invalid",
+				"cuda-compiler-not-discoverable",
+				"no-cuda-compiler",
+				"nvcc-torch-cuda-mismatch",
+				"host-compiler-unsupported",
+				"missing-python-headers",
+				"missing-ninja",
+				"nvcc-cannot-target-gpu",
+				"build-out-of-memory",
+				"torch-cpu-only",
+				"extension-cuda-mismatch",
+				"extension-abi-mismatch",
+				"gpu-busy",
+				"torch-arch-unsupported",
+				"extension-arch-unsupported",
+				"fast-path-fallback",
+			},
+		},
+		Signatures: []Signature{
+			{
+				Name:    "setup-nvcc-not-found",
+				Finding: "no-cuda-compiler",
+				Alternatives: []string{
+					"cuda-compiler-not-discoverable",
+				},
+				Severity: "error",
+				Literals: []string{
+					"was requested, but nvcc was not found",
+				},
+				Pattern: "(?P<package>[A-Za-z0-9_.-]+) was requested, but nvcc was not found",
+				Title:   "No CUDA compiler: {package}'s build found no nvcc",
+				Detail:  "torch's extension builder found no CUDA home (CUDA_HOME, CUDA_PATH, nvcc on PATH and /usr/local/cuda all came up empty), so the build has no nvcc.",
+				Origin: SignatureSource{
+					Text: "causal_conv1d was requested, but nvcc was not found.  Are you sure your environment has nvcc available?  If you're installing within a container from https://hub.docker.com/r/pytorch/pytorch, only images whose names contain 'devel' will provide nvcc.",
+					From: "causal-conv1d, mamba-ssm and flash-attn setup.py: check_if_cuda_home_none(PACKAGE_NAME) (a warning, not an error)",
+				},
+			},
+			{
+				Name:    "setup-bare-metal-version",
+				Finding: "no-cuda-compiler",
+				Alternatives: []string{
+					"cuda-compiler-not-discoverable",
+				},
+				Severity: "error",
+				Literals: []string{
+					"bare_metal_version",
+				},
+				Pattern: "NameError: name 'bare_metal_version' is not defined",
+				Title:   "No CUDA compiler: the NameError about bare_metal_version means the build found no nvcc",
+				Detail:  "The NameError is a consequence, not the cause: with torch's CUDA_HOME None (no nvcc anywhere torch looks) the setup.py only warns, never sets bare_metal_version, then compares it at module level, so metadata generation dies before its prebuilt-wheel download is even tried.",
+				Origin: SignatureSource{
+					Text: "NameError: name 'bare_metal_version' is not defined",
+					From: "causal-conv1d and mamba-ssm setup.py: bare_metal_version is assigned only under `if CUDA_HOME is not None` and read unconditionally (causal-conv1d#6, #108)",
+				},
+			},
+			{
+				Name:    "cpp-extension-cuda-home-unset",
+				Finding: "no-cuda-compiler",
+				Alternatives: []string{
+					"cuda-compiler-not-discoverable",
+				},
+				Severity: "error",
+				Literals: []string{
+					"CUDA_HOME environment variable is not set",
+				},
+				Pattern: "CUDA_HOME environment variable is not set",
+				Title:   "No CUDA compiler: torch's extension builder found no CUDA home",
+				Detail:  "torch.utils.cpp_extension raises this when CUDA_HOME resolved to None: CUDA_HOME and CUDA_PATH unset, no nvcc on PATH, no /usr/local/cuda. Setting the variable only helps if it names a folder with bin/nvcc.",
+				Origin: SignatureSource{
+					Text: "OSError: CUDA_HOME environment variable is not set. Please set it to your CUDA install root.",
+					From: "torch/utils/cpp_extension.py: _join_cuda_home",
+				},
+			},
+			{
+				Name:    "deepspeed-cuda-home-missing",
+				Finding: "no-cuda-compiler",
+				Alternatives: []string{
+					"cuda-compiler-not-discoverable",
+				},
+				Severity: "error",
+				Literals: []string{
+					"CUDA_HOME does not exist, unable to compile CUDA op",
+				},
+				Pattern: "CUDA_HOME does not exist, unable to compile CUDA op\\(s\\)",
+				Title:   "No CUDA compiler: DeepSpeed's op builder found no CUDA home",
+				Detail:  "DeepSpeed asks torch's extension builder for CUDA_HOME before it compiles or even checks its CUDA ops; torch found no nvcc (CUDA_HOME and CUDA_PATH unset, no nvcc on PATH, no /usr/local/cuda), so DeepSpeed cannot read the CUDA version it needs.",
+				Origin: SignatureSource{
+					Text: "deepspeed.ops.op_builder.builder.MissingCUDAException: CUDA_HOME does not exist, unable to compile CUDA op(s)",
+					From: "DeepSpeed op_builder/builder.py installed_cuda_version (MissingCUDAException; an assert in older releases and in copies such as lightseq); DeepSpeed#2337, #2772",
+				},
+			},
+			{
+				Name:     "cuda-home-nvcc-absent",
+				Finding:  "cuda-home-invalid",
+				Severity: "error",
+				Literals: []string{
+					"/bin/nvcc'",
+				},
+				Pattern: "No such file or directory: '(?P<home>[^']*)/bin/nvcc'",
+				Title:   "CUDA home {home} has no bin/nvcc",
+				Detail:  "The build took {home} as the CUDA toolkit (CUDA_HOME, CUDA_PATH or /usr/local/cuda) and ran {home}/bin/nvcc, which does not exist.",
+				Origin: SignatureSource{
+					Text: "FileNotFoundError: [Errno 2] No such file or directory: '/usr/local/cuda/bin/nvcc'",
+					From: "setup.py get_cuda_bare_metal_version -> subprocess.check_output([cuda_dir + \"/bin/nvcc\", \"-V\"]) (causal-conv1d, mamba-ssm, flash-attn)",
+				},
+			},
+			{
+				Name:     "shell-nvcc-not-found",
+				Finding:  "cuda-home-invalid",
+				Severity: "error",
+				Literals: []string{
+					"/bin/nvcc: not found",
+					"/bin/nvcc: No such file",
+				},
+				Pattern: "(?P<home>/[^\\s:']*)/bin/nvcc: (?:not found|No such file or directory)",
+				Title:   "CUDA home {home} has no bin/nvcc",
+				Detail:  "ninja ran {home}/bin/nvcc, the compiler torch derived from CUDA_HOME, and the shell could not find it.",
+				Origin: SignatureSource{
+					Text: "/bin/sh: 1: /usr/local/cuda/bin/nvcc: not found",
+					From: "ninja's build.ninja `nvcc = $CUDA_HOME/bin/nvcc` written by torch/utils/cpp_extension.py, run through /bin/sh",
+				},
+			},
+			{
+				Name:     "nvcc-unsupported-gpu-architecture",
+				Finding:  "nvcc-cannot-target-gpu",
+				Severity: "error",
+				Literals: []string{
+					"Unsupported gpu architecture",
+				},
+				Pattern: "nvcc fatal\\s*: Unsupported gpu architecture '(?P<target>(?:compute|sm)_(?P<sm>\\d+)[a-z]?)(?:'|\\s*$)",
+				Title:   "nvcc cannot generate code for {target}",
+				Detail:  "The nvcc this build ran is older than the GPU target it was asked for ({target}); every target comes from TORCH_CUDA_ARCH_LIST or the visible GPUs.",
+				Origin: SignatureSource{
+					Text: "nvcc fatal   : Unsupported gpu architecture 'compute_120'",
+					From: "nvcc (CUDA 12.7 and older for sm_120; 11.7 and older for sm_90)",
+				},
+			},
+			{
+				Name:     "loader-undefined-symbol",
+				Finding:  "extension-abi-mismatch",
+				Severity: "error",
+				Literals: []string{
+					"undefined symbol: ",
+				},
+				Pattern: "(?:(?P<so>/[^\\s:]+\\.so(?:\\.[0-9]+)*): )?undefined symbol: (?P<symbol>[A-Za-z0-9_.$@]+)",
+				Wrap: &SignatureWrap{
+					Capture: "symbol",
+					Pattern: "^(?P<more>[A-Za-z0-9_]{4,})$",
+					Lines:   3,
+				},
+				Title:  "{module} was built against another torch: undefined symbol {demangled}",
+				Detail: "The extension calls a function that the torch loaded with it does not export: it was compiled against another torch release (or C++ ABI) than the one installed, typically after torch was upgraded.",
+				Origin: SignatureSource{
+					Text: "ImportError: /venv/lib/python3.12/site-packages/causal_conv1d_cuda.cpython-312-x86_64-linux-gnu.so: undefined symbol: _ZN3c106detail14torchCheckFailEPKcS2_jRKSs",
+					From: "the dynamic loader (glibc ld.so) via Python's import of an extension module (mamba#149, #28; causal-conv1d#77)",
+				},
+			},
+			{
+				Name:    "cuda-no-kernel-image",
+				Finding: "torch-arch-unsupported",
+				Alternatives: []string{
+					"extension-arch-unsupported",
+				},
+				Severity: "error",
+				Literals: []string{
+					"no kernel image is available for execution on the device",
+				},
+				Pattern: "no kernel image is available for execution on the device",
+				Title:   "No code for this GPU: \"no kernel image is available for execution on the device\"",
+				Detail:  "A CUDA kernel was launched whose binary has neither SASS for this GPU nor PTX the driver could compile for it.",
+				Origin: SignatureSource{
+					Text: "RuntimeError: CUDA error: no kernel image is available for execution on the device",
+					From: "the CUDA runtime: cudaErrorNoKernelImageForDevice (209), raised by torch's C10_CUDA_CHECK",
+				},
+			},
+			{
+				Name:     "torch-capability-not-compatible",
+				Finding:  "torch-arch-unsupported",
+				Severity: "error",
+				Literals: []string{
+					"is not compatible with the current PyTorch installation",
+				},
+				Pattern: "(?:(?P<gpu>\\S[^:]*?) with )?CUDA capability sm_(?P<sm>\\d+) is not compatible with the current PyTorch installation",
+				Next:    "The current PyTorch install supports CUDA capabilities (?P<archs>sm_[0-9a-z_ ]*[0-9a-z])",
+				Title:   "torch has no code for sm_{sm}",
+				Detail:  "torch checked the GPU's capability against the targets its own libraries were compiled for and found none that runs on it: every CUDA operation will fail with \"no kernel image is available\".",
+				Origin: SignatureSource{
+					Text: "NVIDIA GeForce RTX 5090 with CUDA capability sm_120 is not compatible with the current PyTorch installation.\nThe current PyTorch install supports CUDA capabilities sm_50 sm_60 sm_70 sm_75 sm_80 sm_86 sm_90.",
+					From: "torch/cuda/__init__.py: _check_capability (incompatible_device_warn)",
+				},
+			},
+			{
+				Name:     "nvcc-unsupported-gnu-version",
+				Finding:  "host-compiler-unsupported",
+				Severity: "error",
+				Literals: []string{
+					"unsupported GNU version",
+				},
+				Pattern: "unsupported GNU version! gcc versions later than (?P<max>\\d+) are not supported",
+				Title:   "The host g++ is newer than nvcc accepts (gcc {max} at most)",
+				Detail:  "nvcc compiles the host side of every .cu file with the system g++, and its crt/host_config.h refuses a g++ newer than gcc {max}.",
+				Origin: SignatureSource{
+					Text: "#error -- unsupported GNU version! gcc versions later than 13 are not supported! The nvcc flag '-allow-unsupported-compiler' can be used to override this version check; however, using an unsupported host compiler may cause compilation failure or incorrect run time execution. Use at your own risk.",
+					From: "CUDA crt/host_config.h, included by cuda_runtime.h",
+				},
+			},
+			{
+				Name:     "cpp-extension-cuda-mismatch",
+				Finding:  "nvcc-torch-cuda-mismatch",
+				Severity: "error",
+				Literals: []string{
+					"mismatches the version that was used to compile",
+				},
+				Pattern: "The detected CUDA version \\((?P<nvcc>[0-9.]+)\\) mismatches the version that was used to compile(?:\\s*PyTorch \\((?P<torch>[0-9.]+)\\))?",
+				Next:    "^\\s*PyTorch \\((?P<torch>[0-9.]+)\\)",
+				Title:   "nvcc is CUDA {nvcc}[[ but torch was built with CUDA {torch}]][[ (torch {torch_version})]]",
+				Detail:  "torch refuses to build an extension when nvcc's CUDA major differs from its own: the build must use an nvcc of torch's CUDA major.",
+				Origin: SignatureSource{
+					Text: "The detected CUDA version (12.4) mismatches the version that was used to compile\nPyTorch (13.0). Please make sure to use the same CUDA versions.",
+					From: "torch/utils/cpp_extension.py: CUDA_MISMATCH_MESSAGE, raised by _check_cuda_version",
+				},
+			},
+			{
+				Name:     "apex-cuda-version-check",
+				Finding:  "nvcc-torch-cuda-mismatch",
+				Severity: "error",
+				Literals: []string{
+					"does not match the version used to compile Pytorch binaries",
+				},
+				Pattern: "Cuda extensions are being compiled with a version of Cuda that does not match the version used to compile Pytorch binaries\\.(?:\\s+Pytorch binaries were compiled with Cuda (?P<torch>[0-9]+(?:\\.[0-9]+)*)\\.?)?",
+				Next:    "^\\s*Pytorch binaries were compiled with Cuda (?P<torch>[0-9]+(?:\\.[0-9]+)*)",
+				Title:   "nvcc[[ (CUDA {nvcc})]] does not match torch's CUDA[[ {torch}]]: apex's own version check",
+				Detail:  "apex compares the nvcc it found with the CUDA torch was built with and refuses any difference, minor releases included (stricter than torch's own check, which compares majors).",
+				Origin: SignatureSource{
+					Text: "RuntimeError: Cuda extensions are being compiled with a version of Cuda that does not match the version used to compile Pytorch binaries.  Pytorch binaries were compiled with Cuda 12.1.",
+					From: "NVIDIA/apex setup.py check_cuda_torch_binary_vs_bare_metal (apex#323, #1748)",
+				},
+			},
+			{
+				Name:    "setup-cuda-too-old",
+				Finding: "nvcc-torch-cuda-mismatch",
+				Alternatives: []string{
+					"cuda-compiler-not-discoverable",
+				},
+				Severity: "error",
+				Literals: []string{
+					"is only supported on CUDA ",
+				},
+				Pattern: "(?P<package>[A-Za-z0-9_.-]+) is only supported on CUDA (?P<min>[0-9.]+) and above",
+				Title:   "{package}'s build found an nvcc[[ (CUDA {nvcc})]] older than CUDA {min}",
+				Detail:  "The setup.py ran `nvcc -V` in the CUDA home torch chose and found a release older than it supports: an nvcc was found, it is the wrong one (an old toolkit first on PATH or in /usr/local/cuda), not a missing one.",
+				Origin: SignatureSource{
+					Text: "RuntimeError: causal_conv1d is only supported on CUDA 11.6 and above.  Note: make sure nvcc has a supported version by running nvcc -V.",
+					From: "causal-conv1d, mamba-ssm and flash-attn setup.py: bare_metal_version < Version(\"11.6\") after get_cuda_bare_metal_version(CUDA_HOME) (causal-conv1d#49)",
+				},
+			},
+			{
+				Name:     "torch-driver-too-old",
+				Finding:  "driver-too-old",
+				Severity: "error",
+				Literals: []string{
+					"driver on your system is too old",
+				},
+				Pattern: "The NVIDIA driver on your system is too old \\(found version (?P<found>\\d+)\\)",
+				Title:   "The NVIDIA driver is too old for this torch (it supports CUDA {driver_cuda} at most)",
+				Detail:  "torch's CUDA runtime needs a newer driver than the one loaded; torch.cuda.is_available() is False. The number is the driver's CUDA version (12080 = 12.8), not the driver's own version.",
+				Origin: SignatureSource{
+					Text: "The NVIDIA driver on your system is too old (found version 12080). Please update your GPU driver by downloading and installing a new version from the URL: http://www.nvidia.com/Download/index.aspx Alternatively, go to: https://pytorch.org to install a PyTorch version that has been compiled with your version of the CUDA driver.",
+					From: "torch c10/cuda/CUDAFunctions.cpp (device count), surfaced by torch/cuda/__init__.py _lazy_init",
+				},
+			},
+			{
+				Name:     "cuda-insufficient-driver",
+				Finding:  "driver-too-old",
+				Severity: "error",
+				Literals: []string{
+					"CUDA driver version is insufficient for CUDA runtime version",
+				},
+				Pattern: "CUDA driver version is insufficient for CUDA runtime version",
+				Title:   "The NVIDIA driver is older than the CUDA runtime needs",
+				Detail:  "A CUDA runtime newer than the driver was loaded (cudaErrorInsufficientDriver): a wheel built for a newer CUDA than this driver runs.",
+				Origin: SignatureSource{
+					Text: "CUDA driver version is insufficient for CUDA runtime version",
+					From: "the CUDA runtime: cudaGetErrorString(cudaErrorInsufficientDriver = 35)",
+				},
+			},
+			{
+				Name:     "gcc-python-h-missing",
+				Finding:  "missing-python-headers",
+				Severity: "error",
+				Literals: []string{
+					"Python.h: No such file or directory",
+				},
+				Pattern: "fatal error: Python\\.h: No such file or directory",
+				Title:   "No Python.h: the build cannot compile against Python",
+				Detail:  "Every C/C++/CUDA extension includes Python.h; the interpreter's development headers are not installed.",
+				Origin: SignatureSource{
+					Text: "fatal error: Python.h: No such file or directory",
+					From: "gcc (g++), compiling an extension's #include <Python.h>",
+				},
+			},
+			{
+				Name:     "build-no-module-torch",
+				Finding:  "build-isolation-hides-torch",
+				Severity: "error",
+				Literals: []string{
+					"No module named 'torch'",
+				},
+				Pattern: "ModuleNotFoundError: No module named 'torch'",
+				Context: &SignatureContext{
+					Any: []string{
+						"Getting requirements to build wheel",
+						"Preparing metadata",
+						"pip-build-env-",
+						"get_requires_for_build",
+						"prepare_metadata_for_build",
+						"Building wheel for",
+						"build_meta.py",
+						"setup.py",
+						"Failed to build",
+					},
+					Within: 200,
+				},
+				Title:  "pip's build isolation hides torch from {package}'s build",
+				Detail: "pip builds source distributions in a fresh, isolated environment that holds only the build requirements the package declares; this package's setup.py imports torch without declaring it, so the build cannot see the installed torch.",
+				Origin: SignatureSource{
+					Text: "ModuleNotFoundError: No module named 'torch'  (after: Getting requirements to build wheel ... error)",
+					From: "pip (PEP 517 build isolation) running causal-conv1d / flash-attn / mamba-ssm setup.py, which import torch (flash-attention#246)",
+				},
+			},
+			{
+				Name:         "runtime-no-module-torch",
+				Finding:      "torch-missing",
+				Alternatives: []string{},
+				Severity:     "error",
+				Literals: []string{
+					"No module named 'torch'",
+				},
+				Pattern: "ModuleNotFoundError: No module named 'torch'",
+				Context: &SignatureContext{
+					Any: []string{
+						"Getting requirements to build wheel",
+						"Preparing metadata",
+						"pip-build-env-",
+						"get_requires_for_build",
+						"prepare_metadata_for_build",
+						"Building wheel for",
+						"build_meta.py",
+						"setup.py",
+						"Failed to build",
+					},
+					Within: 200,
+					Negate: true,
+				},
+				Title:  "torch is not installed in the Python that ran",
+				Detail: "The interpreter that ran this program has no torch on its sys.path (another environment, or torch never installed).",
+				Origin: SignatureSource{
+					Text: "ModuleNotFoundError: No module named 'torch'",
+					From: "Python's import system",
+				},
+			},
+			{
+				Name:     "nvcc-cicc-killed",
+				Finding:  "build-out-of-memory",
+				Severity: "error",
+				Literals: []string{
+					"died due to signal 9",
+				},
+				Pattern: "'(?P<tool>[^']*?(?:cicc|ptxas|cudafe\\+\\+|nvlink)[^']*)' died due to signal 9",
+				Title:   "The build ran out of memory: {tool} was killed (signal 9)",
+				Detail:  "The kernel's out-of-memory killer stopped one of nvcc's stages; each parallel CUDA compile job can need 5-9 GB, and the build ran more jobs than memory allows (MAX_JOBS defaults to every CPU).",
+				Origin: SignatureSource{
+					Text: "nvcc error   : 'cicc' died due to signal 9 (Kill signal)",
+					From: "nvcc, when a sub-process it runs is killed",
+				},
+			},
+			{
+				Name:     "gcc-cc1plus-killed",
+				Finding:  "build-out-of-memory",
+				Severity: "error",
+				Literals: []string{
+					"signal terminated program cc1",
+					"fatal error: Killed signal",
+				},
+				Pattern: "(?:signal terminated program (?P<tool>cc1plus|cc1)\\b|: fatal error: Killed signal)",
+				Title:   "The build ran out of memory: [[{tool} ]]the compiler was killed",
+				Detail:  "The kernel's out-of-memory killer stopped a host compile job; the build ran more parallel jobs than memory allows.",
+				Origin: SignatureSource{
+					Text: "g++: fatal error: Killed signal terminated program cc1plus",
+					From: "gcc's driver, when its compiler proper is killed; the English tail survives translated gcc messages (\"致命错误：已杀死 signal terminated program cc1\") and cut pastes (\"fatal error: Killed signal te\")",
+				},
+			},
+			{
+				Name:     "linker-killed",
+				Finding:  "build-out-of-memory",
+				Severity: "error",
+				Literals: []string{
+					"terminated with signal 9",
+				},
+				Pattern: "(?P<tool>ld(?:\\.gold|\\.lld|\\.bfd)?|collect2|lto1) terminated with signal 9",
+				Title:   "The build ran out of memory: the linker was killed (signal 9)",
+				Detail:  "The kernel's out-of-memory killer stopped the link step; link jobs of large CUDA extensions need several GB each.",
+				Origin: SignatureSource{
+					Text: "collect2: fatal error: ld terminated with signal 9 [Killed]",
+					From: "gcc's collect2 driver, when ld is killed; flashlight#581",
+				},
+			},
+			{
+				Name:     "ninja-job-killed",
+				Finding:  "build-out-of-memory",
+				Severity: "error",
+				Literals: []string{
+					"Killed",
+				},
+				Pattern: "^\\s*Killed\\s*$",
+				Context: &SignatureContext{
+					Any: []string{
+						"FAILED: ",
+						"[code=137]",
+						"nvcc ",
+						"Building CUDA object",
+						"Building CXX object",
+					},
+					Within: 4,
+				},
+				Title:  "The build ran out of memory: a compile job was killed",
+				Detail: "A bare \"Killed\" right after a failed build step is the shell reporting that the kernel's out-of-memory killer stopped the job: the build ran more parallel jobs than memory allows.",
+				Origin: SignatureSource{
+					Text: "FAILED: build/temp.linux-x86_64-cpython-310/csrc/flash_attn/src/flash_bwd_hdim128_bf16_sm80.o\nKilled",
+					From: "the shell (bash reports SIGKILL as \"Killed\") under ninja; flash-attention#347, #1549 (\"It says Killed so maybe it's running out of RAM\")",
+				},
+			},
+			{
+				Name:     "loader-libcudart-missing",
+				Finding:  "extension-cuda-mismatch",
+				Severity: "error",
+				Literals: []string{
+					"libcudart.so.",
+				},
+				Pattern: "(?P<lib>libcudart\\.so\\.(?P<major>\\d+)(?:\\.[0-9]+)*): cannot open shared object file",
+				Context: &SignatureContext{
+					Any: []string{
+						"Could not load dynamic library",
+						"dso_loader",
+					},
+					Negate: true,
+				},
+				Title:  "{lib} is missing: a binary was built for CUDA {major}",
+				Detail: "A native module needs the CUDA {major} runtime, and the loader found it nowhere it looks (its run path, LD_LIBRARY_PATH, ld.so.conf's folders, torch's preloaded nvidia wheels).",
+				Origin: SignatureSource{
+					Text: "ImportError: libcudart.so.12: cannot open shared object file: No such file or directory",
+					From: "the dynamic loader (glibc ld.so) via Python's import of an extension module; TensorFlow's own dso_loader warning that it runs without CUDA is not this failure",
+				},
+			},
+			{
+				Name:     "transformers-fast-path-legacy",
+				Finding:  "fast-path-fallback",
+				Severity: "warning",
+				Literals: []string{
+					"The fast path is not available because on",
+				},
+				Pattern: "The fast path is not available because one? of (?:the required library is not installed|`\\((?P<functions>[A-Za-z0-9_, ]+)\\)`)",
+				Title:   "transformers runs the model's kernel layers on the slow torch fallback (missing: {fallback_dists})",
+				Detail:  "One of the kernel packages the model's fast path needs could not be imported, and transformers (up to 5.14) fell back to its torch implementation for those layers: correct, but slower (an order of magnitude for the linear-attention layers).",
+				Origin: SignatureSource{
+					Text: "The fast path is not available because one of the required library is not installed. Falling back to torch implementation. To install follow https://github.com/fla-org/flash-linear-attention#installation and https://github.com/Dao-AILab/causal-conv1d",
+					From: "transformers <= 5.14 models/qwen3_next, qwen3_5 (and models/mamba*, jamba, bamba ... \"The fast path is not available because on[e] of `(selective_state_update, ...)` is None. Falling back to the naive implementation.\")",
+				},
+			},
+			{
+				Name:     "transformers-kernel-fallback",
+				Finding:  "fast-path-fallback",
+				Severity: "warning",
+				Literals: []string{
+					"is falling back to its reference PyTorch",
+				},
+				Pattern: "`(?P<function>[A-Za-z0-9_]+)` is falling back to its reference PyTorch implementation because `(?P<package>[A-Za-z0-9_.-]+)` is not installed",
+				Title:   "transformers runs {functions} on its slow reference PyTorch implementation",
+				Detail:  "transformers (5.15+) resolved each kernel function on its own and found neither a Hub kernel nor the installed package for these, so it runs the reference PyTorch code: correct but slower.",
+				Origin: SignatureSource{
+					Text: "`causal_conv1d_fn` is falling back to its reference PyTorch implementation because `causal_conv1d` is not installed. This is correct but much slower; install `causal_conv1d` for the optimized kernel.",
+					From: "transformers >= 5.15 integrations/hub_kernels use_kernel_func_from_hub_with_fallback",
+				},
+			},
+			{
+				Name:     "cpp-extension-ninja-required",
+				Finding:  "missing-ninja",
+				Severity: "error",
+				Literals: []string{
+					"Ninja is required to load C++ extensions",
+				},
+				Pattern: "Ninja is required to load C\\+\\+ extensions",
+				Title:   "ninja is missing: torch's extension loader needs it",
+				Detail:  "torch.utils.cpp_extension.load() (JIT-compiled extensions) runs `ninja --version` first and stops when it cannot run ninja in the Python environment's PATH.",
+				Origin: SignatureSource{
+					Text: "RuntimeError: Ninja is required to load C++ extensions",
+					From: "torch/utils/cpp_extension.py verify_ninja_availability",
+				},
+			},
+			{
+				Name:     "cpp-extension-ninja-not-found",
+				Finding:  "missing-ninja",
+				Severity: "error",
+				Literals: []string{
+					"No such file or directory: 'ninja'",
+				},
+				Pattern: "No such file or directory: 'ninja'",
+				Title:   "ninja is missing: torch's extension builder could not run it",
+				Detail:  "torch ran `ninja --version` to check for ninja and the program was not on PATH.",
+				Origin: SignatureSource{
+					Text: "FileNotFoundError: [Errno 2] No such file or directory: 'ninja': 'ninja'",
+					From: "subprocess, inside torch/utils/cpp_extension.py verify_ninja_availability",
+				},
+			},
+			{
+				Name:     "cpp-extension-ninja-fallback",
+				Finding:  "missing-ninja",
+				Severity: "warning",
+				Literals: []string{
+					"we could not find ninja",
+				},
+				Pattern: "Attempted to use ninja as the BuildExtension backend but we could not find ninja",
+				Title:   "ninja is missing: the build fell back to one slow serial compile",
+				Detail:  "Without ninja torch's BuildExtension compiles one file at a time with distutils: a CUDA package then takes hours, and its errors are harder to read.",
+				Origin: SignatureSource{
+					Text: "UserWarning: Attempted to use ninja as the BuildExtension backend but we could not find ninja.. Falling back to using the slow distutils backend.",
+					From: "torch/utils/cpp_extension.py BuildExtension.__init__",
+				},
+			},
+			{
+				Name:     "cuda-device-busy",
+				Finding:  "gpu-busy",
+				Severity: "error",
+				Literals: []string{
+					"busy or unavailable",
+				},
+				Pattern: "(?:CUDA-capable device\\(s\\) is/are|all CUDA-capable devices are) busy or unavailable",
+				Title:   "The GPU is busy or unavailable to this process",
+				Detail:  "The CUDA runtime could not create a context on the device: it is in Exclusive Process compute mode and another process holds it, or it is not usable from here (a failed or unbound device, a vGPU without a licence).",
+				Origin: SignatureSource{
+					Text: "RuntimeError: CUDA error: CUDA-capable device(s) is/are busy or unavailable",
+					From: "the CUDA runtime: cudaErrorDevicesUnavailable (46) via cudaGetErrorString; older runtimes say \"all CUDA-capable devices are busy or unavailable\"",
+				},
+			},
+			{
+				Name:     "torch-cuda-oom",
+				Finding:  "gpu-busy",
+				Severity: "error",
+				Literals: []string{
+					"CUDA out of memory. Tried to allocate",
+				},
+				Pattern: "CUDA out of memory\\. Tried to allocate (?P<want>[0-9.]+ [KMGT]i?B)(?:\\. GPU (?P<gpu_index>[0-9]+) has a total capac(?:i)?ty of (?P<total>[0-9.]+ [KMGT]i?B) of which (?P<free>[0-9.]+ (?:[KMGT]i?B|bytes)) is free| \\(GPU (?P<gpu_index2>[0-9]+); (?P<total2>[0-9.]+ [KMGT]i?B) total capacity; (?P<allocated2>[0-9.]+ (?:[KMGT]i?B|bytes)) already allocated; (?P<free2>[0-9.]+ (?:[KMGT]i?B|bytes)) free;(?: [0-9.]+ (?:[KMGT]i?B|bytes) cached\\)|(?: (?P<reserved2>[0-9.]+ (?:[KMGT]i?B|bytes)) reserved in total by PyTorch\\))))",
+				Title:   "Other processes hold {others} of GPU {gpu_index}'s {total}: this job got only what was left",
+				Detail:  "torch's own figures: of the GPU's {total}, {free} was free and this process held {self}, so about {others} belongs to other processes (another job, a stuck worker, a notebook kernel). A GPU out-of-memory error is only reported when other processes hold a large part of the GPU; a job that fills the GPU by itself is too big for it, which is no fault of the environment.",
+				Origin: SignatureSource{
+					Text: "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB. GPU 0 has a total capacity of 79.19 GiB of which 3.06 MiB is free. Process 123 has 60.00 GiB memory in use. Including non-PyTorch memory, this process has 19.17 GiB memory in use. Of the allocated memory 18.52 GiB is allocated by PyTorch",
+					From: "torch's CUDA caching allocator (c10/cuda/CUDACachingAllocator.cpp) out-of-memory message, and its pre-2.1 form \"(GPU 0; X total capacity; Y already allocated; Z free; W reserved in total by PyTorch)\"",
+				},
+			},
+			{
+				Name:     "flash-attn-ampere-only",
+				Finding:  "extension-arch-unsupported",
+				Severity: "error",
+				Literals: []string{
+					"FlashAttention only supports Ampere GPUs or newer",
+				},
+				Pattern: "FlashAttention only supports Ampere GPUs or newer",
+				Title:   "flash-attn has no kernels for this GPU: FlashAttention 2 needs Ampere (sm_80) or newer",
+				Detail:  "flash-attn's own check of the GPU's compute capability refused it: the kernel package does not support this GPU even if torch does (Turing and Volta GPUs, or an RTX 50 series GPU under a flash-attn release that predates it). Models fall back to torch's scaled_dot_product_attention when told to (attn_implementation=\"sdpa\").",
+				Origin: SignatureSource{
+					Text: "RuntimeError: FlashAttention only supports Ampere GPUs or newer.",
+					From: "flash-attn csrc/flash_attn/flash_api.cpp mha_fwd (TORCH_CHECK on is_sm8x || is_sm90); flash-attention#762, #1540",
+				},
+			},
+			{
+				Name:    "xformers-built-for-other-torch",
+				Finding: "extension-abi-mismatch",
+				Alternatives: []string{
+					"torch-cpu-only",
+					"extension-cuda-mismatch",
+				},
+				Severity: "error",
+				Literals: []string{
+					"(you have ",
+				},
+				Pattern: "PyTorch (?P<built_torch>[0-9][0-9A-Za-z.+]*) with CUDA (?P<built_cuda>[0-9]+) \\(you have (?P<have_torch>[0-9][0-9A-Za-z.+]*)\\)",
+				Context: &SignatureContext{
+					Any: []string{
+						"xFormers",
+						"XFORMERS",
+					},
+					Within: 3,
+				},
+				Title:  "xformers was built for torch {built_torch}, and torch here is {have_torch}",
+				Detail: "xformers' compiled part refuses to load with another torch than the one it was built for; its fast attention is then unavailable.",
+				Origin: SignatureSource{
+					Text: "WARNING[XFORMERS]: xFormers can't load C++/CUDA extensions. xFormers was built for:\n    PyTorch 2.1.2+cu121 with CUDA 1201 (you have 2.1.2+cpu)",
+					From: "xformers/_cpp_lib.py (_register_extensions, the build metadata check); xformers#982, open-mmlab/PIA#30",
+				},
+			},
+			{
+				Name:     "cpp-needs-cxx17",
+				Finding:  "host-compiler-unsupported",
+				Severity: "error",
+				Literals: []string{
+					"You need C++17 to compile PyTorch",
+				},
+				Pattern: "You need C\\+\\+17 to compile PyTorch",
+				Title:   "The C++ compiler is too old for torch's headers (they need C++17)",
+				Detail:  "torch's headers stop the build when the host compiler does not compile C++17: gcc older than 7 (or a compiler run with an older -std).",
+				Origin: SignatureSource{
+					Text: "#error You need C++17 to compile PyTorch",
+					From: "torch's c10/macros/Macros.h (C++17 check); hustvl/Vim#63",
+				},
+			},
+			{
+				Name:     "uv-build-dependency-hint",
+				Finding:  "build-isolation-hides-torch",
+				Severity: "error",
+				Literals: []string{
+					"but doesn't declare it as a build dependency",
+				},
+				Pattern: "`(?P<package>[A-Za-z0-9][A-Za-z0-9_.-]*)(?:@[^`]*)?` depends on `torch`, but doesn't declare it as a build dependency",
+				Absorbs: []string{
+					"runtime-no-module-torch",
+					"build-no-module-torch",
+				},
+				Title:  "uv's build isolation hides torch from {package}'s build",
+				Detail: "uv builds source distributions in an isolated environment holding only the declared build requirements; the package imports torch at build time without declaring it. torch may well be installed: the build cannot see it.",
+				Origin: SignatureSource{
+					Text: "hint: This error likely indicates that `flash-attn@2.8.1` depends on `torch`, but doesn't declare it as a build dependency. If `flash-attn` is a first-party package, consider adding `torch` to its `build-system.requires`. Otherwise, `uv pip install torch` into the environment and re-run with `--no-build-isolation`.",
+					From: "uv (crates/uv-build-frontend, the missing-module hint); whyNLP/LCKV#17",
+				},
+			},
+			{
+				Name:     "torch-not-compiled-with-cuda",
+				Finding:  "torch-cpu-only",
+				Severity: "error",
+				Literals: []string{
+					"Torch not compiled with CUDA enabled",
+				},
+				Pattern: "Torch not compiled with CUDA enabled",
+				Title:   "torch has no CUDA: it is a CPU-only build",
+				Detail:  "The program asked torch for a CUDA device and torch answered that it was built without CUDA: a CPU-only wheel was installed (the default on PyPI for some platforms, or pulled in by another package's requirements).",
+				Origin: SignatureSource{
+					Text: "AssertionError: Torch not compiled with CUDA enabled",
+					From: "torch/cuda/__init__.py _lazy_init (raise AssertionError when torch._C has no _cuda_getDeviceCount); detectron2#460",
+				},
+			},
+			{
+				Name:    "locate-cuda-nvcc-missing",
+				Finding: "no-cuda-compiler",
+				Alternatives: []string{
+					"cuda-compiler-not-discoverable",
+				},
+				Severity: "error",
+				Literals: []string{
+					"The nvcc binary could not be located",
+				},
+				Pattern: "The nvcc binary could not be located in your \\$PATH",
+				Title:   "No CUDA compiler: the build's locate_cuda() found no nvcc",
+				Detail:  "Many older setup.py files copy a locate_cuda() helper that looks for nvcc on PATH or under $CUDAHOME (not CUDA_HOME) and stops when neither has it.",
+				Origin: SignatureSource{
+					Text: "OSError: The nvcc binary could not be located in your $PATH. Either add it to your path, or set $CUDAHOME",
+					From: "the locate_cuda() helper of many setup.py files (rbgirshick/py-faster-rcnn's lib/setup.py and its copies); MVIG-SJTU/AlphaPose#413",
+				},
+			},
+			{
+				Name:    "shell-bare-nvcc-not-found",
+				Finding: "no-cuda-compiler",
+				Alternatives: []string{
+					"cuda-compiler-not-discoverable",
+				},
+				Severity: "error",
+				Literals: []string{
+					"nvcc: not found",
+					"nvcc: command not found",
+				},
+				Pattern: "(?:^|: )nvcc: (?:command )?not found",
+				Title:   "No CUDA compiler on PATH: the build ran `nvcc` and the shell found none",
+				Detail:  "A build script ran nvcc by name and no nvcc is on the PATH of the shell that ran it (sudo, cron and fresh containers reset PATH; CUDA's bin folder is not on PATH by default).",
+				Origin: SignatureSource{
+					Text: "sh: 1: nvcc: not found",
+					From: "/bin/sh (dash: \"nvcc: not found\"; bash: \"nvcc: command not found\") running a build script; speedinghzl/CCNet#56, pyRMSD#16",
+				},
+			},
+		},
+		Context: []Signature{
+			{
+				Name: "pip-collecting",
+				Literals: []string{
+					"Collecting ",
+				},
+				Pattern: "^\\s*Collecting (?P<package>[A-Za-z0-9][A-Za-z0-9_.-]*)",
+			},
+			{
+				Name: "pip-building",
+				Literals: []string{
+					"Building wheel for ",
+				},
+				Pattern: "Building wheel for (?P<package>[A-Za-z0-9][A-Za-z0-9_.-]*) \\(",
+			},
+			{
+				Name: "uv-building",
+				Literals: []string{
+					"Failed to build `",
+				},
+				Pattern: "Failed to build `(?P<package>[A-Za-z0-9][A-Za-z0-9_.-]*?)(?:[=<>~!@ ][^`]*)?`",
+			},
+			{
+				Name: "python-frame",
+				Literals: []string{
+					"File \"",
+				},
+				Pattern: "File \"(?P<frame>[^\"]+)\", line \\d+",
+			},
+			{
+				Name: "setup-torch-version",
+				Literals: []string{
+					"torch.__version__",
+				},
+				Pattern: "torch\\.__version__\\s*=\\s*(?P<torch_version>[0-9][A-Za-z0-9.+]*)",
+			},
+		},
+		Facts: []Signature{
+			{
+				Name: "torch-version-setup",
+				Literals: []string{
+					"torch.__version__",
+				},
+				Pattern: "torch\\.__version__\\s*[=:]\\s*(?P<torch>[0-9][A-Za-z0-9.+]*)",
+				Origin: SignatureSource{
+					Text: "torch.__version__  = 2.11.0+cu130",
+					From: "causal-conv1d, mamba-ssm, flash-attn, apex setup.py print",
+				},
+			},
+			{
+				Name: "torch-version-collect-env",
+				Literals: []string{
+					"PyTorch version",
+				},
+				Pattern: "PyTorch version\\s*:\\s*(?P<torch>[0-9][A-Za-z0-9.+]*)",
+				Origin: SignatureSource{
+					Text: "PyTorch version: 2.5.1+cu121",
+					From: "torch/utils/collect_env.py",
+				},
+			},
+			{
+				Name: "torch-version-print",
+				Literals: []string{
+					"print(torch.__version__)",
+				},
+				Pattern: "print\\(torch\\.__version__\\)\\)?\\\"?\\s*:?\\s*(?P<torch>[0-9]+\\.[0-9]+\\.[0-9]+(?:\\+[a-z0-9]+)?)\\b",
+				Origin: SignatureSource{
+					Text: "python -c \"import torch; print(torch.__version__)\": 2.6.0+cu126",
+					From: "a user's one-liner, pasted with its answer",
+				},
+			},
+			{
+				Name: "torch-version-pip",
+				Literals: []string{
+					"torch==",
+				},
+				Pattern: "(?:^|\\s)torch==(?P<torch>[0-9]+\\.[0-9]+\\.[0-9]+(?:\\+[a-z0-9]+)?)(?:\\s|$)",
+				Origin: SignatureSource{
+					Text: "pip install torch==2.9.0.dev20250909+cu128",
+					From: "pip command lines and freeze output",
+				},
+			},
+			{
+				Name: "torch-cuda-collect-env",
+				Literals: []string{
+					"CUDA used to build PyTorch",
+				},
+				Pattern: "CUDA used to build PyTorch\\s*:\\s*(?P<torch_cuda>[0-9]+\\.[0-9]+)",
+				Origin: SignatureSource{
+					Text: "CUDA used to build PyTorch: 13.0",
+					From: "torch/utils/collect_env.py",
+				},
+			},
+			{
+				Name: "torch-cuda-apex",
+				Literals: []string{
+					"Pytorch binaries were compiled with Cuda",
+				},
+				Pattern: "Pytorch binaries were compiled with Cuda (?P<torch_cuda>[0-9]+\\.[0-9]+)",
+				Origin: SignatureSource{
+					Text: "Pytorch binaries were compiled with Cuda 12.1.",
+					From: "apex setup.py",
+				},
+			},
+			{
+				Name: "torch-cuda-mismatch",
+				Literals: []string{
+					"PyTorch (",
+				},
+				Pattern: "^\\s*PyTorch \\((?P<torch_cuda>[0-9]+\\.[0-9]+)\\)\\. Please make sure",
+				Origin: SignatureSource{
+					Text: "PyTorch (12.4). Please make sure to use the same CUDA versions.",
+					From: "torch/utils/cpp_extension.py CUDA_MISMATCH_MESSAGE, second line",
+				},
+			},
+			{
+				Name: "torch-cuda-mismatch-one-line",
+				Literals: []string{
+					"mismatches the version that was used to compile",
+				},
+				Pattern: "mismatches the version that was used to compile\\s*PyTorch \\((?P<torch_cuda>[0-9]+\\.[0-9]+)\\)",
+				Origin: SignatureSource{
+					Text: "The detected CUDA version (12.4) mismatches the version that was used to compile PyTorch (11.8).",
+					From: "torch/utils/cpp_extension.py CUDA_MISMATCH_MESSAGE",
+				},
+			},
+			{
+				Name: "nvcc-release",
+				Literals: []string{
+					"Cuda compilation tools, release",
+				},
+				Pattern: "Cuda compilation tools, release (?P<nvcc>[0-9]+\\.[0-9]+)",
+				Origin: SignatureSource{
+					Text: "Cuda compilation tools, release 12.3, V12.3.52",
+					From: "nvcc --version",
+				},
+			},
+			{
+				Name: "nvcc-detected",
+				Literals: []string{
+					"The detected CUDA version (",
+				},
+				Pattern: "The detected CUDA version \\((?P<nvcc>[0-9]+\\.[0-9]+)",
+				Origin: SignatureSource{
+					Text: "The detected CUDA version (11.8) mismatches ...",
+					From: "torch/utils/cpp_extension.py CUDA_MISMATCH_MESSAGE",
+				},
+			},
+			{
+				Name: "nvcc-setup-version",
+				Literals: []string{
+					"CUDA version: ",
+				},
+				Pattern: "^\\s*CUDA version:\\s+(?P<nvcc>[0-9]+\\.[0-9]+)\\s*$",
+				Origin: SignatureSource{
+					Text: "CUDA version:  11.8",
+					From: "VMamba and other setup.py prints of the bare-metal nvcc",
+				},
+			},
+			{
+				Name: "driver-nvidia-smi",
+				Literals: []string{
+					"Driver Version:",
+				},
+				Pattern: "Driver Version:\\s*(?P<driver>[0-9]+\\.[0-9]+(?:\\.[0-9]+)?)(?:\\s+CUDA Version:\\s*(?P<driver_cuda>[0-9]+\\.[0-9]+))?",
+				Origin: SignatureSource{
+					Text: "| NVIDIA-SMI 560.35.03   Driver Version: 560.35.03   CUDA Version: 12.6 |",
+					From: "nvidia-smi header",
+				},
+			},
+			{
+				Name: "driver-found-version",
+				Literals: []string{
+					"too old (found version ",
+				},
+				Pattern: "too old \\(found version (?P<driver_cuda_int>[0-9]{4,6})\\)",
+				Origin: SignatureSource{
+					Text: "The NVIDIA driver on your system is too old (found version 11040).",
+					From: "torch/cuda/__init__.py _check_driver / c10 CUDAFunctions.cpp: cudaDriverGetVersion's integer",
+				},
+			},
+			{
+				Name: "gpu-capability-warning",
+				Literals: []string{
+					"with CUDA capability sm_",
+				},
+				Pattern: "(?P<gpu>(?:NVIDIA |GeForce |Tesla |Quadro |RTX |A[0-9]|H[0-9]|B[0-9])?[A-Za-z0-9 ()-]*?) with CUDA capability sm_(?P<sm>[0-9]+)",
+				Origin: SignatureSource{
+					Text: "NVIDIA GeForce RTX 5090 with CUDA capability sm_120 is not compatible with the current PyTorch installation.",
+					From: "torch/cuda/__init__.py _check_capability",
+				},
+			},
+			{
+				Name: "gpu-ggml",
+				Literals: []string{
+					"compute capability ",
+				},
+				Pattern: "Device [0-9]+: (?P<gpu>[^,]+), compute capability (?P<capability>[0-9]+\\.[0-9]+)",
+				Origin: SignatureSource{
+					Text: "Device 0: GRID A100D-16C, compute capability 8.0, VMM: no",
+					From: "ggml_cuda_init",
+				},
+			},
+			{
+				Name: "gpu-collect-env",
+				Literals: []string{
+					"GPU 0: ",
+				},
+				Pattern: "GPU 0: (?P<gpu>NVIDIA [A-Za-z0-9 -]+?)\\s*(?:\\(UUID|$)",
+				Origin: SignatureSource{
+					Text: "GPU models and configuration : GPU 0: NVIDIA GeForce RTX 5090",
+					From: "torch/utils/collect_env.py, nvidia-smi -L",
+				},
+			},
+			{
+				Name: "gpu-nvidia-smi-row",
+				Literals: []string{
+					"|   0  NVIDIA ",
+				},
+				Pattern: "\\|\\s+0\\s+(?P<gpu>NVIDIA [A-Za-z0-9 -]+?)\\s{2,}(?:On|Off)\\s",
+				Origin: SignatureSource{
+					Text: "|   0  NVIDIA GeForce RTX 4090        On  | 00000000:1E:00.0 Off |",
+					From: "nvidia-smi table",
+				},
+			},
+			{
+				Name: "gpu-memory-oom",
+				Literals: []string{
+					"total capac",
+				},
+				Pattern: "(?:total capac(?:i)?ty of (?P<gpu_mem_total>[0-9.]+ [KMGT]i?B)|(?P<gpu_mem_total2>[0-9.]+ [KMGT]i?B) total capacity)",
+				Origin: SignatureSource{
+					Text: "GPU 0 has a total capacity of 79.19 GiB of which 3.06 MiB is free",
+					From: "torch's CUDA caching allocator",
+				},
+			},
+			{
+				Name: "gpu-memory-nvidia-smi",
+				Literals: []string{
+					"MiB / ",
+				},
+				Pattern: "(?P<gpu_mem_used>[0-9]+)MiB / (?P<gpu_mem_total>[0-9]+)MiB",
+				Origin: SignatureSource{
+					Text: "|  14214MiB / 24564MiB |",
+					From: "nvidia-smi table",
+				},
+			},
+			{
+				Name: "gcc-collect-env",
+				Literals: []string{
+					"GCC version",
+				},
+				Pattern: "GCC version\\s*:\\s*(?:\\([^)]*\\)\\s*)?(?P<gcc>[0-9]+\\.[0-9]+(?:\\.[0-9]+)?)",
+				Origin: SignatureSource{
+					Text: "GCC version: (Ubuntu 9.4.0-1ubuntu1~20.04) 9.4.0",
+					From: "torch/utils/collect_env.py",
+				},
+			},
+			{
+				Name: "gcc-version-line",
+				Literals: []string{
+					"gcc (",
+				},
+				Pattern: "^\\s*gcc \\([^)]*\\) (?P<gcc>[0-9]+\\.[0-9]+(?:\\.[0-9]+)?)",
+				Origin: SignatureSource{
+					Text: "gcc (Ubuntu 13.3.0-6ubuntu2~24.04) 13.3.0",
+					From: "gcc --version",
+				},
+			},
+			{
+				Name: "gcc-cmake-id",
+				Literals: []string{
+					"compiler identification is GNU",
+				},
+				Pattern: "compiler identification is GNU (?P<gcc>[0-9]+\\.[0-9]+(?:\\.[0-9]+)?)",
+				Origin: SignatureSource{
+					Text: "-- The CXX compiler identification is GNU 11.4.0",
+					From: "CMake",
+				},
+			},
+			{
+				Name: "gcc-prose",
+				Literals: []string{
+					"gcc==",
+				},
+				Pattern: "gcc==(?P<gcc>[0-9]+\\.[0-9]+(?:\\.[0-9]+)?)",
+				Origin: SignatureSource{
+					Text: "gcc==6.1.0",
+					From: "environment lists in issue reports",
+				},
+			},
+			{
+				Name: "python-site-packages",
+				Literals: []string{
+					"/python3.",
+				},
+				Pattern: "/python(?P<python>3\\.[0-9]+)/(?:site|dist)-packages/",
+				Origin: SignatureSource{
+					Text: "/opt/conda/lib/python3.10/site-packages/torch/...",
+					From: "CPython's install layout",
+				},
+			},
+			{
+				Name: "python-collect-env",
+				Literals: []string{
+					"Python version",
+				},
+				Pattern: "Python version\\s*:\\s*(?P<python>3\\.[0-9]+(?:\\.[0-9]+)?)",
+				Origin: SignatureSource{
+					Text: "Python version: 3.12.10 (main, ...)",
+					From: "torch/utils/collect_env.py",
+				},
+			},
+			{
+				Name: "os-collect-env",
+				Literals: []string{
+					"OS: ",
+					"OS                ",
+				},
+				Pattern: "^\\s*OS\\s*:\\s*(?P<os>[A-Za-z][^\\n]{2,60}?)\\s*$",
+				Origin: SignatureSource{
+					Text: "OS: Ubuntu 20.04.3 LTS (x86_64)",
+					From: "torch/utils/collect_env.py",
+				},
+			},
+			{
+				Name: "platform-macos",
+				Literals: []string{
+					"/private/var/folders/",
+					"macosx_",
+					"apple-darwin",
+					"Darwin",
+				},
+				Pattern: "/private/var/folders/|macosx_[0-9]+_[0-9]+_|apple-darwin|\\bDarwin Kernel\\b",
+				Set: map[string]string{
+					"platform": "macos",
+				},
+				Origin: SignatureSource{
+					Text: "/private/var/folders/rd/0_kt6h0545g1v749gjmryqqr0000gn/T/pip-install-8xor9lv0/",
+					From: "macOS's per-user temporary folder (pip's build folders), wheel platform tags",
+				},
+			},
+			{
+				Name: "platform-windows",
+				Literals: []string{
+					":\\Users\\",
+					":\\Program Files",
+					".pyd",
+					"win_amd64",
+					"PS ",
+					":\\a\\",
+					":\\actions-runner",
+					":\\AI\\",
+				},
+				Pattern: "\\b[A-Z]:\\\\(?:Users|Program Files|a|actions-runner|AI|Python[0-9]*|ProgramData|Windows)\\\\|\\.pyd\\b|win_amd64|^\\s*(?:\\([^)]*\\) )?PS [A-Z]:\\\\",
+				Set: map[string]string{
+					"platform": "windows",
+				},
+				Origin: SignatureSource{
+					Text: "C:\\Users\\Admin\\AppData\\Local\\Temp\\pip-install-93i4j54t\\flash-attn_...\\setup.py",
+					From: "Windows paths, extension modules (.pyd), wheel tags, PowerShell prompts",
+				},
+			},
+			{
+				Name: "platform-wsl",
+				Literals: []string{
+					"/mnt/c/",
+					"/mnt/d/",
+					"/mnt/e/",
+					"microsoft-standard-WSL",
+					"WSL",
+				},
+				Pattern: "^/mnt/[a-z]/|[\\s\\\"']/mnt/[a-z]/|microsoft-standard-WSL|\\bWSL2?\\b",
+				Set: map[string]string{
+					"platform": "wsl",
+				},
+				Origin: SignatureSource{
+					Text: "File \"/mnt/d/Code/vixtts-demo/.env/lib/python3.11/site-packages/...",
+					From: "Windows drives mounted in WSL, WSL's kernel name",
+				},
+			},
+			{
+				Name: "platform-linux",
+				Literals: []string{
+					"x86_64-linux-gnu",
+					"linux_x86_64",
+					"manylinux",
+					"linux-x86_64",
+					"aarch64-linux-gnu",
+					"/usr/local/cuda",
+				},
+				Pattern: "x86_64-linux-gnu|aarch64-linux-gnu|linux_x86_64|linux-x86_64|manylinux|/usr/local/cuda",
+				Set: map[string]string{
+					"platform": "linux",
+				},
+				Origin: SignatureSource{
+					Text: "flash_attn_2_cuda.cpython-310-x86_64-linux-gnu.so",
+					From: "CPython extension suffixes, wheel tags, the CUDA toolkit's Linux home",
+				},
+			},
+			{
+				Name: "build-setuptools",
+				Literals: []string{
+					"setup.py",
+					"build_meta.py",
+					"running build_ext",
+					"bdist_wheel",
+				},
+				Pattern: "setup\\.py|setuptools/build_meta\\.py|running build_ext|bdist_wheel",
+				Set: map[string]string{
+					"build_system": "setuptools",
+				},
+				Origin: SignatureSource{
+					Text: "Running setup.py install for apex / python setup.py bdist_wheel did not run successfully",
+					From: "setuptools",
+				},
+			},
+			{
+				Name: "build-cmake",
+				Literals: []string{
+					"CMake",
+					"CMakeFiles/",
+					"cmake --build",
+					"cmake.py",
+				},
+				Pattern: "CMake Error|CMakeFiles/|-- The (?:C|CXX|CUDA) compiler identification|cmake --build|Building (?:CUDA|CXX|C) object",
+				Set: map[string]string{
+					"build_system": "cmake",
+				},
+				Origin: SignatureSource{
+					Text: "CMake Error at kernels_generated_upsample.cu.o.cmake:220 (message):",
+					From: "CMake",
+				},
+			},
+			{
+				Name: "build-scikit-build",
+				Literals: []string{
+					"scikit-build",
+					"scikit_build_core",
+					"skbuild",
+				},
+				Pattern: "scikit-build-core|scikit_build_core|\\bskbuild\\b",
+				Set: map[string]string{
+					"build_system": "scikit-build",
+				},
+				Origin: SignatureSource{
+					Text: "*** scikit-build-core 0.10.7 using CMake 3.30.5 (wheel)",
+					From: "scikit-build-core",
+				},
+			},
+			{
+				Name: "build-meson",
+				Literals: []string{
+					"meson",
+					"Meson",
+				},
+				Pattern: "meson-python|mesonpy|The Meson build system|meson\\.build",
+				Set: map[string]string{
+					"build_system": "meson",
+				},
+				Origin: SignatureSource{
+					Text: "The Meson build system",
+					From: "meson and meson-python",
+				},
+			},
+			{
+				Name: "mem-free",
+				Literals: []string{
+					"Mem:",
+				},
+				Pattern: "^\\s*Mem:\\s+(?P<mem_total>[0-9]+(?:\\.[0-9]+)?[KMGT]i?)\\s",
+				Origin: SignatureSource{
+					Text: "Mem: 376G 62G 197G 12G 116G 298G",
+					From: "free -h",
+				},
+			},
+			{
+				Name: "mem-nproc",
+				Literals: []string{
+					"CPU cores",
+				},
+				Pattern: "(?P<cpus>[0-9]+) CPU cores",
+				Origin: SignatureSource{
+					Text: "- 72 CPU cores",
+					From: "issue reports",
+				},
+			},
+		},
+	}
+}
+
+// buildsTable is data/builds.json.
+func buildsTable() BuildsData {
+	return BuildsData{
+		Source:          "each package's own build files at the version named, read from its sdist on PyPI (checked by TestBuildProfilesNetwork, which downloads them) or, where it has none, its repository at that tag; measured builds name the machine, versions and command",
+		GiBPerJob:       6,
+		GiBPerJobSource: "fastpath's rule of thumb, not a measurement: flash-attn's README asks for MAX_JOBS=4 on machines with less than 96 GB of RAM",
+		Packages: map[string]BuildProfile{
+			"apex": {
+				Source:          "NVIDIA/apex publishes no sdist on PyPI (PyPI's \"apex\" is an unrelated project): it is built from a clone with pip's --config-settings \"--build-option=--cpp_ext\" and \"--build-option=--cuda_ext\" (its README); not checked by TestBuildProfilesNetwork",
+				BuildSystem:     "setuptools",
+				HonoursArchList: true,
+				Parallel: []string{
+					"MAX_JOBS",
+				},
+				HostCompiler: "torch.utils.cpp_extension: -ccbin $CC when CC is set; CXX for the .cpp files",
+				WheelScheme:  "none",
+			},
+			"causal-conv1d": {
+				Version:     "1.7.0",
+				Sdist:       "causal_conv1d-1.7.0.tar.gz",
+				SdistSHA256: "3202758494eaa7b597ce1c282dfa188889506bfcb92cad3c407d26736bfcd32b",
+				Source:      "causal_conv1d-1.7.0.tar.gz (PyPI) setup.py: cc_flag -gencode pairs chosen by nvcc's version (get_cuda_bare_metal_version), append_nvcc_threads adds --threads 4, CUDAExtension with 4 sources (3 .cu), CAUSAL_CONV1D_FORCE_BUILD, wheel URL from the GitHub release",
+				BuildSystem: "setuptools",
+				ArchFile:    "setup.py",
+				ArchNote:    "setup.py passes its own -gencode list, so torch ignores TORCH_CUDA_ARCH_LIST",
+				Targets: []BuildTargets{
+					{
+						NVCCFrom: "11.8",
+						NVCCTo:   "12.7",
+						SMs: []int{
+							75,
+							80,
+							87,
+							90,
+						},
+					},
+					{
+						NVCCFrom: "12.8",
+						NVCCTo:   "12.9",
+						SMs: []int{
+							75,
+							80,
+							87,
+							90,
+							100,
+							120,
+						},
+					},
+					{
+						NVCCFrom: "13.0",
+						SMs: []int{
+							75,
+							80,
+							87,
+							90,
+							100,
+							103,
+							110,
+							120,
+							121,
+						},
+					},
+				},
+				Narrowable: true,
+				Parallel: []string{
+					"MAX_JOBS",
+				},
+				NVCCThreads:   4,
+				CUDASources:   3,
+				HostCompiler:  "torch.utils.cpp_extension: nvcc gets -ccbin $CC when CC is set (torch 2.11 cpp_extension.py unix_cuda_flags); otherwise nvcc's own NVCC_CCBIN or the gcc on PATH; CXX compiles the .cpp files",
+				ForceBuildEnv: "CAUSAL_CONV1D_FORCE_BUILD",
+				WheelScheme:   "github-release",
+				DiskGiB:       2,
+				Measured: []BuildMeasurement{
+					{
+						What: "causal-conv1d 1.6.1, setup.py narrowed to sm_90 by hand",
+						SMs: []int{
+							90,
+						},
+						NVCC:    "13.0.88",
+						Cores:   16,
+						MaxJobs: 16,
+						Seconds: 382,
+						Machine: "NVIDIA H200 host (16 cores), torch 2.11.0+cu130",
+						Source:  "this project's H200 session, 2026-11-30 (issue 13): MAX_JOBS=16 pip install --no-build-isolation of the edited sdist",
+					},
+					{
+						What: "causal-conv1d 1.6.1, stock setup.py (9 targets)",
+						SMs: []int{
+							75,
+							80,
+							87,
+							90,
+							100,
+							103,
+							110,
+							120,
+							121,
+						},
+						NVCC:    "13.0.88",
+						Cores:   16,
+						MaxJobs: 16,
+						Seconds: 1447,
+						AtLeast: true,
+						Machine: "NVIDIA H200 host (16 cores), torch 2.11.0+cu130",
+						Source:  "this project's H200 session, 2026-11-30 (issue 13): still in ptxas for sm_110 and sm_121 of causal_conv1d_bwd.cu when stopped",
+					},
+					{
+						What: "causal-conv1d 1.7.0 narrowed to sm_90 by fastpath fix --apply (the whole command: compiler wheels, sdist, build, doctor again)",
+						SMs: []int{
+							90,
+						},
+						NVCC:    "13.0.88",
+						Cores:   16,
+						MaxJobs: 4,
+						Seconds: 431,
+						Machine: "NVIDIA H200 host (16 cores), torch 2.11.0+cu130",
+						Source:  "this project's H200 session, 2026-11-30 17:24 UTC: scripts/device/remedy.sh, internal/remedy/testdata/h200-seed/run1/30-fix-apply.txt",
+					},
+					{
+						What: "causal-conv1d 1.7.0 narrowed to sm_90 by fastpath fix --apply, second run (the whole command: compiler wheels, sdist, pip wheel, install, doctor again)",
+						SMs: []int{
+							90,
+						},
+						NVCC:    "13.0.88",
+						Cores:   16,
+						MaxJobs: 4,
+						Seconds: 358,
+						Machine: "NVIDIA H200 host (16 cores), torch 2.11.0+cu130",
+						Source:  "this project's H200 session, 2026-11-30 17:45 UTC: scripts/device/remedy.sh, internal/remedy/testdata/h200-seed/run2/30-fix-apply.txt",
+					},
+				},
+			},
+			"deepspeed": {
+				Version:         "0.19.8",
+				Sdist:           "deepspeed-0.19.8.tar.gz",
+				SdistSHA256:     "9e491abd0827ea5c389dd702e15e11e13d83d904bac4a20d6c2a4cb37207a9af",
+				Source:          "deepspeed-0.19.8.tar.gz (PyPI) setup.py and op_builder/builder.py: ops are compiled at install only with DS_BUILD_OPS=1 (or DS_BUILD_<OP>=1), otherwise just in time at first use; TORCH_CUDA_ARCH_LIST decides the targets (compute_capability_args); DS_NVCC_THREADS sets nvcc --threads",
+				BuildSystem:     "setuptools",
+				ArchFile:        "op_builder/builder.py",
+				HonoursArchList: true,
+				Parallel: []string{
+					"MAX_JOBS",
+				},
+				NVCCThreadsEnv: "DS_NVCC_THREADS",
+				HostCompiler:   "torch.utils.cpp_extension: -ccbin $CC when CC is set; CXX for the .cpp files",
+				ForceBuildEnv:  "DS_BUILD_OPS",
+				WheelScheme:    "none: pure-Python wheel, ops JIT-compiled at first use",
+				DiskGiB:        4,
+			},
+			"flash-attn": {
+				Version:         "2.8.3.post2",
+				Sdist:           "flash_attn-2.8.3.post2.tar.gz",
+				SdistSHA256:     "d0f9f0b08a986cdeadbffcf5ec8b3a8f514366c68ad1853d3ab061bc83cc340b",
+				Source:          "flash_attn-2.8.3.post2.tar.gz (PyPI) setup.py: FLASH_ATTN_CUDA_ARCHS (default 80;90;100;120) filtered by nvcc's version, NVCC_THREADS (default 4), MAX_JOBS set from cores/2 and free memory / 9 GB when unset, 79 .cu sources, FLASH_ATTENTION_FORCE_BUILD",
+				BuildSystem:     "setuptools",
+				ArchFile:        "setup.py",
+				HonoursArchList: true,
+				ArchEnv:         "FLASH_ATTN_CUDA_ARCHS",
+				ArchNote:        "setup.py passes its own -gencode list: TORCH_CUDA_ARCH_LIST has no effect, FLASH_ATTN_CUDA_ARCHS (sm numbers from 80;90;100;120) does",
+				Targets: []BuildTargets{
+					{
+						NVCCFrom: "11.7",
+						NVCCTo:   "11.7",
+						SMs: []int{
+							80,
+						},
+					},
+					{
+						NVCCFrom: "11.8",
+						NVCCTo:   "12.7",
+						SMs: []int{
+							80,
+							90,
+						},
+					},
+					{
+						NVCCFrom: "12.8",
+						SMs: []int{
+							80,
+							90,
+							100,
+							120,
+						},
+					},
+				},
+				Parallel: []string{
+					"MAX_JOBS",
+				},
+				NVCCThreads:     4,
+				NVCCThreadsEnv:  "NVCC_THREADS",
+				CUDASources:     79,
+				HostCompiler:    "torch.utils.cpp_extension: -ccbin $CC when CC is set; CXX for the .cpp files",
+				ForceBuildEnv:   "FLASH_ATTENTION_FORCE_BUILD",
+				WheelScheme:     "github-release",
+				GiBPerJob:       9,
+				GiBPerJobSource: "flash-attn's setup.py: each job peaks at about 8-9 GB with --threads 4",
+				DiskGiB:         10,
+			},
+			"flash-linear-attention": {
+				Version:         "0.6.0",
+				Source:          "flash_linear_attention-0.6.0 and fla_core-0.6.0 wheels' METADATA (PyPI): pure Python and Triton (nothing to compile at install; Triton compiles at first call); optional pieces: extra conv1d = causal-conv1d>=1.7.0 (native: see its profile), extra tilelang = tilelang>=0.1.9 (prebuilt wheels)",
+				BuildSystem:     "none",
+				HonoursArchList: true,
+				WheelScheme:     "pypi (py3-none-any)",
+			},
+			"mamba-ssm": {
+				Version:     "2.3.2.post1",
+				Sdist:       "mamba_ssm-2.3.2.post1.tar.gz",
+				SdistSHA256: "104cc47e9101e5401a675fa2b784f2952b9b037f3b1dd83b5ac544394e95d028",
+				Source:      "mamba_ssm-2.3.2.post1.tar.gz (PyPI) setup.py: cc_flag -gencode pairs chosen by nvcc's version, --threads 4, 9 .cu sources, MAMBA_FORCE_BUILD, wheel URL from the GitHub release",
+				BuildSystem: "setuptools",
+				ArchFile:    "setup.py",
+				ArchNote:    "setup.py passes its own -gencode list, so torch ignores TORCH_CUDA_ARCH_LIST (it even clears it when nvcc's major differs from torch's)",
+				Targets: []BuildTargets{
+					{
+						NVCCFrom: "11.6",
+						NVCCTo:   "11.7",
+						SMs: []int{
+							75,
+							80,
+							87,
+						},
+					},
+					{
+						NVCCFrom: "11.8",
+						NVCCTo:   "12.7",
+						SMs: []int{
+							75,
+							80,
+							87,
+							90,
+						},
+					},
+					{
+						NVCCFrom: "12.8",
+						NVCCTo:   "12.9",
+						SMs: []int{
+							75,
+							80,
+							87,
+							90,
+							100,
+							120,
+						},
+					},
+					{
+						NVCCFrom: "13.0",
+						SMs: []int{
+							75,
+							80,
+							87,
+							90,
+							100,
+							103,
+							110,
+							120,
+							121,
+						},
+					},
+				},
+				Narrowable: true,
+				Parallel: []string{
+					"MAX_JOBS",
+				},
+				NVCCThreads:   4,
+				CUDASources:   9,
+				HostCompiler:  "torch.utils.cpp_extension: -ccbin $CC when CC is set; CXX for the .cpp files",
+				ForceBuildEnv: "MAMBA_FORCE_BUILD",
+				WheelScheme:   "github-release",
+				DiskGiB:       4,
+			},
+			"xformers": {
+				Version:         "0.0.35",
+				Sdist:           "xformers-0.0.35.tar.gz",
+				SdistSHA256:     "f7fc183a58e4bf0e2ae339a18fb1b1d4a37854c0f2545b4f360fef001646ab76",
+				Source:          "xformers-0.0.35.tar.gz (PyPI) setup.py: no -gencode of its own (torch's TORCH_CUDA_ARCH_LIST decides; FORCE_CUDA=1 or TORCH_CUDA_ARCH_LIST builds CUDA without a GPU), --threads 4 for CUDA >= 11.2, NVCC_FLAGS appended, XFORMERS_BUILD_TYPE; prebuilt wheels on PyPI and download.pytorch.org",
+				BuildSystem:     "setuptools",
+				ArchFile:        "setup.py",
+				HonoursArchList: true,
+				Parallel: []string{
+					"MAX_JOBS",
+				},
+				NVCCThreads:  4,
+				HostCompiler: "torch.utils.cpp_extension: -ccbin $CC when CC is set; CXX for the .cpp files",
+				WheelScheme:  "pypi",
+				DiskGiB:      10,
+			},
+		},
+	}
+}
+
+// wheelsTable is data/wheels.json.
+func wheelsTable() WheelsData {
+	return WheelsData{
+		Source:         "each package's setup.py in its PyPI sdist (causal_conv1d-1.7.0, flash_attn-2.8.3.post2, mamba_ssm-2.3.2.post1: the sdists builds.json names and TestBuildProfilesNetwork downloads) names the wheel it downloads from its GitHub release (tag v{version}) as {dist}-{version}+cu{CUDA major of torch.version.cuda}torch{torch M.m}cxx11abi{TRUE|FALSE}-cp3XY-cp3XY-{platform}.whl; causal-conv1d hardcodes linux_x86_64, flash-attn and mamba-ssm use linux_{platform.machine()}; known_version from `pip index versions` on PyPI 2026-11-30 (offline plans name it, marked unverified)",
+		NameTemplate:   "{dist}-{version}+cu{cuda_major}torch{torch_mm}cxx11abi{abi}-{py}-{py}-{platform}.whl",
+		URLTemplate:    "https://github.com/{repo}/releases/download/v{version}/{wheel}",
+		GitHubAPI:      "https://api.github.com",
+		BuildGiBPerJob: 6,
+		Packages: map[string]WheelScheme{
+			"causal-conv1d": {
+				Repo:          "Dao-AILab/causal-conv1d",
+				Dist:          "causal_conv1d",
+				Platform:      "linux_x86_64",
+				KnownVersion:  "1.7.0",
+				ForceBuildEnv: "CAUSAL_CONV1D_FORCE_BUILD",
+				BuildDiskGiB:  2,
+			},
+			"flash-attn": {
+				Repo:          "Dao-AILab/flash-attention",
+				Dist:          "flash_attn",
+				Platform:      "linux_{machine}",
+				KnownVersion:  "2.8.3.post2",
+				ForceBuildEnv: "FLASH_ATTENTION_FORCE_BUILD",
+				ArchEnv:       "FLASH_ATTN_CUDA_ARCHS",
+				BuildDiskGiB:  10,
+			},
+			"mamba-ssm": {
+				Repo:          "state-spaces/mamba",
+				Dist:          "mamba_ssm",
+				Platform:      "linux_{machine}",
+				KnownVersion:  "2.3.2.post1",
+				ForceBuildEnv: "MAMBA_FORCE_BUILD",
+				BuildDiskGiB:  4,
+			},
+		},
+	}
+}
+
+// measurementsTable is data/measurements.json.
+func measurementsTable() MeasurementsData {
+	return MeasurementsData{
+		Source: "fallback costs measured by this project with `fastpath bench --model CONFIG` (medians of CUDA-event timings, transformers' torch fallback against the package's function, at the model's own shapes); each row names its GPU, versions and date",
+		FallbackCosts: []FallbackCost{
+			{
+				ModelType:    "qwen3_5",
+				NumLayers:    64,
+				Kind:         "linear_attention",
+				KindLayers:   48,
+				Model:        "Qwen3.5-27B (text config: hidden 5120, 64 layers, every 4th full attention, linear_conv_kernel_dim 4)",
+				GPU:          "NVIDIA H200",
+				Torch:        "2.11.0+cu130",
+				Transformers: "5.17.0",
+				DType:        "bf16",
+				Batch:        1,
+				Command:      "fastpath bench --model CONFIG (the seed fixture's Qwen3.5-27B config.json)",
+				Date:         "2026-11-30",
+				Source:       "this project's H200 session (issue 13), flash-linear-attention present while causal-conv1d was measured",
+				LayerMS: []struct {
+					SeqLen   int     "json:\"seq_len\""
+					Fast     float64 "json:\"fast\""
+					Fallback float64 "json:\"fallback\""
+				}{
+					{
+						SeqLen:   2048,
+						Fast:     2.9,
+						Fallback: 9.2,
+					},
+					{
+						SeqLen:   8192,
+						Fast:     5.1,
+						Fallback: 23.3,
+					},
+				},
+				Functions: []FunctionCost{
+					{
+						Function:     "causal_conv1d_fn",
+						Package:      "causal-conv1d",
+						Phase:        "prefill",
+						SeqLen:       2048,
+						PerForwardMS: 8.3,
+					},
+					{
+						Function:     "causal_conv1d_fn",
+						Package:      "causal-conv1d",
+						Phase:        "prefill",
+						SeqLen:       8192,
+						PerForwardMS: 46,
+					},
+					{
+						Function:     "causal_conv1d_update",
+						Package:      "causal-conv1d",
+						Phase:        "decode",
+						PerForwardMS: 4.6,
+					},
+					{
+						Function:     "chunk_gated_delta_rule",
+						Package:      "flash-linear-attention",
+						Phase:        "prefill",
+						SeqLen:       2048,
+						PerForwardMS: 479,
+					},
+					{
+						Function:     "chunk_gated_delta_rule",
+						Package:      "flash-linear-attention",
+						Phase:        "prefill",
+						SeqLen:       8192,
+						PerForwardMS: 1011,
+					},
+				},
+			},
+		},
+	}
+}

@@ -24,6 +24,16 @@ var (
 	loadingJSON []byte
 	//go:embed data/gpus.json
 	gpusJSON []byte
+	//go:embed data/families.json
+	familiesJSON []byte
+	//go:embed data/signatures.json
+	signaturesJSON []byte
+	//go:embed data/builds.json
+	buildsJSON []byte
+	//go:embed data/wheels.json
+	wheelsJSON []byte
+	//go:embed data/measurements.json
+	measurementsJSON []byte
 )
 
 func decodeTable[T any](file string, b []byte) T {
@@ -39,6 +49,15 @@ func envvarsTable() EnvVarsData   { return decodeTable[EnvVarsData]("envvars.jso
 func packagesTable() PackagesData { return decodeTable[PackagesData]("packages.json", packagesJSON) }
 func loadingTable() LoadingData   { return decodeTable[LoadingData]("loading.json", loadingJSON) }
 func gpusTable() gpuTable         { return decodeTable[gpuTable]("gpus.json", gpusJSON) }
+func familiesTable() FamiliesData { return decodeTable[FamiliesData]("families.json", familiesJSON) }
+func signaturesTable() SignaturesData {
+	return decodeTable[SignaturesData]("signatures.json", signaturesJSON)
+}
+func buildsTable() BuildsData { return decodeTable[BuildsData]("builds.json", buildsJSON) }
+func wheelsTable() WheelsData { return decodeTable[WheelsData]("wheels.json", wheelsJSON) }
+func measurementsTable() MeasurementsData {
+	return decodeTable[MeasurementsData]("measurements.json", measurementsJSON)
+}
 
 // GeneratedTable is one table gentables writes: the function that returns
 // it, its data file, and its value decoded from the JSON.
@@ -50,11 +69,17 @@ type GeneratedTable struct {
 // GeneratorTables are the tables tables_gen.go holds, decoded from JSON.
 func GeneratorTables() []GeneratedTable {
 	cuda, env, pkgs, loading, gpus := cudaTable(), envvarsTable(), packagesTable(), loadingTable(), gpusTable()
+	fam, sig, builds, wheels, meas := familiesTable(), signaturesTable(), buildsTable(), wheelsTable(), measurementsTable()
 	return []GeneratedTable{
 		{"cudaTable", "cuda.json", &cuda},
 		{"envvarsTable", "envvars.json", &env},
 		{"packagesTable", "packages.json", &pkgs},
 		{"loadingTable", "loading.json", &loading},
 		{"gpusTable", "gpus.json", &gpus},
+		{"familiesTable", "families.json", &fam},
+		{"signaturesTable", "signatures.json", &sig},
+		{"buildsTable", "builds.json", &builds},
+		{"wheelsTable", "wheels.json", &wheels},
+		{"measurementsTable", "measurements.json", &meas},
 	}
 }

@@ -35,6 +35,11 @@ func TestGeneratedTablesCurrent(t *testing.T) {
 		{"packages.json", packagesTable(), decodeAs[PackagesData]},
 		{"loading.json", loadingTable(), decodeAs[LoadingData]},
 		{"gpus.json", gpusTable(), decodeAs[gpuTable]},
+		{"families.json", familiesTable(), decodeAs[FamiliesData]},
+		{"signatures.json", signaturesTable(), decodeAs[SignaturesData]},
+		{"builds.json", buildsTable(), decodeAs[BuildsData]},
+		{"wheels.json", wheelsTable(), decodeAs[WheelsData]},
+		{"measurements.json", measurementsTable(), decodeAs[MeasurementsData]},
 	} {
 		want, err := c.decoded(readData(t, c.file))
 		if err != nil {
@@ -73,6 +78,8 @@ func BenchmarkTables(b *testing.B) {
 		{"packages.json", func() any { return packagesTable() }, decodeAs[PackagesData]},
 		{"loading.json", func() any { return loadingTable() }, decodeAs[LoadingData]},
 		{"gpus.json", func() any { return gpusTable() }, decodeAs[gpuTable]},
+		{"families.json", func() any { return familiesTable() }, decodeAs[FamiliesData]},
+		{"signatures.json", func() any { return signaturesTable() }, decodeAs[SignaturesData]},
 	} {
 		data, err := os.ReadFile(filepath.Join("data", c.file))
 		if err != nil {

@@ -1,10 +1,11 @@
 //go:build kbjson
 
 // Command gentables writes tables_gen.go in internal/kb (the knowledge
-// base's tables doctor reads on every run: data/cuda.json, envvars.json,
-// packages.json, loading.json, gpus.json) and in internal/cudaarch (its
-// data/nvcc-targets.json and ptx-isa.json), as Go composite literals, so
-// a run builds them without decoding JSON (issue 17). The JSON files stay
+// base's tables: every data/*.json but findings.json, which genids reads
+// while code that uses a new id does not compile yet) and in
+// internal/cudaarch (its data/nvcc-targets.json and ptx-isa.json), as Go
+// composite literals, so a run builds them without decoding JSON (issue
+// 17). The JSON files stay
 // the one source of truth. It runs with the kbjson build tag, under which
 // both packages decode the JSON themselves (tables_json.go), so it works
 // even while a tables_gen.go is stale or missing:
@@ -110,6 +111,24 @@ func literal(b *strings.Builder, v reflect.Value, elide bool) error {
 		b.WriteString(strconv.FormatUint(v.Uint(), 10))
 	case reflect.Float32, reflect.Float64:
 		b.WriteString(strconv.FormatFloat(v.Float(), 'g', -1, 64))
+	case reflect.Interface:
+		// A decoded JSON value (families.json's oracle variants): written
+		// with its dynamic type, which an interface element cannot elide.
+		if v.IsNil() {
+			b.WriteString("nil")
+			return nil
+		}
+		e := v.Elem()
+		switch e.Kind() {
+		case reflect.Float32, reflect.Float64, reflect.Int, reflect.Int64:
+			b.WriteString(typeName(e.Type()) + "(")
+			if err := literal(b, e, false); err != nil {
+				return err
+			}
+			b.WriteString(")")
+			return nil
+		}
+		return literal(b, e, false)
 	case reflect.Pointer:
 		if v.IsNil() {
 			b.WriteString("nil")
