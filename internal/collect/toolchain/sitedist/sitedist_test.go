@@ -1,6 +1,9 @@
 package sitedist
 
 import (
+	"math/rand/v2"
+	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/fastpath-dev/fastpath/internal/fixture"
@@ -35,4 +38,47 @@ func TestFind(t *testing.T) {
 	if _, _, err := Find(src, "/missing", "x"); err == nil {
 		t.Error("Find in a missing folder: no error")
 	}
+}
+
+// TestNormalizeIsTheRegexp: Normalize is the regexp form it replaced,
+// strings.ToLower(regexp `[-_.]+` -> "-"), on random names over the
+// characters that matter (separators, capitals, non-ASCII).
+func TestNormalizeIsTheRegexp(t *testing.T) {
+	re := regexp.MustCompile(`[-_.]+`)
+	r := rand.New(rand.NewPCG(503, 1))
+	chars := []string{"-", "_", ".", "a", "Z", "0", "É", "ß", "İ", "\xff"}
+	cases := []string{"", "torch", "Flash_Attn", "a--b", "-a-", "..", "nvidia-cuda-nvcc-cu12"}
+	for range 20000 {
+		var b strings.Builder
+		for range r.IntN(9) {
+			b.WriteString(chars[r.IntN(len(chars))])
+		}
+		cases = append(cases, b.String())
+	}
+	for _, n := range cases {
+		if got, want := Normalize(n), strings.ToLower(re.ReplaceAllString(n, "-")); got != want {
+			t.Errorf("Normalize(%q) = %q, the regexp form says %q", n, got, want)
+		}
+	}
+}
+
+func BenchmarkNormalize(b *testing.B) {
+	re := regexp.MustCompile(`[-_.]+`)
+	names := []string{"torch", "nvidia-cuda-nvcc-cu12", "Flash_Attn", "causal-conv1d", "zope.interface"}
+	b.Run("scan", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			for _, n := range names {
+				_ = Normalize(n)
+			}
+		}
+	})
+	b.Run("regexp", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			for _, n := range names {
+				_ = strings.ToLower(re.ReplaceAllString(n, "-"))
+			}
+		}
+	})
 }
