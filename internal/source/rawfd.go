@@ -133,7 +133,21 @@ func (fi *fileInfo) Sys() any           { return nil }
 type rawFile struct {
 	fd   atomic.Int64
 	name string
-	fi   fs.FileInfo
+	fi   *fileInfo
+	// pos is where Read is (the descriptor's offset); eof is set when a
+	// Read of a regular file came back short at or past the size fstat
+	// gave, which is where it ends: the next Read says io.EOF without
+	// asking the kernel again. (A file that grew would have filled the
+	// read; one that shrank gives a short read before its old size, and
+	// is then read on until read(2) returns 0.)
+	pos int64
+	eof bool
+}
+
+// endsAt reports whether a read of a regular file that came back short,
+// at end, reached the end its fstat gave.
+func (f *rawFile) endsAt(end int64) bool {
+	return f.fi.mode.IsRegular() && end >= f.fi.size
 }
 
 // newRawFile fstats fd and returns it as a File.
@@ -158,12 +172,19 @@ func (f *rawFile) Read(p []byte) (int, error) {
 	if len(p) == 0 {
 		return 0, nil
 	}
+	if f.eof {
+		return 0, io.EOF
+	}
 	n, err := retryEINTR(func() (int, error) { return unix.Read(fd, p) })
 	if err != nil {
 		return 0, &fs.PathError{Op: "read", Path: f.name, Err: err}
 	}
 	if n == 0 {
 		return 0, io.EOF
+	}
+	f.pos += int64(n)
+	if n < len(p) && f.endsAt(f.pos) {
+		f.eof = true
 	}
 	return n, nil
 }
@@ -189,6 +210,9 @@ func (f *rawFile) ReadAt(p []byte, off int64) (int, error) {
 		total += n
 		p = p[n:]
 		off += int64(n)
+		if len(p) > 0 && f.endsAt(off) {
+			return total, io.EOF // short at the end fstat gave: no read of 0 bytes to learn it
+		}
 	}
 	return total, nil
 }

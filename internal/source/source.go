@@ -18,6 +18,7 @@ import (
 	"os/exec"
 	"path"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -25,6 +26,7 @@ import (
 	"time"
 
 	"github.com/fastpath-dev/fastpath/internal/facts"
+	"golang.org/x/sys/unix"
 )
 
 // Kind names what a Source stands for. It is declared in facts (a facts
@@ -119,6 +121,13 @@ type dirSource struct {
 	// plain turns the fast paths off (RootPlain): every call walks its
 	// path from the top of the root, as before they existed.
 	plain bool
+
+	// listed are the folders ReadDir listed, whose entries answer type
+	// and absence questions without a syscall (listing.go).
+	listed listings
+	// getdents reads a folder's entries (unix.Getdents; tests replace it
+	// to give entries of unknown type, as some filesystems do).
+	getdents func(fd int, buf []byte) (int, error)
 }
 
 // Host returns the live machine as a Source. env is the environment to assume
@@ -178,7 +187,7 @@ func newDir(root string, env Env, live bool) (*dirSource, error) {
 	if env == nil {
 		env = Env{}
 	}
-	s := &dirSource{root: root, env: env, live: live, osr: r}
+	s := &dirSource{root: root, env: env, live: live, osr: r, getdents: unix.Getdents}
 	if root != "/" {
 		if s.dirs, err = newDirHandles(root); err != nil {
 			r.Close()
@@ -186,14 +195,28 @@ func newDir(root string, env Env, live bool) (*dirSource, error) {
 		}
 		closeWhenUnreachable(s, s.dirs)
 	}
-	s.links = NewResolver(func(p string) (fs.FileMode, error) {
-		fi, err := s.lstat(p)
-		if err != nil {
-			return 0, err
-		}
-		return fi.Mode(), nil
-	}, s.readlink)
+	s.links = NewResolver(s.typeOf, s.readlink)
 	return s, nil
+}
+
+// typeOf is the type of the clean in-source path p, not following a final
+// link: from its folder's listing where that was listed, else an lstat.
+func (s *dirSource) typeOf(p string) (fs.FileMode, error) {
+	if !s.plain {
+		if e, listed := s.listed.lookup(p); listed {
+			if e == nil {
+				return 0, errListedAbsent(p)
+			}
+			if e.typ != typeUnknown {
+				return e.typ, nil
+			}
+		}
+	}
+	fi, err := s.lstat(p)
+	if err != nil {
+		return 0, err
+	}
+	return fi.Mode(), nil
 }
 
 // The four primitives every dirSource operation goes through. Under a root
@@ -519,6 +542,14 @@ func unwrapPathErr(err error) error {
 func (s *dirSource) resolveStat(name string) (string, fs.FileInfo, error) {
 	p, err := s.resolve(name, false)
 	if err == nil && !s.plain {
+		if e, listed := s.listed.lookup(p); listed {
+			if e == nil {
+				return p, nil, errLstat{errListedAbsent(p)}
+			}
+			if e.typ == fs.ModeSymlink {
+				return s.resolveStatSlow(name)
+			}
+		}
 		fi, lerr := s.lstat(p)
 		if lerr == nil && fi.Mode()&fs.ModeSymlink == 0 {
 			return p, fi, nil
@@ -527,7 +558,13 @@ func (s *dirSource) resolveStat(name string) (string, fs.FileInfo, error) {
 			return p, nil, errLstat{lerr}
 		}
 	}
-	if p, err = s.resolve(name, true); err != nil {
+	return s.resolveStatSlow(name)
+}
+
+// resolveStatSlow is resolveStat by the plain rules: Resolve, then lstat.
+func (s *dirSource) resolveStatSlow(name string) (string, fs.FileInfo, error) {
+	p, err := s.resolve(name, true)
+	if err != nil {
 		return p, nil, err
 	}
 	fi, err := s.lstat(p)
@@ -535,6 +572,28 @@ func (s *dirSource) resolveStat(name string) (string, fs.FileInfo, error) {
 		return p, nil, errLstat{err}
 	}
 	return p, fi, nil
+}
+
+// resolveType is resolveStat for callers that need only the type (Open,
+// ReadDir): where the folder's listing gives it, no lstat is made.
+func (s *dirSource) resolveType(name string) (string, fs.FileMode, error) {
+	if !s.plain {
+		if p, err := s.resolve(name, false); err == nil {
+			if e, listed := s.listed.lookup(p); listed {
+				if e == nil {
+					return p, 0, errLstat{errListedAbsent(p)}
+				}
+				if e.typ != fs.ModeSymlink && e.typ != typeUnknown {
+					return p, e.typ, nil
+				}
+			}
+		}
+	}
+	p, fi, err := s.resolveStat(name)
+	if err != nil {
+		return p, 0, err
+	}
+	return p, fi.Mode().Type(), nil
 }
 
 // errLstat marks a failure of resolveStat's final lstat, which callers
@@ -558,11 +617,11 @@ func pathErr(op, name string, err error) error {
 // in a root cannot hang a read and a device node is never touched (F5); the
 // type is checked again on the open file, in case it was swapped in between.
 func (s *dirSource) Open(name string) (File, error) {
-	p, fi, err := s.resolveStat(name)
+	p, typ, err := s.resolveType(name)
 	if err != nil {
 		return nil, pathErr("open", name, err)
 	}
-	if err := openable(fi.Mode()); err != nil {
+	if err := openable(typ); err != nil {
 		return nil, &fs.PathError{Op: "open", Path: name, Err: err}
 	}
 	f, err := s.openNoBlock(p)
@@ -572,7 +631,7 @@ func (s *dirSource) Open(name string) (File, error) {
 	if err != nil {
 		return nil, &fs.PathError{Op: "open", Path: name, Err: unwrapPathErr(err)}
 	}
-	if fi, _ = f.Stat(); openable(fi.Mode()) != nil {
+	if fi, _ := f.Stat(); openable(fi.Mode()) != nil {
 		f.Close()
 		return nil, &fs.PathError{Op: "open", Path: name, Err: ErrNotRegular}
 	}
@@ -612,6 +671,11 @@ func (s *dirSource) Lstat(name string) (fs.FileInfo, error) {
 	if err != nil {
 		return nil, err
 	}
+	if !s.plain {
+		if e, listed := s.listed.lookup(p); listed && e == nil {
+			return nil, &fs.PathError{Op: "lstat", Path: name, Err: syscall.ENOENT}
+		}
+	}
 	fi, err := s.lstat(p)
 	if err != nil {
 		return nil, &fs.PathError{Op: "lstat", Path: name, Err: unwrapPathErr(err)}
@@ -632,15 +696,63 @@ func (s *dirSource) ReadLink(name string) (string, error) {
 }
 
 // ReadDir lists a directory, sorted by name, through the same confined
-// handle as Open; at most MaxDirEntries entries are returned.
+// handle as Open; at most MaxDirEntries entries are returned. A complete
+// listing is kept: it answers later lookups of names in the folder
+// (listing.go).
 func (s *dirSource) ReadDir(name string) ([]fs.DirEntry, error) {
-	p, fi, err := s.resolveStat(name)
+	p, typ, err := s.resolveType(name)
 	if err != nil {
 		return nil, pathErr("readdir", name, err)
 	}
-	if !fi.IsDir() {
+	if !typ.IsDir() {
 		return nil, &fs.PathError{Op: "readdir", Path: name, Err: syscall.ENOTDIR}
 	}
+	if s.plain {
+		return s.readDirPlain(name, p)
+	}
+	var ents []dirent
+	if s.root == "/" {
+		ents, err = s.listHost(p)
+	} else {
+		ents, err = s.dirs.list(p, s.getdents, MaxDirEntries)
+	}
+	if err != nil {
+		return nil, &fs.PathError{Op: "readdir", Path: name, Err: unwrapPathErr(err)}
+	}
+	tooMany := len(ents) > MaxDirEntries
+	if tooMany {
+		ents = ents[:MaxDirEntries] // the first ones read, as os.File.ReadDir(n) gives
+	}
+	slices.SortFunc(ents, func(a, b dirent) int { return strings.Compare(a.name, b.name) })
+	l := &listing{s: s, dir: p, ents: ents}
+	out := make([]fs.DirEntry, len(ents))
+	for i := range ents {
+		ents[i].l = l
+		out[i] = &ents[i]
+	}
+	if tooMany {
+		// Not kept: a name past the cap is not absent.
+		return out, &fs.PathError{Op: "readdir", Path: name, Err: ErrTooLarge}
+	}
+	s.listed.put(l)
+	return out, nil
+}
+
+// listHost lists the host folder p (clean, resolved): opened as one name
+// with O_NOFOLLOW and O_DIRECTORY, as under a root.
+func (s *dirSource) listHost(p string) ([]dirent, error) {
+	fd, err := retryEINTR(func() (int, error) {
+		return unix.Open(p, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	})
+	if err != nil {
+		return nil, &fs.PathError{Op: "open", Path: p, Err: err}
+	}
+	defer unix.Close(fd)
+	return listFD(fd, s.getdents, MaxDirEntries)
+}
+
+// readDirPlain is ReadDir through os.Root (RootPlain, the oracle).
+func (s *dirSource) readDirPlain(name, p string) ([]fs.DirEntry, error) {
 	f, err := s.openOS(p)
 	if err != nil {
 		return nil, &fs.PathError{Op: "readdir", Path: name, Err: unwrapPathErr(err)}
@@ -654,33 +766,11 @@ func (s *dirSource) ReadDir(name string) ([]fs.DirEntry, error) {
 		ents, err = ents[:MaxDirEntries], ErrTooLarge
 	}
 	sort.Slice(ents, func(i, j int) bool { return ents[i].Name() < ents[j].Name() })
-	if s.root != "/" && !s.plain {
-		// The folder was opened as a raw descriptor (os.NewFile), whose
-		// entries would lstat a host path when asked for Info; ask
-		// through the kept handles instead, inside the root. (A folder
-		// opened by os.Root lstat'ed every entry up front: one fstatat
-		// per file of site-packages, that nobody used.)
-		for i, e := range ents {
-			ents[i] = confinedDirent{e, s, path.Join(p, e.Name())}
-		}
-	}
 	if err != nil {
 		return ents, &fs.PathError{Op: "readdir", Path: name, Err: unwrapPathErr(err)}
 	}
 	return ents, nil
 }
-
-// confinedDirent is a directory entry of a root whose Info is an lstat
-// through the root's kept handles.
-type confinedDirent struct {
-	fs.DirEntry
-	s *dirSource
-	p string // the entry's clean in-source path
-}
-
-func (e confinedDirent) Info() (fs.FileInfo, error) { return e.s.lstat(e.p) }
-
-func (e confinedDirent) String() string { return fs.FormatDirEntry(e) }
 
 func (s *dirSource) Exec(ctx context.Context, name string, args ...string) ([]byte, error) {
 	if !s.live {

@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"path"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"unicode/utf8"
@@ -25,6 +26,11 @@ type candidate struct {
 	// listedDir: the listing of loc says dir is a folder (not a link to
 	// one), so readDist needs no stat to know it.
 	listedDir bool
+
+	// names is the metadata folder's listing, sorted; listed is false
+	// when it could not be listed (every file is then tried).
+	names  []fs.DirEntry
+	listed bool
 
 	dist     facts.Distribution
 	ok       bool   // metadata read and has a Name
@@ -201,6 +207,32 @@ func (c *collector) collectDists(e *env) {
 	e.NumDists = len(e.Distributions)
 }
 
+// listFolder lists the metadata folder once (one getdents): a file that
+// is not there (direct_url.json, mostly; PKG-INFO beside METADATA) is then
+// never looked up, and the source answers each open's type check from the
+// listing instead of an lstat.
+func (cd *candidate) listFolder(src source.Source) {
+	ents, err := src.ReadDir(cd.dir)
+	if err != nil {
+		return // read as before: each file tried, a missing one read as ""
+	}
+	byName := func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) }
+	if !slices.IsSortedFunc(ents, byName) { // every Source sorts; has needs it
+		slices.SortFunc(ents, byName)
+	}
+	cd.names, cd.listed = ents, true
+}
+
+// has reports whether the metadata folder may hold name: false only when
+// its listing says it does not.
+func (cd *candidate) has(name string) bool {
+	if !cd.listed {
+		return true
+	}
+	_, found := slices.BinarySearchFunc(cd.names, name, func(e fs.DirEntry, n string) int { return strings.Compare(e.Name(), n) })
+	return found
+}
+
 // readAll reads the candidates' metadata concurrently.
 func (c *collector) readAll(cands []*candidate) {
 	work := make(chan *candidate)
@@ -319,7 +351,12 @@ func (c *collector) readDist(cd *candidate) {
 	var text string
 	var err error
 	if isDir {
+		cd.listFolder(c.src)
+		defer func() { cd.names = nil }()
 		for _, n := range []string{"METADATA", "PKG-INFO"} {
+			if !cd.has(n) {
+				continue
+			}
 			text, err = c.readHeaders(path.Join(cd.dir, n))
 			if err != nil {
 				c.warn("%s/%s: %v", cd.dir, n, err)
@@ -352,6 +389,9 @@ func (c *collector) readDist(cd *candidate) {
 	if !c.listOnly {
 		c.readInstallInfo(cd)
 	}
+	if !cd.has("direct_url.json") {
+		return
+	}
 	if t, err := c.readText(path.Join(cd.dir, "direct_url.json"), maxSmall); err != nil {
 		c.warn("%s/direct_url.json: %v", cd.dir, err)
 	} else if t != "" {
@@ -367,18 +407,24 @@ func (c *collector) readDist(cd *candidate) {
 // tags and RECORD.
 func (c *collector) readInstallInfo(cd *candidate) {
 	d := &cd.dist
-	if t, err := c.readText(path.Join(cd.dir, "INSTALLER"), maxSmall); err == nil {
-		for _, line := range strings.Split(universalNewlines(t), "\n") {
-			if s := strings.TrimSpace(line); s != "" {
-				d.Installer = s
-				break
+	if cd.has("INSTALLER") {
+		if t, err := c.readText(path.Join(cd.dir, "INSTALLER"), maxSmall); err == nil {
+			for _, line := range strings.Split(universalNewlines(t), "\n") {
+				if s := strings.TrimSpace(line); s != "" {
+					d.Installer = s
+					break
+				}
 			}
 		}
 	}
-	if t, err := c.readText(path.Join(cd.dir, "WHEEL"), maxSmall); err == nil && t != "" {
-		d.Tags = parseMetadata(t).All("Tag")
+	if cd.has("WHEEL") {
+		if t, err := c.readText(path.Join(cd.dir, "WHEEL"), maxSmall); err == nil && t != "" {
+			d.Tags = parseMetadata(t).All("Tag")
+		}
 	}
-	c.readRecord(cd)
+	if cd.has("RECORD") {
+		c.readRecord(cd)
+	}
 	if c.native != nil && len(d.Extensions) > 0 {
 		c.native(d.Name, d.Version, d.Location, d.Extensions)
 	}
