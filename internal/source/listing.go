@@ -158,6 +158,12 @@ func listFD(fd int, getdents func(int, []byte) (int, error), max int) ([]dirent,
 		if n <= 0 {
 			break
 		}
+		if ents == nil {
+			// A record takes at least 24 bytes, a name less than its
+			// record: most folders fit in the first read, sized here.
+			ents, ends = make([]dirent, 0, n/24), make([]int, 0, n/24)
+			names = make([]byte, 0, n)
+		}
 		for b := buf[:min(n, len(buf))]; len(b) > 0 && len(ents) <= max; {
 			name, typ, rest, ok := parseDirent(b)
 			if !ok {

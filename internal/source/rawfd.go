@@ -55,7 +55,9 @@ func lstatAt(dirfd int, name string) (fs.FileInfo, error) {
 	if err != nil {
 		return nil, &fs.PathError{Op: "statat", Path: name, Err: err}
 	}
-	return newFileInfo(path.Base(name), &st), nil
+	fi := new(fileInfo)
+	fi.fill(path.Base(name), &st)
+	return fi, nil
 }
 
 // readlinkAt is readlinkat(dirfd, name), growing its buffer as os.Readlink does.
@@ -91,8 +93,9 @@ type fileInfo struct {
 	mode  fs.FileMode
 }
 
-func newFileInfo(name string, st *unix.Stat_t) *fileInfo {
-	fi := &fileInfo{name: name, size: st.Size, mtime: st.Mtim.Nano(), mode: fs.FileMode(st.Mode & 0o777)}
+// fill sets fi from a stat of the file name.
+func (fi *fileInfo) fill(name string, st *unix.Stat_t) {
+	*fi = fileInfo{name: name, size: st.Size, mtime: st.Mtim.Nano(), mode: fs.FileMode(st.Mode & 0o777)}
 	switch st.Mode & unix.S_IFMT {
 	case unix.S_IFBLK:
 		fi.mode |= fs.ModeDevice
@@ -116,7 +119,6 @@ func newFileInfo(name string, st *unix.Stat_t) *fileInfo {
 	if st.Mode&unix.S_ISVTX != 0 {
 		fi.mode |= fs.ModeSticky
 	}
-	return fi
 }
 
 func (fi *fileInfo) Name() string       { return fi.name }
@@ -133,7 +135,7 @@ func (fi *fileInfo) Sys() any           { return nil }
 type rawFile struct {
 	fd   atomic.Int64
 	name string
-	fi   *fileInfo
+	fi   fileInfo // from the fstat made on opening (one allocation with the file)
 	// pos is where Read is (the descriptor's offset); eof is set when a
 	// Read of a regular file came back short at or past the size fstat
 	// gave, which is where it ends: the next Read says io.EOF without
@@ -157,12 +159,13 @@ func newRawFile(fd int, name string) (*rawFile, error) {
 		unix.Close(fd)
 		return nil, err
 	}
-	f := &rawFile{name: name, fi: newFileInfo(path.Base(name), &st)}
+	f := &rawFile{name: name}
+	f.fi.fill(path.Base(name), &st)
 	f.fd.Store(int64(fd))
 	return f, nil
 }
 
-func (f *rawFile) Stat() (fs.FileInfo, error) { return f.fi, nil }
+func (f *rawFile) Stat() (fs.FileInfo, error) { return &f.fi, nil }
 
 func (f *rawFile) Read(p []byte) (int, error) {
 	fd := int(f.fd.Load())

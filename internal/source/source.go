@@ -803,7 +803,7 @@ func ReadFile(src Source, name string, max int64) ([]byte, error) {
 	// The stat's size sizes the buffer (a file that grew since is still
 	// read to max+1 bytes); /proc files say 0 whatever they hold.
 	b := make([]byte, 0, min(fi.Size(), max)+1)
-	b, err = readAllInto(b, io.LimitReader(f, max+1))
+	b, err = readAllInto(b, f, max+1)
 	if err != nil {
 		return nil, &fs.PathError{Op: "read", Path: name, Err: err}
 	}
@@ -813,14 +813,15 @@ func ReadFile(src Source, name string, max int64) ([]byte, error) {
 	return b, nil
 }
 
-// readAllInto is io.ReadAll into b's spare capacity: a buffer sized by the
-// caller is filled with no reallocation when the size was right.
-func readAllInto(b []byte, r io.Reader) ([]byte, error) {
-	for {
+// readAllInto is io.ReadAll of at most limit bytes into b's spare
+// capacity: a buffer sized by the caller is filled with no reallocation
+// when the size was right.
+func readAllInto(b []byte, r io.Reader, limit int64) ([]byte, error) {
+	for int64(len(b)) < limit {
 		if len(b) == cap(b) {
 			b = append(b, 0)[:len(b)]
 		}
-		n, err := r.Read(b[len(b):cap(b)])
+		n, err := r.Read(b[len(b):int(min(int64(cap(b)), limit))])
 		b = b[:len(b)+n]
 		if err == io.EOF {
 			return b, nil
@@ -829,6 +830,7 @@ func readAllInto(b []byte, r io.Reader) ([]byte, error) {
 			return b, err
 		}
 	}
+	return b, nil
 }
 
 // Exists reports whether name exists (following links).

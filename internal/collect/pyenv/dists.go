@@ -38,15 +38,12 @@ type candidate struct {
 	durlEdit string // its editable project folder, when editable
 }
 
-var (
-	nameRunRe = lazyregexp.New(`[-_.]+`)
-	soRe      = lazyregexp.New(`\.so(\.[0-9]+)*$`)
-	eggLinkRe = lazyregexp.New(`[^A-Za-z0-9.]+`)
-)
+var soRe = lazyregexp.New(`\.so(\.[0-9]+)*$`)
 
-// canonicalize is packaging.utils.canonicalize_name.
+// canonicalize is packaging.utils.canonicalize_name:
+// re.sub(r"[-_.]+", "-", name).lower().
 func canonicalize(name string) string {
-	return strings.ToLower(nameRunRe.ReplaceAllString(name, "-"))
+	return replaceRuns(name, isNameSep, '-', true)
 }
 
 // lookupKey is importlib.metadata's grouping key for a metadata folder name.
@@ -55,7 +52,61 @@ func lookupKey(low string) string {
 		low = low[:i]
 	}
 	low, _, _ = strings.Cut(low, "-")
-	return strings.ReplaceAll(strings.ToLower(nameRunRe.ReplaceAllString(low, "-")), "-", "_")
+	return replaceRuns(low, isNameSep, '_', true)
+}
+
+// eggLinkName is pip's egg_link_name stem: re.sub("[^A-Za-z0-9.]+", "-", name).
+func eggLinkName(name string) string {
+	return replaceRuns(name, func(c byte) bool {
+		return !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '.')
+	}, '-', false)
+}
+
+func isNameSep(c byte) bool { return c == '-' || c == '_' || c == '.' }
+
+// replaceRuns replaces each run of bytes in the class with sep and, with
+// lower, lowercases the result as strings.ToLower does. The classes are
+// ASCII: a byte of a multi-byte character is in one only where every byte
+// of it is (eggLinkName's "not alphanumeric"), so a run of characters is
+// a run of bytes, as the regular expressions it replaces saw them.
+// name is returned as it is when nothing changes.
+func replaceRuns(name string, in func(byte) bool, sep byte, lower bool) string {
+	changed, ascii := false, true
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if in(c) {
+			if c != sep || i+1 < len(name) && in(name[i+1]) {
+				changed = true
+			}
+		} else if lower && 'A' <= c && c <= 'Z' {
+			changed = true
+		}
+		if c >= 0x80 {
+			ascii = false
+		}
+	}
+	out := name
+	if changed {
+		b := make([]byte, 0, len(name))
+		for i := 0; i < len(name); i++ {
+			c := name[i]
+			switch {
+			case in(c):
+				if i == 0 || !in(name[i-1]) { // a run's first byte
+					b = append(b, sep)
+				}
+			case lower && 'A' <= c && c <= 'Z':
+				b = append(b, c+'a'-'A')
+			default:
+				b = append(b, c)
+			}
+		}
+		out = string(b)
+	}
+	if lower && !ascii {
+		out = strings.ToLower(out)
+	}
+	return out
 }
 
 // pathlibNorm spells p as str(pathlib.Path(p)) does: "." parts and repeated
@@ -194,7 +245,7 @@ func (c *collector) collectDists(e *env) {
 			}
 		} else if !d.Shadowed && len(eggLinks) > 0 {
 			// pip: no direct_url.json, so look for NAME.egg-link on sys.path.
-			link := eggLinkRe.ReplaceAllString(d.Name, "-") + ".egg-link"
+			link := eggLinkName(d.Name) + ".egg-link"
 			for _, loc := range e.SitePath {
 				if eggLinks[path.Join(loc, link)] && isFile(c.src, path.Join(loc, link)) {
 					d.Editable, d.EditableLocation = true, path.Dir(d.MetadataDir)
