@@ -383,25 +383,37 @@ func (r *Resolver) Resolve(name string, followLast bool) (string, error) {
 			return p, nil
 		}
 	}
-	comps := components(name)
-	if len(comps) == 0 {
-		return "/", nil
+	// clean is name with empty and "." components dropped (".." is kept:
+	// step resolves it). ends[i] is where its i-th prefix ends, so that
+	// prefix(i) and comp(i) are slices of clean: looking prefixes up
+	// allocates nothing, and a name already clean (most are) is not split.
+	clean := name
+	if !cleanAbs(name) {
+		comps := components(name)
+		if len(comps) == 0 {
+			return "/", nil
+		}
+		if len(comps) > MaxPathComponents {
+			return "", &fs.PathError{Op: "resolve", Path: name[:64] + "...", Err: syscall.ENAMETOOLONG}
+		}
+		clean = "/" + strings.Join(comps, "/")
 	}
-	if len(comps) > MaxPathComponents {
-		return "", &fs.PathError{Op: "resolve", Path: name[:64] + "...", Err: syscall.ENAMETOOLONG}
+	var endsBuf [32]int
+	ends := endsBuf[:1]
+	for i := 1; i <= len(clean); i++ {
+		if i == len(clean) || clean[i] == '/' {
+			if len(ends) > MaxPathComponents {
+				return "", &fs.PathError{Op: "resolve", Path: name[:64] + "...", Err: syscall.ENAMETOOLONG}
+			}
+			ends = append(ends, i)
+		}
 	}
-	// prefix(i) is "/"+comps[:i] joined; every prefix is a slice of clean,
-	// so looking prefixes up allocates nothing.
-	clean := "/" + strings.Join(comps, "/")
-	ends := make([]int, len(comps)+1)
-	for i, off := 0, 0; i < len(comps); i++ {
-		off += 1 + len(comps[i])
-		ends[i+1] = off
-	}
+	n := len(ends) - 1 // components
 	prefix := func(i int) string { return clean[:ends[i]] }
+	comp := func(i int) string { return clean[ends[i]+1 : ends[i+1]] }
 	resolved, start := "/", 0
 	r.mu.Lock()
-	for i := len(comps) - 1; i > 0; i-- {
+	for i := n - 1; i > 0; i-- {
 		if ends[i] > maxCachedPrefixLen {
 			continue
 		}
@@ -412,17 +424,17 @@ func (r *Resolver) Resolve(name string, followLast bool) (string, error) {
 	}
 	r.mu.Unlock()
 	hops := 0
-	for i := start; i < len(comps); i++ {
-		last := i == len(comps)-1
+	for i := start; i < n; i++ {
+		last := i == n-1
 		if last && !followLast {
-			if comps[i] == ".." {
+			if comp(i) == ".." {
 				return path.Dir(resolved), nil
 			}
-			return path.Join(resolved, comps[i]), nil
+			return joinName(resolved, comp(i)), nil
 		}
-		next, err := r.step(resolved, comps[i], &hops)
+		next, err := r.step(resolved, comp(i), &hops)
 		if err != nil {
-			return path.Join(resolved, strings.Join(comps[i:], "/")), &fs.PathError{Op: "resolve", Path: name, Err: err}
+			return path.Join(resolved, clean[ends[i]+1:]), &fs.PathError{Op: "resolve", Path: name, Err: err}
 		}
 		resolved = next
 		if !last && ends[i+1] <= maxCachedPrefixLen {
@@ -490,6 +502,18 @@ func (r *Resolver) step(dir, c string, hops *int) (string, error) {
 		return path.Dir(dir), nil // path.Dir("/") is "/": ".." cannot climb out
 	}
 	next := path.Join(dir, c)
+	if !r.plain {
+		// A folder already resolved (met as a prefix before, or in an
+		// earlier link's target) resolves as it did: links' targets
+		// ("/usr/bin/python3.12", "usr/lib64") are walked from "/" one
+		// component at a time, and each component cost an lstat.
+		r.mu.Lock()
+		resolved, ok := r.cache[next]
+		r.mu.Unlock()
+		if ok {
+			return resolved, nil
+		}
+	}
 	mode, err := r.lstat(next)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {

@@ -112,6 +112,9 @@ func replaceRuns(name string, in func(byte) bool, sep byte, lower bool) string {
 // pathlibNorm spells p as str(pathlib.Path(p)) does: "." parts and repeated
 // or trailing slashes dropped, ".." kept.
 func pathlibNorm(p string) string {
+	if isPathlibNorm(p) {
+		return p // most are: a folder joined with a listed name
+	}
 	abs := strings.HasPrefix(p, "/")
 	var parts []string
 	for _, c := range strings.Split(p, "/") {
@@ -129,6 +132,27 @@ func pathlibNorm(p string) string {
 	return s
 }
 
+// isPathlibNorm reports whether pathlibNorm(p) is p: no empty or "."
+// component, no trailing slash.
+func isPathlibNorm(p string) bool {
+	if p == "/" {
+		return true
+	}
+	start := 0
+	if strings.HasPrefix(p, "/") {
+		start = 1
+	}
+	for i := start; i <= len(p); i++ {
+		if i == len(p) || p[i] == '/' {
+			if c := p[start:i]; c == "" || c == "." {
+				return false
+			}
+			start = i + 1
+		}
+	}
+	return true
+}
+
 // scan lists the metadata folders in one sys.path entry in importlib's
 // order: grouped by normalised name in listing order; inside an .egg folder
 // its EGG-INFO.
@@ -137,6 +161,21 @@ func (c *collector) scan(loc string, ents []fs.DirEntry) []*candidate {
 	groups := map[string][]*candidate{}
 	var eggs []*candidate
 	baseIsEgg := strings.HasSuffix(strings.ToLower(path.Base(loc)), ".egg")
+	isMetadata := func(low string) bool {
+		return strings.HasSuffix(low, ".dist-info") || strings.HasSuffix(low, ".egg-info") || baseIsEgg && low == "egg-info"
+	}
+	// The candidates are made in one slab: one allocation, not thousands.
+	count := 0
+	for _, ent := range ents {
+		if isMetadata(strings.ToLower(ent.Name())) {
+			count++
+		}
+	}
+	slab := make([]candidate, 0, count)
+	add := func(n string, ent fs.DirEntry) *candidate {
+		slab = append(slab, candidate{loc: loc, dir: pathlibNorm(loc + "/" + n), listedDir: ent.Type().IsDir()})
+		return &slab[len(slab)-1]
+	}
 	for _, ent := range ents {
 		n := ent.Name()
 		low := strings.ToLower(n)
@@ -146,9 +185,9 @@ func (c *collector) scan(loc string, ents []fs.DirEntry) []*candidate {
 			if _, ok := groups[k]; !ok {
 				order = append(order, k)
 			}
-			groups[k] = append(groups[k], &candidate{loc: loc, dir: pathlibNorm(loc + "/" + n), listedDir: ent.Type().IsDir()})
+			groups[k] = append(groups[k], add(n, ent))
 		case baseIsEgg && low == "egg-info":
-			eggs = append(eggs, &candidate{loc: loc, dir: pathlibNorm(loc + "/" + n), listedDir: ent.Type().IsDir()})
+			eggs = append(eggs, add(n, ent))
 		}
 	}
 	var out []*candidate
@@ -228,7 +267,18 @@ func (c *collector) collectDists(e *env) {
 		cands = append(cands, c.linked(loc, ents)...)
 	}
 	c.readAll(cands)
-	seen := map[string]bool{}
+	ok := 0
+	for _, cd := range cands {
+		if cd.ok {
+			ok++
+		}
+	}
+	if ok > 0 { // none stays nil (JSON null), as before
+		// One allocation, not one per doubling: a Distribution is large
+		// and there may be thousands.
+		e.Distributions = slices.Grow(e.Distributions, ok)
+	}
+	seen := make(map[string]bool, ok)
 	for _, cd := range cands {
 		if !cd.ok {
 			continue

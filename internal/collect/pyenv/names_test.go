@@ -35,3 +35,30 @@ func FuzzNameNormalisers(f *testing.F) {
 		}
 	})
 }
+
+// pathlibNorm's shortcut for paths already in pathlib's spelling agrees
+// with the spelling it computes.
+func FuzzPathlibNorm(f *testing.F) {
+	for _, s := range []string{"", "/", "//", ".", "./", "a", "/a/b", "/a//b", "/a/./b", "a/b/", "/a/..", "../x", "/./", "a/."} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, p string) {
+		abs := strings.HasPrefix(p, "/")
+		var parts []string
+		for _, c := range strings.Split(p, "/") {
+			if c != "" && c != "." {
+				parts = append(parts, c)
+			}
+		}
+		want := strings.Join(parts, "/")
+		switch {
+		case abs:
+			want = "/" + want
+		case want == "":
+			want = "."
+		}
+		if got := pathlibNorm(p); got != want {
+			t.Errorf("pathlibNorm(%q) = %q, want %q", p, got, want)
+		}
+	})
+}
