@@ -140,16 +140,18 @@ const direntBufSize = 32 << 10
 var direntBufs = sync.Pool{New: func() any { b := make([]byte, direntBufSize); return &b }}
 
 // listFD reads the entries of the open folder fd (at offset 0) with
-// getdents, skipping "." and "..", at most max of them (the rest unread),
-// in directory order. An entry of unknown type (DT_UNKNOWN) is lstat'ed
-// on fd; one that vanished meanwhile is left out, as os.ReadDir does.
+// getdents, skipping "." and "..", at most max+1 of them (the rest
+// unread: one past max says there were more), in directory order. An
+// entry of unknown type (DT_UNKNOWN) is lstat'ed on fd; one that vanished
+// meanwhile is left out, as os.ReadDir does. Each getdents batch is parsed
+// twice, to count and then to fill: its names share one string and the
+// entries one slice, so a listing costs a few allocations, not one per name.
 func listFD(fd int, getdents func(int, []byte) (int, error), max int) ([]dirent, error) {
 	bp := direntBufs.Get().(*[]byte)
 	defer direntBufs.Put(bp)
 	buf := *bp
 	var ents []dirent
-	var names []byte // every name, one allocation at the end
-	var ends []int
+	var endsBuf [64]int // where each name of a batch ends in its string
 	for len(ents) <= max {
 		n, err := retryEINTR(func() (int, error) { return getdents(fd, buf) })
 		if err != nil {
@@ -158,19 +160,27 @@ func listFD(fd int, getdents func(int, []byte) (int, error), max int) ([]dirent,
 		if n <= 0 {
 			break
 		}
-		if ents == nil {
-			// A record takes at least 24 bytes, a name less than its
-			// record: most folders fit in the first read, sized here.
-			ents, ends = make([]dirent, 0, n/24), make([]int, 0, n/24)
-			names = make([]byte, 0, n)
-		}
-		for b := buf[:min(n, len(buf))]; len(b) > 0 && len(ents) <= max; {
-			name, typ, rest, ok := parseDirent(b)
+		batch := buf[:min(n, len(buf))]
+		count, size := 0, 0
+		for b := batch; len(b) > 0; {
+			name, _, rest, ok := parseDirent(b)
 			if !ok {
 				return nil, &fs.PathError{Op: "readdirent", Path: ".", Err: errors.New("malformed directory entry")}
 			}
 			b = rest
-			if name == nil || string(name) == "." || string(name) == ".." {
+			if keepName(name) {
+				count++
+				size += len(name)
+			}
+		}
+		ents = slices.Grow(ents, min(count, max+1-len(ents)))
+		first, ends := len(ents), endsBuf[:0]
+		var names strings.Builder
+		names.Grow(size)
+		for b := batch; len(b) > 0 && len(ents) <= max; {
+			name, typ, rest, _ := parseDirent(b)
+			b = rest
+			if !keepName(name) {
 				continue
 			}
 			if typ == typeUnknown {
@@ -183,17 +193,23 @@ func listFD(fd int, getdents func(int, []byte) (int, error), max int) ([]dirent,
 				}
 				typ = fi.Mode().Type()
 			}
-			names = append(names, name...)
-			ends = append(ends, len(names))
+			names.Write(name)
+			ends = append(ends, names.Len())
 			ents = append(ents, dirent{typ: typ})
 		}
-	}
-	all, start := string(names), 0
-	for i, end := range ends {
-		ents[i].name = all[start:end]
-		start = end
+		all, start := names.String(), 0
+		for k, end := range ends {
+			ents[first+k].name = all[start:end]
+			start = end
+		}
 	}
 	return ents, nil
+}
+
+// keepName reports whether a listed name is an entry of the folder: not a
+// deleted record (nil), ".", or "..".
+func keepName(name []byte) bool {
+	return name != nil && string(name) != "." && string(name) != ".."
 }
 
 // typeUnknown marks an entry whose type getdents did not give.

@@ -5,8 +5,10 @@ import (
 	"io"
 	"io/fs"
 	"path"
+	"strings"
 	"sync/atomic"
 	"time"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -28,7 +30,7 @@ import (
 // anything but a folder (a FIFO swapped in cannot block: F5).
 func openDirAt(dirfd int, name string) (int, error) {
 	fd, err := retryEINTR(func() (int, error) {
-		return unix.Openat(dirfd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		return openat(dirfd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC)
 	})
 	if err != nil {
 		return -1, &fs.PathError{Op: "openat", Path: name + "/.", Err: err}
@@ -40,7 +42,7 @@ func openDirAt(dirfd int, name string) (int, error) {
 // and flag (O_NONBLOCK, so that a FIFO swapped in cannot block the open).
 func openFileAt(dirfd int, name string, flag int) (int, error) {
 	fd, err := retryEINTR(func() (int, error) {
-		return unix.Openat(dirfd, name, flag|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		return openat(dirfd, name, flag|unix.O_NOFOLLOW|unix.O_CLOEXEC)
 	})
 	if err != nil {
 		return -1, &fs.PathError{Op: "openat", Path: name, Err: err}
@@ -51,7 +53,7 @@ func openFileAt(dirfd int, name string, flag int) (int, error) {
 // lstatAt is fstatat(dirfd, name, AT_SYMLINK_NOFOLLOW).
 func lstatAt(dirfd int, name string) (fs.FileInfo, error) {
 	var st unix.Stat_t
-	_, err := retryEINTR(func() (int, error) { return 0, unix.Fstatat(dirfd, name, &st, unix.AT_SYMLINK_NOFOLLOW) })
+	_, err := retryEINTR(func() (int, error) { return 0, lstatat(dirfd, name, &st) })
 	if err != nil {
 		return nil, &fs.PathError{Op: "statat", Path: name, Err: err}
 	}
@@ -72,6 +74,40 @@ func readlinkAt(dirfd int, name string) (string, error) {
 			return string(b[:got]), nil
 		}
 	}
+}
+
+// openat and lstatat are unix.Openat and unix.Fstatat(AT_SYMLINK_NOFOLLOW)
+// with the name copied to the stack rather than to a new heap string: one
+// allocation less per file, of 30,000 in a 5,000-distribution run. (A
+// pointer converted to uintptr in a syscall's argument list keeps its
+// object alive and in place until the call returns: unsafe.Pointer, rule
+// 4.) A longer name takes x/sys's path; one holding a NUL is EINVAL there.
+const stackNameLen = 256
+
+func openat(dirfd int, name string, flags int) (int, error) {
+	if len(name) >= stackNameLen || strings.IndexByte(name, 0) >= 0 {
+		return unix.Openat(dirfd, name, flags, 0)
+	}
+	var buf [stackNameLen]byte
+	copy(buf[:], name)
+	fd, _, e := unix.Syscall6(unix.SYS_OPENAT, uintptr(dirfd), uintptr(unsafe.Pointer(&buf[0])), uintptr(flags), 0, 0, 0)
+	if e != 0 {
+		return -1, e
+	}
+	return int(fd), nil
+}
+
+func lstatat(dirfd int, name string, st *unix.Stat_t) error {
+	if len(name) >= stackNameLen || strings.IndexByte(name, 0) >= 0 {
+		return unix.Fstatat(dirfd, name, st, unix.AT_SYMLINK_NOFOLLOW)
+	}
+	var buf [stackNameLen]byte
+	copy(buf[:], name)
+	_, _, e := unix.Syscall6(unix.SYS_NEWFSTATAT, uintptr(dirfd), uintptr(unsafe.Pointer(&buf[0])), uintptr(unsafe.Pointer(st)), unix.AT_SYMLINK_NOFOLLOW, 0, 0)
+	if e != 0 {
+		return e
+	}
+	return nil
 }
 
 func retryEINTR(fn func() (int, error)) (int, error) {
