@@ -477,12 +477,14 @@ func (c *collector) readDist(cd *candidate) {
 		c.warn("%s: skipped: no Name in its metadata", cd.dir)
 		return
 	}
-	d.Name = name
+	// Clones: a value is a slice of the header block, which is not kept.
+	d.Name = strings.Clone(name)
 	d.Version, ok = md.Get("Version")
+	d.Version = strings.Clone(d.Version)
 	if !ok {
 		c.warn("%s: no Version in its metadata", cd.dir)
 	}
-	d.Requires = md.All("Requires-Dist")
+	d.Requires = cloneAll(md.All("Requires-Dist"))
 	cd.ok = true
 	if !isDir {
 		return
@@ -504,6 +506,15 @@ func (c *collector) readDist(cd *candidate) {
 	}
 }
 
+// cloneAll clones each of values (slices of a header block, see
+// parseMetadata), in place.
+func cloneAll(values []string) []string {
+	for i, v := range values {
+		values[i] = strings.Clone(v)
+	}
+	return values
+}
+
 // readInstallInfo reads what pip list does not show: INSTALLER, the WHEEL
 // tags and RECORD.
 func (c *collector) readInstallInfo(cd *candidate) {
@@ -520,7 +531,7 @@ func (c *collector) readInstallInfo(cd *candidate) {
 	}
 	if cd.has("WHEEL") {
 		if t, err := c.readText(path.Join(cd.dir, "WHEEL"), maxSmall); err == nil && t != "" {
-			d.Tags = parseMetadata(t).All("Tag")
+			d.Tags = cloneAll(parseMetadata(t).All("Tag"))
 		}
 	}
 	if cd.has("RECORD") {
