@@ -290,7 +290,7 @@ func TestShortReadIsEOF(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		f, err := newRawFile(fd, "/f")
+		f, err := newRawFile(fd, "", "/f")
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -169,8 +169,10 @@ func (fi *fileInfo) Sys() any           { return nil }
 // is idempotent, so a second Close cannot close a descriptor the number
 // was reused for.
 type rawFile struct {
-	fd   atomic.Int64
-	name string
+	fd atomic.Int64
+	// root+p is the file's host path, for errors: joined only when one
+	// is made (a join per file opened cost an allocation for nothing).
+	root, p string
 	fi   fileInfo // from the fstat made on opening (one allocation with the file)
 	// pos is where Read is (the descriptor's offset); eof is set when a
 	// Read of a regular file came back short at or past the size fstat
@@ -188,25 +190,28 @@ func (f *rawFile) endsAt(end int64) bool {
 	return f.fi.mode.IsRegular() && end >= f.fi.size
 }
 
-// newRawFile fstats fd and returns it as a File.
-func newRawFile(fd int, name string) (*rawFile, error) {
+// newRawFile fstats fd, the file p of the root folder root, and returns
+// it as a File.
+func newRawFile(fd int, root, p string) (*rawFile, error) {
 	var st unix.Stat_t
 	if _, err := retryEINTR(func() (int, error) { return 0, unix.Fstat(fd, &st) }); err != nil {
 		unix.Close(fd)
 		return nil, err
 	}
-	f := &rawFile{name: name}
-	f.fi.fill(path.Base(name), &st)
+	f := &rawFile{root: root, p: p}
+	f.fi.fill(path.Base(p), &st)
 	f.fd.Store(int64(fd))
 	return f, nil
 }
 
 func (f *rawFile) Stat() (fs.FileInfo, error) { return &f.fi, nil }
 
+func (f *rawFile) name() string { return f.root + f.p }
+
 func (f *rawFile) Read(p []byte) (int, error) {
 	fd := int(f.fd.Load())
 	if fd < 0 {
-		return 0, &fs.PathError{Op: "read", Path: f.name, Err: fs.ErrClosed}
+		return 0, &fs.PathError{Op: "read", Path: f.name(), Err: fs.ErrClosed}
 	}
 	if len(p) == 0 {
 		return 0, nil
@@ -216,7 +221,7 @@ func (f *rawFile) Read(p []byte) (int, error) {
 	}
 	n, err := retryEINTR(func() (int, error) { return unix.Read(fd, p) })
 	if err != nil {
-		return 0, &fs.PathError{Op: "read", Path: f.name, Err: err}
+		return 0, &fs.PathError{Op: "read", Path: f.name(), Err: err}
 	}
 	if n == 0 {
 		return 0, io.EOF
@@ -232,16 +237,16 @@ func (f *rawFile) Read(p []byte) (int, error) {
 func (f *rawFile) ReadAt(p []byte, off int64) (int, error) {
 	fd := int(f.fd.Load())
 	if fd < 0 {
-		return 0, &fs.PathError{Op: "read", Path: f.name, Err: fs.ErrClosed}
+		return 0, &fs.PathError{Op: "read", Path: f.name(), Err: fs.ErrClosed}
 	}
 	if off < 0 {
-		return 0, &fs.PathError{Op: "readat", Path: f.name, Err: errors.New("negative offset")}
+		return 0, &fs.PathError{Op: "readat", Path: f.name(), Err: errors.New("negative offset")}
 	}
 	total := 0
 	for len(p) > 0 {
 		n, err := retryEINTR(func() (int, error) { return unix.Pread(fd, p, off) })
 		if err != nil {
-			return total, &fs.PathError{Op: "read", Path: f.name, Err: err}
+			return total, &fs.PathError{Op: "read", Path: f.name(), Err: err}
 		}
 		if n == 0 {
 			return total, io.EOF
@@ -259,10 +264,10 @@ func (f *rawFile) ReadAt(p []byte, off int64) (int, error) {
 func (f *rawFile) Close() error {
 	fd := int(f.fd.Swap(-1))
 	if fd < 0 {
-		return &fs.PathError{Op: "close", Path: f.name, Err: fs.ErrClosed}
+		return &fs.PathError{Op: "close", Path: f.name(), Err: fs.ErrClosed}
 	}
 	if err := unix.Close(fd); err != nil {
-		return &fs.PathError{Op: "close", Path: f.name, Err: err}
+		return &fs.PathError{Op: "close", Path: f.name(), Err: err}
 	}
 	return nil
 }

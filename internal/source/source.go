@@ -259,7 +259,7 @@ func (s *dirSource) openNoBlock(p string) (File, error) {
 		if err != nil {
 			return nil, err
 		}
-		f, err := newRawFile(fd, s.root+p)
+		f, err := newRawFile(fd, s.root, p)
 		if err != nil {
 			return nil, errFstat{err}
 		}

@@ -379,15 +379,20 @@ func (c *collector) readHeaders(p string) (string, error) {
 		return "", nil // importlib.metadata treats unreadable as absent
 	}
 	defer f.Close()
-	var buf []byte
-	chunk := make([]byte, bufferFor(f, 16<<10))
+	// Read into buf itself, at most 16 KB at a time: a small file is read
+	// into one buffer of its size, with no copy.
+	const chunk = 16 << 10
+	buf := make([]byte, 0, bufferFor(f, chunk))
 	for int64(len(buf)) < maxMetadata {
-		n, err := f.Read(chunk)
+		if len(buf) == cap(buf) {
+			buf = slices.Grow(buf, chunk)
+		}
+		n, err := f.Read(buf[len(buf):min(cap(buf), len(buf)+chunk)])
 		// Scan only what is new (and the byte before it, for a blank line
 		// split across reads): rescanning from the start made a 2 GiB
 		// METADATA without a blank line cost seconds.
 		from := max(0, len(buf)-1)
-		buf = append(buf, chunk[:n]...)
+		buf = buf[:len(buf)+n]
 		if i := headerEnd(buf[from:]); i >= 0 {
 			buf = buf[:from+i]
 			break

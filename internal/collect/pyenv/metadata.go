@@ -84,8 +84,13 @@ func headerLineKind(line string) byte {
 // that it does not keep the whole block alive.
 func parseMetadata(text string) metadata {
 	text = universalNewlines(text)
+	// At most a header a line, up to the blank line: one allocation.
+	lines := text
+	if i := strings.Index(text, "\n\n"); i >= 0 {
+		lines = text[:i]
+	}
 	var (
-		out     metadata
+		out     = make(metadata, 0, min(strings.Count(lines, "\n")+1, maxHeaders))
 		curName string
 		have    bool
 		// The current value is text[valStart:valEnd] until a skipped
