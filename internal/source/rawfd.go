@@ -173,7 +173,7 @@ type rawFile struct {
 	// root+p is the file's host path, for errors: joined only when one
 	// is made (a join per file opened cost an allocation for nothing).
 	root, p string
-	fi   fileInfo // from the fstat made on opening (one allocation with the file)
+	fi      fileInfo // from the fstat made on opening (one allocation with the file)
 	// pos is where Read is (the descriptor's offset); eof is set when a
 	// Read of a regular file came back short at or past the size fstat
 	// gave, which is where it ends: the next Read says io.EOF without
