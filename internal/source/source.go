@@ -442,7 +442,11 @@ func (r *Resolver) Resolve(name string, followLast bool) (string, error) {
 			if len(r.cache) >= maxCacheEntries {
 				clear(r.cache)
 			}
-			r.cache[strings.Clone(prefix(i+1))] = resolved
+			key := resolved // a folder reached by no link is its own key: one string
+			if key != prefix(i+1) {
+				key = strings.Clone(prefix(i + 1))
+			}
+			r.cache[key] = resolved
 			r.mu.Unlock()
 		}
 	}
@@ -501,7 +505,7 @@ func (r *Resolver) step(dir, c string, hops *int) (string, error) {
 	if c == ".." {
 		return path.Dir(dir), nil // path.Dir("/") is "/": ".." cannot climb out
 	}
-	next := path.Join(dir, c)
+	next := joinName(dir, c) // dir is resolved and clean, c one component
 	if !r.plain {
 		// A folder already resolved (met as a prefix before, or in an
 		// earlier link's target) resolves as it did: links' targets
