@@ -323,6 +323,19 @@ func TestShortReadIsEOF(t *testing.T) {
 	if n, err := g.Read(b); n != 0 || err == nil {
 		t.Errorf("second Read of a shrunk file: %d %v, want io.EOF", n, err)
 	}
+	// A /proc file says size 0 and may come back short before its end:
+	// no shortcut there, whatever was read.
+	if err := os.WriteFile(p, []byte("0123456789"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	h := open()
+	h.fi.size = 0 // as procfs says
+	if n, err := h.Read(b); n != 10 || err != nil || h.eof {
+		t.Errorf("short Read of a file sized 0: %d %v eof=%v, want no end taken from the size", n, err, h.eof)
+	}
+	if n, err := h.ReadAt(b, 0); n != 10 || err == nil {
+		t.Errorf("ReadAt of a file sized 0: %d %v, want 10 and io.EOF (from a read of 0)", n, err)
+	}
 }
 
 // FuzzListFD: whatever getdents returns, listFD neither panics, nor returns

@@ -175,19 +175,21 @@ type rawFile struct {
 	root, p string
 	fi      fileInfo // from the fstat made on opening (one allocation with the file)
 	// pos is where Read is (the descriptor's offset); eof is set when a
-	// Read of a regular file came back short at or past the size fstat
+	// Read of a regular file came back short exactly at the size fstat
 	// gave, which is where it ends: the next Read says io.EOF without
-	// asking the kernel again. (A file that grew would have filled the
-	// read; one that shrank gives a short read before its old size, and
-	// is then read on until read(2) returns 0.)
+	// asking the kernel again. Anything else is read on until read(2)
+	// returns 0: a file that shrank (short before its old size), one that
+	// grew (past it), and /proc and /sys files, which say 0 or 4096
+	// whatever they hold and may come back short before their end (a
+	// root can be a live container's, /proc mounted).
 	pos int64
 	eof bool
 }
 
 // endsAt reports whether a read of a regular file that came back short,
-// at end, reached the end its fstat gave.
+// at end, stopped exactly at the size its fstat gave.
 func (f *rawFile) endsAt(end int64) bool {
-	return f.fi.mode.IsRegular() && end >= f.fi.size
+	return f.fi.mode.IsRegular() && f.fi.size > 0 && end == f.fi.size
 }
 
 // newRawFile fstats fd, the file p of the root folder root, and returns
