@@ -195,16 +195,33 @@ func (f *rawFile) endsAt(end int64) bool {
 // newRawFile fstats fd, the file p of the root folder root, and returns
 // it as a File.
 func newRawFile(fd int, root, p string) (*rawFile, error) {
+	f := new(rawFile)
+	if err := f.init(fd, root, p); err != nil {
+		return nil, err
+	}
+	return f, nil
+}
+
+// init fstats fd and makes f its File; on failure fd is closed.
+func (f *rawFile) init(fd int, root, p string) error {
 	var st unix.Stat_t
 	if _, err := retryEINTR(func() (int, error) { return 0, unix.Fstat(fd, &st) }); err != nil {
 		unix.Close(fd)
-		return nil, err
+		return err
 	}
-	f := &rawFile{root: root, p: p}
+	f.root, f.p = root, p
 	f.fi.fill(path.Base(p), &st)
 	f.fd.Store(int64(fd))
-	return f, nil
+	return nil
 }
+
+// hostFile is a raw file of the live host. It has Fd, as the *os.File it
+// replaced had, so that binaries read on the host are still advised to
+// the kernel as read at random (advise_linux.go). A root's files have no
+// Fd and are not advised, as they were not before this type existed.
+type hostFile struct{ rawFile }
+
+func (f *hostFile) Fd() uintptr { return uintptr(f.fd.Load()) }
 
 func (f *rawFile) Stat() (fs.FileInfo, error) { return &f.fi, nil }
 

@@ -457,8 +457,13 @@ func (c *collector) readDist(cd *candidate) {
 	var text string
 	var err error
 	if isDir {
-		cd.listFolder(c.src)
-		defer func() { cd.names = nil }()
+		if !c.listOnly {
+			// Listing pays where five files are read (install info
+			// too); for `packages`, which reads METADATA alone, it
+			// costs more calls (an open, two getdents) than it saves.
+			cd.listFolder(c.src)
+			defer func() { cd.names = nil }()
+		}
 		for _, n := range []string{"METADATA", "PKG-INFO"} {
 			if !cd.has(n) {
 				continue
