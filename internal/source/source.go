@@ -572,6 +572,11 @@ func unwrapPathErr(err error) error {
 // is when resolving failed, or as errLstat when only the final lstat did.
 func (s *dirSource) resolveStat(name string) (string, fs.FileInfo, error) {
 	p, err := s.resolve(name, false)
+	return s.resolveStatFrom(name, p, err)
+}
+
+// resolveStatFrom is resolveStat given what Resolve(name, false) returned.
+func (s *dirSource) resolveStatFrom(name, p string, err error) (string, fs.FileInfo, error) {
 	if err == nil && !s.plain {
 		if e, listed := s.listed.lookup(p); listed {
 			if e == nil {
@@ -608,19 +613,18 @@ func (s *dirSource) resolveStatSlow(name string) (string, fs.FileInfo, error) {
 // resolveType is resolveStat for callers that need only the type (Open,
 // ReadDir): where the folder's listing gives it, no lstat is made.
 func (s *dirSource) resolveType(name string) (string, fs.FileMode, error) {
-	if !s.plain {
-		if p, err := s.resolve(name, false); err == nil {
-			if e, listed := s.listed.lookup(p); listed {
-				if e == nil {
-					return p, 0, errLstat{errListedAbsent(p)}
-				}
-				if e.typ != fs.ModeSymlink && e.typ != typeUnknown {
-					return p, e.typ, nil
-				}
+	p, err := s.resolve(name, false)
+	if err == nil && !s.plain {
+		if e, listed := s.listed.lookup(p); listed {
+			if e == nil {
+				return p, 0, errLstat{errListedAbsent(p)}
+			}
+			if e.typ != fs.ModeSymlink && e.typ != typeUnknown {
+				return p, e.typ, nil
 			}
 		}
 	}
-	p, fi, err := s.resolveStat(name)
+	p, fi, err := s.resolveStatFrom(name, p, err)
 	if err != nil {
 		return p, 0, err
 	}
