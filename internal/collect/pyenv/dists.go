@@ -2,7 +2,7 @@ package pyenv
 
 import (
 	"bufio"
-	"encoding/csv"
+	"bytes"
 	"encoding/json"
 	"errors"
 	"io"
@@ -552,10 +552,10 @@ func (c *collector) readInstallInfo(cd *candidate) {
 	}
 }
 
-// recordReaders are the RECORD readers' buffers, one per worker at a time:
-// a buffer per distribution (4 KB at least, so that encoding/csv does not
-// wrap it in another) allocated 20 MB in a 5,000-distribution environment.
-var recordReaders = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, 16<<10) }}
+// recordReaders are the RECORD readers and their buffers, one per worker
+// at a time: a buffer per distribution allocated 20 MB in a
+// 5,000-distribution environment.
+var recordReaders = sync.Pool{New: func() any { return &recordReader{br: bufio.NewReaderSize(nil, 16<<10)} }}
 
 // readRecord counts RECORD's files and lists the native libraries in it.
 func (c *collector) readRecord(cd *candidate) {
@@ -565,19 +565,19 @@ func (c *collector) readRecord(cd *candidate) {
 		return
 	}
 	defer f.Close()
-	br := recordReaders.Get().(*bufio.Reader)
-	br.Reset(io.LimitReader(f, maxRecord))
+	r := recordReaders.Get().(*recordReader)
+	r.br.Reset(io.LimitReader(f, maxRecord))
+	r.reset(r.br)
 	defer func() {
-		br.Reset(nil) // drop the file
-		recordReaders.Put(br)
+		r.br.Reset(nil) // drop the file
+		if cap(r.raw) > 64<<10 || cap(r.first) > 64<<10 {
+			r.raw, r.first = nil, nil // a hostile line is not kept in the pool
+		}
+		recordReaders.Put(r)
 	}()
-	r := csv.NewReader(br)
-	r.FieldsPerRecord = -1
-	r.LazyQuotes = true
-	r.ReuseRecord = true
 	d := &cd.dist
 	for {
-		rec, err := r.Read()
+		file, err := r.next()
 		if err == io.EOF {
 			break
 		}
@@ -585,12 +585,12 @@ func (c *collector) readRecord(cd *candidate) {
 			c.warn("%s: %v", p, err)
 			break
 		}
-		if len(rec) == 0 || rec[0] == "" {
+		if len(file) == 0 {
 			continue
 		}
 		d.Files++
-		if strings.Contains(rec[0], ".so") && soRe.MatchString(rec[0]) {
-			d.Extensions = append(d.Extensions, rec[0])
+		if bytes.Contains(file, []byte(".so")) && soRe.Match(file) {
+			d.Extensions = append(d.Extensions, string(file))
 		}
 	}
 }
