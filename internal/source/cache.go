@@ -35,11 +35,11 @@ type Cache struct {
 	small   map[string]*smallFile
 	// smallBytes is the content held by small.
 	smallBytes int64
-	opened     map[string]bool // distinct names opened
-	// pending holds a lock per name whose first open is under way, so
-	// that views opening one file at once reach the source once.
-	pending map[string]*sync.Mutex
-	read    atomic.Int64 // bytes read from the source, all views
+	// opened holds the distinct names opened, each with a lock that the
+	// view opening it from the source holds, so that views opening one
+	// file at once reach the source once.
+	opened map[string]*sync.Mutex
+	read   atomic.Int64 // bytes read from the source, all views
 }
 
 type result[T any] struct {
@@ -80,8 +80,7 @@ const (
 func NewCache(src Source) *Cache {
 	return &Cache{src: src,
 		resolve: map[string]result[string]{}, stat: map[string]result[fs.FileInfo]{}, lstat: map[string]result[fs.FileInfo]{},
-		link: map[string]result[string]{}, dir: map[string]result[[]fs.DirEntry]{}, small: map[string]*smallFile{}, opened: map[string]bool{},
-		pending: map[string]*sync.Mutex{}}
+		link: map[string]result[string]{}, dir: map[string]result[[]fs.DirEntry]{}, small: map[string]*smallFile{}, opened: map[string]*sync.Mutex{}}
 }
 
 // ReadStats is what one view asked of its source (defined in facts, which
@@ -177,27 +176,19 @@ func (v *View) Open(name string) (File, error) {
 	v.opens.Add(1)
 	c := v.c
 	c.mu.Lock()
-	c.opened[name] = true
-	sf := c.small[name]
-	var first *sync.Mutex
-	if sf == nil {
-		if first = c.pending[name]; first == nil {
-			first = new(sync.Mutex)
-			c.pending[name] = first
-		}
+	gate := c.opened[name]
+	if gate == nil {
+		gate = new(sync.Mutex)
+		c.opened[name] = gate
 	}
+	sf := c.small[name]
 	c.mu.Unlock()
-	if first != nil {
-		// One view at a time takes the first open of a name; the others
+	if sf == nil {
+		// One view at a time opens a name from the source; the others
 		// wait, then find its cache entry (collectors start together and
 		// often open the same METADATA or version file at once).
-		first.Lock()
-		defer func() {
-			c.mu.Lock()
-			delete(c.pending, name)
-			c.mu.Unlock()
-			first.Unlock()
-		}()
+		gate.Lock()
+		defer gate.Unlock()
 		c.mu.Lock()
 		sf = c.small[name]
 		c.mu.Unlock()

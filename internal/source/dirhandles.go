@@ -43,7 +43,8 @@ import (
 // used dropped first, and a dropped handle is closed once its last user is
 // done with it.
 type dirHandles struct {
-	top int // the root itself, closed only when the source is garbage
+	top  int        // the root itself, closed only when the source is garbage
+	topH *dirHandle // its handle: never kept in m, never closed by release
 
 	mu  sync.Mutex
 	m   map[string]*dirHandle // clean in-source path -> handle
@@ -64,6 +65,11 @@ type dirHandle struct {
 	refs int
 	kept bool // in dirHandles.m
 	elem *list.Element
+
+	// listMu serialises listings of the folder through fd (getdents
+	// moves the descriptor's offset; openat and fstatat do not use it).
+	listMu sync.Mutex
+	listed bool // fd's offset has moved: seek to 0 before listing again
 }
 
 // newDirHandles opens the root folder dir and keeps its handle.
@@ -74,7 +80,7 @@ func newDirHandles(dir string) (*dirHandles, error) {
 	if err != nil {
 		return nil, &fs.PathError{Op: "open", Path: dir, Err: err}
 	}
-	return &dirHandles{top: top, m: map[string]*dirHandle{}}, nil
+	return &dirHandles{top: top, topH: &dirHandle{fd: top, p: "/"}, m: map[string]*dirHandle{}}, nil
 }
 
 var errBadComponent = errors.New("not a single path component")
@@ -84,7 +90,7 @@ var errBadComponent = errors.New("not a single path component")
 // must release it.
 func (d *dirHandles) acquire(p string) (*dirHandle, error) {
 	if p == "/" {
-		return &dirHandle{fd: d.top, p: "/"}, nil // never closed: not kept, refs unused
+		return d.topH, nil // never closed: not kept, refs unused
 	}
 	d.mu.Lock()
 	if h, ok := d.m[p]; ok {
@@ -150,6 +156,26 @@ func (d *dirHandles) release(h *dirHandle) {
 	if closeIt {
 		unix.Close(h.fd)
 	}
+}
+
+// list lists the folder p (clean, resolved) through its handle, opening
+// and keeping it as acquire does: listing a folder and then reading its
+// files costs one open of it, not two. max is as listFD's.
+func (d *dirHandles) list(p string, getdents func(int, []byte) (int, error), max int) ([]dirent, error) {
+	h, err := d.acquire(p)
+	if err != nil {
+		return nil, err
+	}
+	defer d.release(h)
+	h.listMu.Lock()
+	defer h.listMu.Unlock()
+	if h.listed {
+		if _, err := unix.Seek(h.fd, 0, 0); err != nil {
+			return nil, &fs.PathError{Op: "seek", Path: p, Err: err}
+		}
+	}
+	h.listed = true
+	return listFD(h.fd, getdents, max)
 }
 
 // closeAll closes the kept handles; handles still in use close on release.

@@ -66,7 +66,7 @@ func TestRawFileReads(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f, err := newRawFile(fd, "/f")
+	f, err := newRawFile(fd, "", "/f")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,6 +18,7 @@ import (
 	"os/exec"
 	"path"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -25,6 +26,7 @@ import (
 	"time"
 
 	"github.com/fastpath-dev/fastpath/internal/facts"
+	"golang.org/x/sys/unix"
 )
 
 // Kind names what a Source stands for. It is declared in facts (a facts
@@ -119,6 +121,13 @@ type dirSource struct {
 	// plain turns the fast paths off (RootPlain): every call walks its
 	// path from the top of the root, as before they existed.
 	plain bool
+
+	// listed are the folders ReadDir listed, whose entries answer type
+	// and absence questions without a syscall (listing.go).
+	listed listings
+	// getdents reads a folder's entries (unix.Getdents; tests replace it
+	// to give entries of unknown type, as some filesystems do).
+	getdents func(fd int, buf []byte) (int, error)
 }
 
 // Host returns the live machine as a Source. env is the environment to assume
@@ -178,7 +187,7 @@ func newDir(root string, env Env, live bool) (*dirSource, error) {
 	if env == nil {
 		env = Env{}
 	}
-	s := &dirSource{root: root, env: env, live: live, osr: r}
+	s := &dirSource{root: root, env: env, live: live, osr: r, getdents: unix.Getdents}
 	if root != "/" {
 		if s.dirs, err = newDirHandles(root); err != nil {
 			r.Close()
@@ -186,14 +195,28 @@ func newDir(root string, env Env, live bool) (*dirSource, error) {
 		}
 		closeWhenUnreachable(s, s.dirs)
 	}
-	s.links = NewResolver(func(p string) (fs.FileMode, error) {
-		fi, err := s.lstat(p)
-		if err != nil {
-			return 0, err
-		}
-		return fi.Mode(), nil
-	}, s.readlink)
+	s.links = NewResolver(s.typeOf, s.readlink)
 	return s, nil
+}
+
+// typeOf is the type of the clean in-source path p, not following a final
+// link: from its folder's listing where that was listed, else an lstat.
+func (s *dirSource) typeOf(p string) (fs.FileMode, error) {
+	if !s.plain {
+		if e, listed := s.listed.lookup(p); listed {
+			if e == nil {
+				return 0, errListedAbsent(p)
+			}
+			if e.typ != typeUnknown {
+				return e.typ, nil
+			}
+		}
+	}
+	fi, err := s.lstat(p)
+	if err != nil {
+		return 0, err
+	}
+	return fi.Mode(), nil
 }
 
 // The four primitives every dirSource operation goes through. Under a root
@@ -228,15 +251,28 @@ func (s *dirSource) readlink(p string) (string, error) {
 // openNoBlock opens p for reading with O_NONBLOCK, so that a FIFO that
 // slipped past the type check (swapped in after it) cannot block the open,
 // and fstats it, so that Open can check its type again (a failed fstat is
-// errFstat). Under a root with the fast paths on, the file is a raw
-// descriptor opened on its folder's kept handle (rawfd.go says why).
+// errFstat). The file is a raw descriptor (rawfd.go says why): under a
+// root opened on its folder's kept handle, on the host by its path (an
+// *os.File cost an epoll_ctl per file there too: 480 in a doctor run on a
+// host with 99 distributions). RootPlain opens through os.Root.
 func (s *dirSource) openNoBlock(p string) (File, error) {
-	if s.root != "/" && !s.plain {
+	if !s.plain {
+		if s.root == "/" {
+			fd, err := openFileAt(unix.AT_FDCWD, p, openFlags)
+			if err != nil {
+				return nil, err
+			}
+			f := new(hostFile)
+			if err := f.init(fd, "", p); err != nil {
+				return nil, errFstat{err}
+			}
+			return f, nil
+		}
 		fd, err := s.openRaw(p)
 		if err != nil {
 			return nil, err
 		}
-		f, err := newRawFile(fd, s.root+p)
+		f, err := newRawFile(fd, s.root, p)
 		if err != nil {
 			return nil, errFstat{err}
 		}
@@ -256,19 +292,9 @@ func (s *dirSource) openNoBlock(p string) (File, error) {
 
 const openFlags = os.O_RDONLY | syscall.O_NONBLOCK | syscall.O_CLOEXEC
 
-// openOS opens p as an *os.File (for ReadDir, and on the host).
+// openOS opens p of a RootPlain source through os.Root, as an *os.File.
 func (s *dirSource) openOS(p string) (*os.File, error) {
-	switch {
-	case s.root == "/":
-		return os.OpenFile(p, openFlags|syscall.O_NOFOLLOW, 0)
-	case s.plain:
-		return s.osr.OpenFile(rel(p), openFlags, 0)
-	}
-	fd, err := s.openRaw(p)
-	if err != nil {
-		return nil, err
-	}
-	return os.NewFile(uintptr(fd), s.root+p), nil
+	return s.osr.OpenFile(rel(p), openFlags, 0)
 }
 
 // openRaw opens p on its folder's kept handle.
@@ -360,25 +386,37 @@ func (r *Resolver) Resolve(name string, followLast bool) (string, error) {
 			return p, nil
 		}
 	}
-	comps := components(name)
-	if len(comps) == 0 {
-		return "/", nil
+	// clean is name with empty and "." components dropped (".." is kept:
+	// step resolves it). ends[i] is where its i-th prefix ends, so that
+	// prefix(i) and comp(i) are slices of clean: looking prefixes up
+	// allocates nothing, and a name already clean (most are) is not split.
+	clean := name
+	if !cleanAbs(name) {
+		comps := components(name)
+		if len(comps) == 0 {
+			return "/", nil
+		}
+		if len(comps) > MaxPathComponents {
+			return "", &fs.PathError{Op: "resolve", Path: name[:64] + "...", Err: syscall.ENAMETOOLONG}
+		}
+		clean = "/" + strings.Join(comps, "/")
 	}
-	if len(comps) > MaxPathComponents {
-		return "", &fs.PathError{Op: "resolve", Path: name[:64] + "...", Err: syscall.ENAMETOOLONG}
+	var endsBuf [32]int
+	ends := endsBuf[:1]
+	for i := 1; i <= len(clean); i++ {
+		if i == len(clean) || clean[i] == '/' {
+			if len(ends) > MaxPathComponents {
+				return "", &fs.PathError{Op: "resolve", Path: name[:64] + "...", Err: syscall.ENAMETOOLONG}
+			}
+			ends = append(ends, i)
+		}
 	}
-	// prefix(i) is "/"+comps[:i] joined; every prefix is a slice of clean,
-	// so looking prefixes up allocates nothing.
-	clean := "/" + strings.Join(comps, "/")
-	ends := make([]int, len(comps)+1)
-	for i, off := 0, 0; i < len(comps); i++ {
-		off += 1 + len(comps[i])
-		ends[i+1] = off
-	}
+	n := len(ends) - 1 // components
 	prefix := func(i int) string { return clean[:ends[i]] }
+	comp := func(i int) string { return clean[ends[i]+1 : ends[i+1]] }
 	resolved, start := "/", 0
 	r.mu.Lock()
-	for i := len(comps) - 1; i > 0; i-- {
+	for i := n - 1; i > 0; i-- {
 		if ends[i] > maxCachedPrefixLen {
 			continue
 		}
@@ -389,17 +427,17 @@ func (r *Resolver) Resolve(name string, followLast bool) (string, error) {
 	}
 	r.mu.Unlock()
 	hops := 0
-	for i := start; i < len(comps); i++ {
-		last := i == len(comps)-1
+	for i := start; i < n; i++ {
+		last := i == n-1
 		if last && !followLast {
-			if comps[i] == ".." {
+			if comp(i) == ".." {
 				return path.Dir(resolved), nil
 			}
-			return path.Join(resolved, comps[i]), nil
+			return joinName(resolved, comp(i)), nil
 		}
-		next, err := r.step(resolved, comps[i], &hops)
+		next, err := r.step(resolved, comp(i), &hops)
 		if err != nil {
-			return path.Join(resolved, strings.Join(comps[i:], "/")), &fs.PathError{Op: "resolve", Path: name, Err: err}
+			return path.Join(resolved, clean[ends[i]+1:]), &fs.PathError{Op: "resolve", Path: name, Err: err}
 		}
 		resolved = next
 		if !last && ends[i+1] <= maxCachedPrefixLen {
@@ -407,7 +445,11 @@ func (r *Resolver) Resolve(name string, followLast bool) (string, error) {
 			if len(r.cache) >= maxCacheEntries {
 				clear(r.cache)
 			}
-			r.cache[strings.Clone(prefix(i+1))] = resolved
+			key := resolved // a folder reached by no link is its own key: one string
+			if key != prefix(i+1) {
+				key = strings.Clone(prefix(i + 1))
+			}
+			r.cache[key] = resolved
 			r.mu.Unlock()
 		}
 	}
@@ -466,7 +508,19 @@ func (r *Resolver) step(dir, c string, hops *int) (string, error) {
 	if c == ".." {
 		return path.Dir(dir), nil // path.Dir("/") is "/": ".." cannot climb out
 	}
-	next := path.Join(dir, c)
+	next := joinName(dir, c) // dir is resolved and clean, c one component
+	if !r.plain {
+		// A folder already resolved (met as a prefix before, or in an
+		// earlier link's target) resolves as it did: links' targets
+		// ("/usr/bin/python3.12", "usr/lib64") are walked from "/" one
+		// component at a time, and each component cost an lstat.
+		r.mu.Lock()
+		resolved, ok := r.cache[next]
+		r.mu.Unlock()
+		if ok {
+			return resolved, nil
+		}
+	}
 	mode, err := r.lstat(next)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
@@ -518,7 +572,20 @@ func unwrapPathErr(err error) error {
 // is when resolving failed, or as errLstat when only the final lstat did.
 func (s *dirSource) resolveStat(name string) (string, fs.FileInfo, error) {
 	p, err := s.resolve(name, false)
+	return s.resolveStatFrom(name, p, err)
+}
+
+// resolveStatFrom is resolveStat given what Resolve(name, false) returned.
+func (s *dirSource) resolveStatFrom(name, p string, err error) (string, fs.FileInfo, error) {
 	if err == nil && !s.plain {
+		if e, listed := s.listed.lookup(p); listed {
+			if e == nil {
+				return p, nil, errLstat{errListedAbsent(p)}
+			}
+			if e.typ == fs.ModeSymlink {
+				return s.resolveStatSlow(name)
+			}
+		}
 		fi, lerr := s.lstat(p)
 		if lerr == nil && fi.Mode()&fs.ModeSymlink == 0 {
 			return p, fi, nil
@@ -527,7 +594,13 @@ func (s *dirSource) resolveStat(name string) (string, fs.FileInfo, error) {
 			return p, nil, errLstat{lerr}
 		}
 	}
-	if p, err = s.resolve(name, true); err != nil {
+	return s.resolveStatSlow(name)
+}
+
+// resolveStatSlow is resolveStat by the plain rules: Resolve, then lstat.
+func (s *dirSource) resolveStatSlow(name string) (string, fs.FileInfo, error) {
+	p, err := s.resolve(name, true)
+	if err != nil {
 		return p, nil, err
 	}
 	fi, err := s.lstat(p)
@@ -535,6 +608,27 @@ func (s *dirSource) resolveStat(name string) (string, fs.FileInfo, error) {
 		return p, nil, errLstat{err}
 	}
 	return p, fi, nil
+}
+
+// resolveType is resolveStat for callers that need only the type (Open,
+// ReadDir): where the folder's listing gives it, no lstat is made.
+func (s *dirSource) resolveType(name string) (string, fs.FileMode, error) {
+	p, err := s.resolve(name, false)
+	if err == nil && !s.plain {
+		if e, listed := s.listed.lookup(p); listed {
+			if e == nil {
+				return p, 0, errLstat{errListedAbsent(p)}
+			}
+			if e.typ != fs.ModeSymlink && e.typ != typeUnknown {
+				return p, e.typ, nil
+			}
+		}
+	}
+	p, fi, err := s.resolveStatFrom(name, p, err)
+	if err != nil {
+		return p, 0, err
+	}
+	return p, fi.Mode().Type(), nil
 }
 
 // errLstat marks a failure of resolveStat's final lstat, which callers
@@ -558,11 +652,11 @@ func pathErr(op, name string, err error) error {
 // in a root cannot hang a read and a device node is never touched (F5); the
 // type is checked again on the open file, in case it was swapped in between.
 func (s *dirSource) Open(name string) (File, error) {
-	p, fi, err := s.resolveStat(name)
+	p, typ, err := s.resolveType(name)
 	if err != nil {
 		return nil, pathErr("open", name, err)
 	}
-	if err := openable(fi.Mode()); err != nil {
+	if err := openable(typ); err != nil {
 		return nil, &fs.PathError{Op: "open", Path: name, Err: err}
 	}
 	f, err := s.openNoBlock(p)
@@ -572,7 +666,7 @@ func (s *dirSource) Open(name string) (File, error) {
 	if err != nil {
 		return nil, &fs.PathError{Op: "open", Path: name, Err: unwrapPathErr(err)}
 	}
-	if fi, _ = f.Stat(); openable(fi.Mode()) != nil {
+	if fi, _ := f.Stat(); openable(fi.Mode()) != nil {
 		f.Close()
 		return nil, &fs.PathError{Op: "open", Path: name, Err: ErrNotRegular}
 	}
@@ -612,6 +706,11 @@ func (s *dirSource) Lstat(name string) (fs.FileInfo, error) {
 	if err != nil {
 		return nil, err
 	}
+	if !s.plain {
+		if e, listed := s.listed.lookup(p); listed && e == nil {
+			return nil, &fs.PathError{Op: "lstat", Path: name, Err: syscall.ENOENT}
+		}
+	}
 	fi, err := s.lstat(p)
 	if err != nil {
 		return nil, &fs.PathError{Op: "lstat", Path: name, Err: unwrapPathErr(err)}
@@ -632,15 +731,63 @@ func (s *dirSource) ReadLink(name string) (string, error) {
 }
 
 // ReadDir lists a directory, sorted by name, through the same confined
-// handle as Open; at most MaxDirEntries entries are returned.
+// handle as Open; at most MaxDirEntries entries are returned. A complete
+// listing is kept: it answers later lookups of names in the folder
+// (listing.go).
 func (s *dirSource) ReadDir(name string) ([]fs.DirEntry, error) {
-	p, fi, err := s.resolveStat(name)
+	p, typ, err := s.resolveType(name)
 	if err != nil {
 		return nil, pathErr("readdir", name, err)
 	}
-	if !fi.IsDir() {
+	if !typ.IsDir() {
 		return nil, &fs.PathError{Op: "readdir", Path: name, Err: syscall.ENOTDIR}
 	}
+	if s.plain {
+		return s.readDirPlain(name, p)
+	}
+	var ents []dirent
+	if s.root == "/" {
+		ents, err = s.listHost(p)
+	} else {
+		ents, err = s.dirs.list(p, s.getdents, MaxDirEntries)
+	}
+	if err != nil {
+		return nil, &fs.PathError{Op: "readdir", Path: name, Err: unwrapPathErr(err)}
+	}
+	tooMany := len(ents) > MaxDirEntries
+	if tooMany {
+		ents = ents[:MaxDirEntries] // the first ones read, as os.File.ReadDir(n) gives
+	}
+	slices.SortFunc(ents, func(a, b dirent) int { return strings.Compare(a.name, b.name) })
+	l := &listing{s: s, dir: p, ents: ents}
+	out := make([]fs.DirEntry, len(ents))
+	for i := range ents {
+		ents[i].l = l
+		out[i] = &ents[i]
+	}
+	if tooMany {
+		// Not kept: a name past the cap is not absent.
+		return out, &fs.PathError{Op: "readdir", Path: name, Err: ErrTooLarge}
+	}
+	s.listed.put(l)
+	return out, nil
+}
+
+// listHost lists the host folder p (clean, resolved): opened as one name
+// with O_NOFOLLOW and O_DIRECTORY, as under a root.
+func (s *dirSource) listHost(p string) ([]dirent, error) {
+	fd, err := retryEINTR(func() (int, error) {
+		return unix.Open(p, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	})
+	if err != nil {
+		return nil, &fs.PathError{Op: "open", Path: p, Err: err}
+	}
+	defer unix.Close(fd)
+	return listFD(fd, s.getdents, MaxDirEntries)
+}
+
+// readDirPlain is ReadDir through os.Root (RootPlain, the oracle).
+func (s *dirSource) readDirPlain(name, p string) ([]fs.DirEntry, error) {
 	f, err := s.openOS(p)
 	if err != nil {
 		return nil, &fs.PathError{Op: "readdir", Path: name, Err: unwrapPathErr(err)}
@@ -654,33 +801,11 @@ func (s *dirSource) ReadDir(name string) ([]fs.DirEntry, error) {
 		ents, err = ents[:MaxDirEntries], ErrTooLarge
 	}
 	sort.Slice(ents, func(i, j int) bool { return ents[i].Name() < ents[j].Name() })
-	if s.root != "/" && !s.plain {
-		// The folder was opened as a raw descriptor (os.NewFile), whose
-		// entries would lstat a host path when asked for Info; ask
-		// through the kept handles instead, inside the root. (A folder
-		// opened by os.Root lstat'ed every entry up front: one fstatat
-		// per file of site-packages, that nobody used.)
-		for i, e := range ents {
-			ents[i] = confinedDirent{e, s, path.Join(p, e.Name())}
-		}
-	}
 	if err != nil {
 		return ents, &fs.PathError{Op: "readdir", Path: name, Err: unwrapPathErr(err)}
 	}
 	return ents, nil
 }
-
-// confinedDirent is a directory entry of a root whose Info is an lstat
-// through the root's kept handles.
-type confinedDirent struct {
-	fs.DirEntry
-	s *dirSource
-	p string // the entry's clean in-source path
-}
-
-func (e confinedDirent) Info() (fs.FileInfo, error) { return e.s.lstat(e.p) }
-
-func (e confinedDirent) String() string { return fs.FormatDirEntry(e) }
 
 func (s *dirSource) Exec(ctx context.Context, name string, args ...string) ([]byte, error) {
 	if !s.live {
@@ -713,7 +838,7 @@ func ReadFile(src Source, name string, max int64) ([]byte, error) {
 	// The stat's size sizes the buffer (a file that grew since is still
 	// read to max+1 bytes); /proc files say 0 whatever they hold.
 	b := make([]byte, 0, min(fi.Size(), max)+1)
-	b, err = readAllInto(b, io.LimitReader(f, max+1))
+	b, err = readAllInto(b, f, max+1)
 	if err != nil {
 		return nil, &fs.PathError{Op: "read", Path: name, Err: err}
 	}
@@ -723,14 +848,15 @@ func ReadFile(src Source, name string, max int64) ([]byte, error) {
 	return b, nil
 }
 
-// readAllInto is io.ReadAll into b's spare capacity: a buffer sized by the
-// caller is filled with no reallocation when the size was right.
-func readAllInto(b []byte, r io.Reader) ([]byte, error) {
-	for {
+// readAllInto is io.ReadAll of at most limit bytes into b's spare
+// capacity: a buffer sized by the caller is filled with no reallocation
+// when the size was right.
+func readAllInto(b []byte, r io.Reader, limit int64) ([]byte, error) {
+	for int64(len(b)) < limit {
 		if len(b) == cap(b) {
 			b = append(b, 0)[:len(b)]
 		}
-		n, err := r.Read(b[len(b):cap(b)])
+		n, err := r.Read(b[len(b):int(min(int64(cap(b)), limit))])
 		b = b[:len(b)+n]
 		if err == io.EOF {
 			return b, nil
@@ -739,6 +865,7 @@ func readAllInto(b []byte, r io.Reader) ([]byte, error) {
 			return b, err
 		}
 	}
+	return b, nil
 }
 
 // Exists reports whether name exists (following links).

@@ -2,13 +2,14 @@ package pyenv
 
 import (
 	"bufio"
-	"encoding/csv"
+	"bytes"
 	"encoding/json"
 	"errors"
 	"io"
 	"io/fs"
 	"path"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"unicode/utf8"
@@ -26,21 +27,23 @@ type candidate struct {
 	// one), so readDist needs no stat to know it.
 	listedDir bool
 
+	// names is the metadata folder's listing, sorted; listed is false
+	// when it could not be listed (every file is then tried).
+	names  []fs.DirEntry
+	listed bool
+
 	dist     facts.Distribution
 	ok       bool   // metadata read and has a Name
 	hasDURL  bool   // a valid direct_url.json was read (pip then never looks for egg-links)
 	durlEdit string // its editable project folder, when editable
 }
 
-var (
-	nameRunRe = lazyregexp.New(`[-_.]+`)
-	soRe      = lazyregexp.New(`\.so(\.[0-9]+)*$`)
-	eggLinkRe = lazyregexp.New(`[^A-Za-z0-9.]+`)
-)
+var soRe = lazyregexp.New(`\.so(\.[0-9]+)*$`)
 
-// canonicalize is packaging.utils.canonicalize_name.
+// canonicalize is packaging.utils.canonicalize_name:
+// re.sub(r"[-_.]+", "-", name).lower().
 func canonicalize(name string) string {
-	return strings.ToLower(nameRunRe.ReplaceAllString(name, "-"))
+	return replaceRuns(name, isNameSep, '-', true)
 }
 
 // lookupKey is importlib.metadata's grouping key for a metadata folder name.
@@ -49,12 +52,69 @@ func lookupKey(low string) string {
 		low = low[:i]
 	}
 	low, _, _ = strings.Cut(low, "-")
-	return strings.ReplaceAll(strings.ToLower(nameRunRe.ReplaceAllString(low, "-")), "-", "_")
+	return replaceRuns(low, isNameSep, '_', true)
+}
+
+// eggLinkName is pip's egg_link_name stem: re.sub("[^A-Za-z0-9.]+", "-", name).
+func eggLinkName(name string) string {
+	return replaceRuns(name, func(c byte) bool {
+		return !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '.')
+	}, '-', false)
+}
+
+func isNameSep(c byte) bool { return c == '-' || c == '_' || c == '.' }
+
+// replaceRuns replaces each run of bytes in the class with sep and, with
+// lower, lowercases the result as strings.ToLower does. The classes are
+// ASCII: a byte of a multi-byte character is in one only where every byte
+// of it is (eggLinkName's "not alphanumeric"), so a run of characters is
+// a run of bytes, as the regular expressions it replaces saw them.
+// name is returned as it is when nothing changes.
+func replaceRuns(name string, in func(byte) bool, sep byte, lower bool) string {
+	changed, ascii := false, true
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if in(c) {
+			if c != sep || i+1 < len(name) && in(name[i+1]) {
+				changed = true
+			}
+		} else if lower && 'A' <= c && c <= 'Z' {
+			changed = true
+		}
+		if c >= 0x80 {
+			ascii = false
+		}
+	}
+	out := name
+	if changed {
+		b := make([]byte, 0, len(name))
+		for i := 0; i < len(name); i++ {
+			c := name[i]
+			switch {
+			case in(c):
+				if i == 0 || !in(name[i-1]) { // a run's first byte
+					b = append(b, sep)
+				}
+			case lower && 'A' <= c && c <= 'Z':
+				b = append(b, c+'a'-'A')
+			default:
+				b = append(b, c)
+			}
+		}
+		out = string(b)
+	}
+	if lower && !ascii {
+		out = strings.ToLower(out)
+	}
+	return out
 }
 
 // pathlibNorm spells p as str(pathlib.Path(p)) does: "." parts and repeated
 // or trailing slashes dropped, ".." kept.
 func pathlibNorm(p string) string {
+	if isPathlibNorm(p) {
+		return p // most are: a folder joined with a listed name
+	}
 	abs := strings.HasPrefix(p, "/")
 	var parts []string
 	for _, c := range strings.Split(p, "/") {
@@ -72,6 +132,27 @@ func pathlibNorm(p string) string {
 	return s
 }
 
+// isPathlibNorm reports whether pathlibNorm(p) is p: no empty or "."
+// component, no trailing slash.
+func isPathlibNorm(p string) bool {
+	if p == "/" {
+		return true
+	}
+	start := 0
+	if strings.HasPrefix(p, "/") {
+		start = 1
+	}
+	for i := start; i <= len(p); i++ {
+		if i == len(p) || p[i] == '/' {
+			if c := p[start:i]; c == "" || c == "." {
+				return false
+			}
+			start = i + 1
+		}
+	}
+	return true
+}
+
 // scan lists the metadata folders in one sys.path entry in importlib's
 // order: grouped by normalised name in listing order; inside an .egg folder
 // its EGG-INFO.
@@ -80,6 +161,21 @@ func (c *collector) scan(loc string, ents []fs.DirEntry) []*candidate {
 	groups := map[string][]*candidate{}
 	var eggs []*candidate
 	baseIsEgg := strings.HasSuffix(strings.ToLower(path.Base(loc)), ".egg")
+	isMetadata := func(low string) bool {
+		return strings.HasSuffix(low, ".dist-info") || strings.HasSuffix(low, ".egg-info") || baseIsEgg && low == "egg-info"
+	}
+	// The candidates are made in one slab: one allocation, not thousands.
+	count := 0
+	for _, ent := range ents {
+		if isMetadata(strings.ToLower(ent.Name())) {
+			count++
+		}
+	}
+	slab := make([]candidate, 0, count)
+	add := func(n string, ent fs.DirEntry) *candidate {
+		slab = append(slab, candidate{loc: loc, dir: pathlibNorm(loc + "/" + n), listedDir: ent.Type().IsDir()})
+		return &slab[len(slab)-1]
+	}
 	for _, ent := range ents {
 		n := ent.Name()
 		low := strings.ToLower(n)
@@ -89,9 +185,9 @@ func (c *collector) scan(loc string, ents []fs.DirEntry) []*candidate {
 			if _, ok := groups[k]; !ok {
 				order = append(order, k)
 			}
-			groups[k] = append(groups[k], &candidate{loc: loc, dir: pathlibNorm(loc + "/" + n), listedDir: ent.Type().IsDir()})
+			groups[k] = append(groups[k], add(n, ent))
 		case baseIsEgg && low == "egg-info":
-			eggs = append(eggs, &candidate{loc: loc, dir: pathlibNorm(loc + "/" + n), listedDir: ent.Type().IsDir()})
+			eggs = append(eggs, add(n, ent))
 		}
 	}
 	var out []*candidate
@@ -171,7 +267,18 @@ func (c *collector) collectDists(e *env) {
 		cands = append(cands, c.linked(loc, ents)...)
 	}
 	c.readAll(cands)
-	seen := map[string]bool{}
+	ok := 0
+	for _, cd := range cands {
+		if cd.ok {
+			ok++
+		}
+	}
+	if ok > 0 { // none stays nil (JSON null), as before
+		// One allocation, not one per doubling: a Distribution is large
+		// and there may be thousands.
+		e.Distributions = slices.Grow(e.Distributions, ok)
+	}
+	seen := make(map[string]bool, ok)
 	for _, cd := range cands {
 		if !cd.ok {
 			continue
@@ -188,7 +295,7 @@ func (c *collector) collectDists(e *env) {
 			}
 		} else if !d.Shadowed && len(eggLinks) > 0 {
 			// pip: no direct_url.json, so look for NAME.egg-link on sys.path.
-			link := eggLinkRe.ReplaceAllString(d.Name, "-") + ".egg-link"
+			link := eggLinkName(d.Name) + ".egg-link"
 			for _, loc := range e.SitePath {
 				if eggLinks[path.Join(loc, link)] && isFile(c.src, path.Join(loc, link)) {
 					d.Editable, d.EditableLocation = true, path.Dir(d.MetadataDir)
@@ -199,6 +306,32 @@ func (c *collector) collectDists(e *env) {
 		e.Distributions = append(e.Distributions, d)
 	}
 	e.NumDists = len(e.Distributions)
+}
+
+// listFolder lists the metadata folder once (one getdents): a file that
+// is not there (direct_url.json, mostly; PKG-INFO beside METADATA) is then
+// never looked up, and the source answers each open's type check from the
+// listing instead of an lstat.
+func (cd *candidate) listFolder(src source.Source) {
+	ents, err := src.ReadDir(cd.dir)
+	if err != nil {
+		return // read as before: each file tried, a missing one read as ""
+	}
+	byName := func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) }
+	if !slices.IsSortedFunc(ents, byName) { // every Source sorts; has needs it
+		slices.SortFunc(ents, byName)
+	}
+	cd.names, cd.listed = ents, true
+}
+
+// has reports whether the metadata folder may hold name: false only when
+// its listing says it does not.
+func (cd *candidate) has(name string) bool {
+	if !cd.listed {
+		return true
+	}
+	_, found := slices.BinarySearchFunc(cd.names, name, func(e fs.DirEntry, n string) int { return strings.Compare(e.Name(), n) })
+	return found
 }
 
 // readAll reads the candidates' metadata concurrently.
@@ -248,15 +381,20 @@ func (c *collector) readHeaders(p string) (string, error) {
 		return "", nil // importlib.metadata treats unreadable as absent
 	}
 	defer f.Close()
-	var buf []byte
-	chunk := make([]byte, bufferFor(f, 16<<10))
+	// Read into buf itself, at most 16 KB at a time: a small file is read
+	// into one buffer of its size, with no copy.
+	const chunk = 16 << 10
+	buf := make([]byte, 0, bufferFor(f, chunk))
 	for int64(len(buf)) < maxMetadata {
-		n, err := f.Read(chunk)
+		if len(buf) == cap(buf) {
+			buf = slices.Grow(buf, chunk)
+		}
+		n, err := f.Read(buf[len(buf):min(cap(buf), len(buf)+chunk)])
 		// Scan only what is new (and the byte before it, for a blank line
 		// split across reads): rescanning from the start made a 2 GiB
 		// METADATA without a blank line cost seconds.
 		from := max(0, len(buf)-1)
-		buf = append(buf, chunk[:n]...)
+		buf = buf[:len(buf)+n]
 		if i := headerEnd(buf[from:]); i >= 0 {
 			buf = buf[:from+i]
 			break
@@ -321,7 +459,17 @@ func (c *collector) readDist(cd *candidate) {
 	var text string
 	var err error
 	if isDir {
+		if !c.listOnly {
+			// Listing pays where five files are read (install info
+			// too); for `packages`, which reads METADATA alone, it
+			// costs more calls (an open, two getdents) than it saves.
+			cd.listFolder(c.src)
+			defer func() { cd.names = nil }()
+		}
 		for _, n := range []string{"METADATA", "PKG-INFO"} {
+			if !cd.has(n) {
+				continue
+			}
 			text, err = c.readHeaders(path.Join(cd.dir, n))
 			if err != nil {
 				c.warn("%s/%s: %v", cd.dir, n, err)
@@ -341,18 +489,23 @@ func (c *collector) readDist(cd *candidate) {
 		c.warn("%s: skipped: no Name in its metadata", cd.dir)
 		return
 	}
-	d.Name = name
+	// Clones: a value is a slice of the header block, which is not kept.
+	d.Name = strings.Clone(name)
 	d.Version, ok = md.Get("Version")
+	d.Version = strings.Clone(d.Version)
 	if !ok {
 		c.warn("%s: no Version in its metadata", cd.dir)
 	}
-	d.Requires = md.All("Requires-Dist")
+	d.Requires = cloneAll(md.All("Requires-Dist"))
 	cd.ok = true
 	if !isDir {
 		return
 	}
 	if !c.listOnly {
 		c.readInstallInfo(cd)
+	}
+	if !cd.has("direct_url.json") {
+		return
 	}
 	if t, err := c.readText(path.Join(cd.dir, "direct_url.json"), maxSmall); err != nil {
 		c.warn("%s/direct_url.json: %v", cd.dir, err)
@@ -365,31 +518,46 @@ func (c *collector) readDist(cd *candidate) {
 	}
 }
 
+// cloneAll clones each of values (slices of a header block, see
+// parseMetadata), in place.
+func cloneAll(values []string) []string {
+	for i, v := range values {
+		values[i] = strings.Clone(v)
+	}
+	return values
+}
+
 // readInstallInfo reads what pip list does not show: INSTALLER, the WHEEL
 // tags and RECORD.
 func (c *collector) readInstallInfo(cd *candidate) {
 	d := &cd.dist
-	if t, err := c.readText(path.Join(cd.dir, "INSTALLER"), maxSmall); err == nil {
-		for _, line := range strings.Split(universalNewlines(t), "\n") {
-			if s := strings.TrimSpace(line); s != "" {
-				d.Installer = s
-				break
+	if cd.has("INSTALLER") {
+		if t, err := c.readText(path.Join(cd.dir, "INSTALLER"), maxSmall); err == nil {
+			for _, line := range strings.Split(universalNewlines(t), "\n") {
+				if s := strings.TrimSpace(line); s != "" {
+					d.Installer = s
+					break
+				}
 			}
 		}
 	}
-	if t, err := c.readText(path.Join(cd.dir, "WHEEL"), maxSmall); err == nil && t != "" {
-		d.Tags = parseMetadata(t).All("Tag")
+	if cd.has("WHEEL") {
+		if t, err := c.readText(path.Join(cd.dir, "WHEEL"), maxSmall); err == nil && t != "" {
+			d.Tags = cloneAll(parseMetadata(t).All("Tag"))
+		}
 	}
-	c.readRecord(cd)
+	if cd.has("RECORD") {
+		c.readRecord(cd)
+	}
 	if c.native != nil && len(d.Extensions) > 0 {
 		c.native(d.Name, d.Version, d.Location, d.Extensions)
 	}
 }
 
-// recordReaders are the RECORD readers' buffers, one per worker at a time:
-// a buffer per distribution (4 KB at least, so that encoding/csv does not
-// wrap it in another) allocated 20 MB in a 5,000-distribution environment.
-var recordReaders = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, 16<<10) }}
+// recordReaders are the RECORD readers and their buffers, one per worker
+// at a time: a buffer per distribution allocated 20 MB in a
+// 5,000-distribution environment.
+var recordReaders = sync.Pool{New: func() any { return &recordReader{br: bufio.NewReaderSize(nil, 16<<10)} }}
 
 // readRecord counts RECORD's files and lists the native libraries in it.
 func (c *collector) readRecord(cd *candidate) {
@@ -399,19 +567,19 @@ func (c *collector) readRecord(cd *candidate) {
 		return
 	}
 	defer f.Close()
-	br := recordReaders.Get().(*bufio.Reader)
-	br.Reset(io.LimitReader(f, maxRecord))
+	r := recordReaders.Get().(*recordReader)
+	r.br.Reset(io.LimitReader(f, maxRecord))
+	r.reset(r.br)
 	defer func() {
-		br.Reset(nil) // drop the file
-		recordReaders.Put(br)
+		r.br.Reset(nil) // drop the file
+		if cap(r.raw) > 64<<10 || cap(r.first) > 64<<10 {
+			r.raw, r.first = nil, nil // a hostile line is not kept in the pool
+		}
+		recordReaders.Put(r)
 	}()
-	r := csv.NewReader(br)
-	r.FieldsPerRecord = -1
-	r.LazyQuotes = true
-	r.ReuseRecord = true
 	d := &cd.dist
 	for {
-		rec, err := r.Read()
+		file, err := r.next()
 		if err == io.EOF {
 			break
 		}
@@ -419,12 +587,12 @@ func (c *collector) readRecord(cd *candidate) {
 			c.warn("%s: %v", p, err)
 			break
 		}
-		if len(rec) == 0 || rec[0] == "" {
+		if len(file) == 0 {
 			continue
 		}
 		d.Files++
-		if strings.Contains(rec[0], ".so") && soRe.MatchString(rec[0]) {
-			d.Extensions = append(d.Extensions, rec[0])
+		if bytes.Contains(file, []byte(".so")) && soRe.Match(file) {
+			d.Extensions = append(d.Extensions, string(file))
 		}
 	}
 }

@@ -78,44 +78,69 @@ func headerLineKind(line string) byte {
 	return 0
 }
 
-// parseMetadata parses the header block at the start of text.
+// parseMetadata parses the header block at the start of text. Values are
+// slices of text where they are one run of it (a header and its
+// continuation lines, as nearly all are): callers keeping one clone it, so
+// that it does not keep the whole block alive.
 func parseMetadata(text string) metadata {
 	text = universalNewlines(text)
+	// At most a header a line, up to the blank line: one allocation.
+	lines := text
+	if i := strings.Index(text, "\n\n"); i >= 0 {
+		lines = text[:i]
+	}
 	var (
-		out     metadata
+		out     = make(metadata, 0, min(strings.Count(lines, "\n")+1, maxHeaders))
 		curName string
-		curVal  strings.Builder
 		have    bool
+		// The current value is text[valStart:valEnd] until a skipped
+		// line splits it; from then on it is built in spill.
+		valStart, valEnd int
+		spill            strings.Builder
+		spilled          bool
 	)
 	flush := func() {
 		if have && len(out) < maxHeaders {
-			out = append(out, header{curName, redent(strings.TrimRight(curVal.String(), "\r\n"))})
+			v := text[valStart:valEnd]
+			if spilled {
+				v = spill.String()
+			}
+			out = append(out, header{curName, redent(strings.TrimRight(v, "\r\n"))})
 		}
-		have = false
-		curVal.Reset()
+		have, spilled = false, false
+		spill.Reset()
 	}
-	for lineno := 0; text != ""; lineno++ {
-		line, rest, found := strings.Cut(text, "\n")
-		full := line
+	pos := 0 // where the next line starts
+	for lineno := 0; pos < len(text); lineno++ {
+		line, _, found := strings.Cut(text[pos:], "\n")
+		start, end := pos, pos+len(line) // the line, with its newline: text[start:end]
 		if found {
-			full += "\n"
+			end++
 		}
 		kind := headerLineKind(line)
 		if kind == 0 {
 			break // blank line or body text: headers are over
 		}
-		text = rest
+		pos = end
 		switch kind {
 		case 'f':
-			if !found && rest == "" && lineno > 0 {
+			if !found && lineno > 0 {
 				// The feed parser puts back a "From " last line as body.
 				flush()
 				return out
 			}
 			continue // the Unix "From " line (or a defect): no header
 		case 'c':
-			if have {
-				curVal.WriteString(full)
+			switch {
+			case !have:
+			case spilled:
+				spill.WriteString(text[start:end])
+			case valEnd == start:
+				valEnd = end
+			default: // a skipped line came between: the value is in pieces
+				spilled = true
+				spill.WriteString(text[valStart:valEnd])
+				spill.WriteString(text[start:end])
 			}
 			continue
 		}
@@ -125,7 +150,7 @@ func parseMetadata(text string) metadata {
 		}
 		flush()
 		curName, have = line[:i], true
-		curVal.WriteString(strings.TrimLeft(full[i+1:], " \t"))
+		valStart, valEnd = end-len(strings.TrimLeft(text[start+i+1:end], " \t")), end
 	}
 	flush()
 	return out

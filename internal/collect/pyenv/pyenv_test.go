@@ -426,3 +426,53 @@ func FuzzPyvenvCfg(f *testing.F) {
 		Collect(context.Background(), src, "")
 	})
 }
+
+// `fastpath packages` (ListOnly) lists exactly what doctor's full read
+// lists, pip's JSON byte for byte: on the seed container, and on a venv
+// with a PKG-INFO-only distribution, a PEP 660 editable (direct_url.json)
+// and a legacy egg-link. (ListOnly does not list the dist-info folders
+// first, as the full read does; a slip there once listed nothing.)
+func TestListOnlyListsWhatFullReadLists(t *testing.T) {
+	seed := t.TempDir()
+	if err := fixture.Seed(seed); err != nil {
+		t.Fatal(err)
+	}
+	tr := ubuntu(t)
+	v := tr.Venv("/root/venv", "/usr", "3.12.3", fixture.VenvOptions{})
+	sp := v.SitePackages()
+	tr.Dist(sp, fixture.Dist{Name: "fla_core", Version: "0.4.1", Editable: "/src/my%20fla%C3%A9"})
+	tr.Dist(sp, fixture.Dist{Name: "plain", Version: "2.0"})
+	tr.File(sp+"/old_pkg-1.0.dist-info/PKG-INFO", "Metadata-Version: 1.0\nName: old-pkg\nVersion: 1.0\n")
+	tr.File("/src/legacy/legacy_pkg.egg-info/PKG-INFO", "Metadata-Version: 1.0\nName: legacy-pkg\nVersion: 0.1.dev0\n")
+	tr.File(sp+"/legacy-pkg.egg-link", "/src/legacy\n.\n")
+	tr.File(sp+"/easy-install.pth", "/src/legacy\n")
+	if err := tr.Err(); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		root string
+		env  source.Env
+		min  int
+	}{
+		{seed, source.Env{"PATH": fixture.SeedPATH, "HOME": "/root"}, 41},
+		{tr.Root, source.Env{"PATH": "/root/venv/bin:/usr/local/bin:/usr/bin:/bin"}, 4},
+	} {
+		pipList := func(o Options) string {
+			src, err := source.Root(c.root, c.env)
+			if err != nil {
+				t.Fatal(err)
+			}
+			py, _ := CollectWith(context.Background(), src, "", o)
+			if py.Selected == nil {
+				t.Fatalf("%s: no environment selected", c.root)
+			}
+			if n := len(Listed(py.Selected)); n < c.min {
+				t.Errorf("%s (ListOnly %v): %d distributions listed, want %d", c.root, o.ListOnly, n, c.min)
+			}
+			return string(PipListJSON(py.Selected))
+		}
+		if full, list := pipList(Options{}), pipList(Options{ListOnly: true}); full != list {
+			t.Errorf("%s: ListOnly lists\n%s\nthe full read\n%s", c.root, list, full)
+		}
+	}
+}
