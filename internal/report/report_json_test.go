@@ -43,20 +43,26 @@ func TestJSONIndentsAsEncoder(t *testing.T) {
 			values = append(values, v)
 		}
 	}
-	for i, v := range values {
-		var want bytes.Buffer
-		enc := json.NewEncoder(&want)
-		enc.SetIndent("", "  ")
-		enc.SetEscapeHTML(false)
-		if err := enc.Encode(v); err != nil {
-			t.Fatal(err)
-		}
-		var got bytes.Buffer
-		if err := JSON(&got, v); err != nil {
-			t.Fatal(err)
-		}
-		if !bytes.Equal(got.Bytes(), want.Bytes()) {
-			t.Errorf("value %d: got\n%s\nwant\n%s", i, got.Bytes(), want.Bytes())
+	// The output is written a chunk at a time: cut it after every token,
+	// and after every few, as well as in the usual chunks.
+	defer func(n int) { indentChunk = n }(indentChunk)
+	for _, chunk := range []int{indentChunk, 1, 7} {
+		indentChunk = chunk
+		for i, v := range values {
+			var want bytes.Buffer
+			enc := json.NewEncoder(&want)
+			enc.SetIndent("", "  ")
+			enc.SetEscapeHTML(false)
+			if err := enc.Encode(v); err != nil {
+				t.Fatal(err)
+			}
+			var got bytes.Buffer
+			if err := JSON(&got, v); err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(got.Bytes(), want.Bytes()) {
+				t.Errorf("chunks of %d bytes, value %d: got\n%s\nwant\n%s", chunk, i, got.Bytes(), want.Bytes())
+			}
 		}
 	}
 }
@@ -85,5 +91,24 @@ func FuzzIndentJSON(f *testing.F) {
 		if !bytes.Equal(got.Bytes(), want.Bytes()) {
 			t.Fatalf("got\n%s\nwant\n%s", got.Bytes(), want.Bytes())
 		}
+		// The same, written after every token.
+		var cut bytes.Buffer
+		if _, err := (indenter{&cut}).writeChunks(compactOf(t, v), 1); err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(cut.Bytes(), want.Bytes()) {
+			t.Fatalf("written token by token: got\n%s\nwant\n%s", cut.Bytes(), want.Bytes())
+		}
 	})
+}
+
+// compactOf is what a json.Encoder without indent writes for v.
+func compactOf(t *testing.T, v any) []byte {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
 }
