@@ -1,6 +1,8 @@
 package sitedist
 
 import (
+	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/fastpath-dev/fastpath/internal/fixture"
@@ -35,4 +37,37 @@ func TestFind(t *testing.T) {
 	if _, _, err := Find(src, "/missing", "x"); err == nil {
 		t.Error("Find in a missing folder: no error")
 	}
+}
+
+// pep503 is PEP 503's normalisation as the PEP writes it: a regular
+// expression, then lower case. Normalize and normalizedIs must agree with it.
+var pep503 = regexp.MustCompile(`[-_.]+`)
+
+func checkNormalize(t *testing.T, name string) {
+	want := strings.ToLower(pep503.ReplaceAllString(name, "-"))
+	if got := Normalize(name); got != want {
+		t.Errorf("Normalize(%q) = %q, want %q", name, got, want)
+	}
+	if !normalizedIs(name, want) {
+		t.Errorf("normalizedIs(%q, %q) = false", name, want)
+	}
+	for _, other := range []string{want + "x", strings.TrimSuffix(want, "-"), "-" + want, strings.ToUpper(want)} {
+		if other != want && normalizedIs(name, other) {
+			t.Errorf("normalizedIs(%q, %q) = true", name, other)
+		}
+	}
+}
+
+func TestNormalize(t *testing.T) {
+	for _, n := range []string{"", "-", "__", "torch", "Flash_Attn", "flash-attn", "zope.interface", "a-_.-b", "A..B__C--D",
+		"nvidia-cuda-nvcc-cu12", "NVIDIA.cuda-nvcc", "-lead", "trail_", "ÄÖ_ü", "İstanbul", "\u212Aelvin", "x\xffy", "a-\xc3"} {
+		checkNormalize(t, n)
+	}
+}
+
+func FuzzNormalize(f *testing.F) {
+	for _, s := range []string{"Flash_Attn", "a-_.-b", "ÄÖ_ü", "\u212A", "x\xff-_y"} {
+		f.Add(s)
+	}
+	f.Fuzz(checkNormalize)
 }
