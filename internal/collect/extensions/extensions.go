@@ -426,41 +426,54 @@ func (c *collector) checkABI(mods []*module) {
 	for i, l := range order {
 		index[l] = uint(i)
 	}
-	// wanted maps each referenced name to the libraries defining it (a bit
-	// per library in order).
+	// names are the distinct referenced names, and refs[i] the indexes in
+	// names of linking[i]'s references: each name is looked up once, and a
+	// module's verdicts are read by index, not by hashing its names again.
+	total := 0
+	for _, m := range linking {
+		total += len(m.torchUndefined)
+	}
 	// Sized for every reference, an upper bound on the distinct names: 4,096
 	// extensions needing 20 names each grew the map and the list 16 times.
-	refs := 0
-	for _, m := range linking {
-		refs += len(m.torchUndefined)
-	}
-	wanted := make(map[string]uint64, refs)
-	names := make([]string, 0, refs)
-	for _, m := range linking {
+	at := make(map[string]int32, total)
+	names := make([]string, 0, total)
+	refs := make([][]int32, len(linking))
+	flat := make([]int32, 0, total)
+	for i, m := range linking {
+		start := len(flat)
 		for _, s := range m.torchUndefined {
-			if _, ok := wanted[s]; !ok {
-				wanted[s] = 0
+			j, ok := at[s]
+			if !ok {
+				j = int32(len(names))
+				at[s] = j
 				names = append(names, s)
 			}
+			flat = append(flat, j)
 		}
+		refs[i] = flat[start:len(flat):len(flat)]
 	}
-	found := make([][]string, len(order))
+	// defines[j] has a bit per library in order that defines names[j].
+	defines := make([]uint64, len(names))
+	var definesMu sync.Mutex
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, 2) // two tables of libtorch_cpu's size in memory at most
 	for i, l := range order {
 		wg.Go(func() {
 			sem <- struct{}{}
 			defer func() { <-sem }()
+			bit := uint64(1) << uint(i)
 			// The library's own hash table answers for the wanted names
 			// alone (libtorch_cpu.so: a few MB read instead of ~60 MB of
 			// symbol tables); the whole table is read only without one.
 			if h, err := l.file.HashTable(); err == nil {
 				if ok, err := h.Defined(names); err == nil {
-					for j, n := range names {
-						if ok[j] {
-							found[i] = append(found[i], n)
+					definesMu.Lock()
+					for j, d := range ok {
+						if d {
+							defines[j] |= bit
 						}
 					}
+					definesMu.Unlock()
 					return
 				}
 			}
@@ -470,21 +483,22 @@ func (c *collector) checkABI(mods []*module) {
 				c.warn("extensions: %s: %v", l.path, err)
 				return
 			}
+			var found []int32
 			for s := range syms.All() {
 				if s.Defined && elfdyn.Exported(s) {
-					if _, ok := wanted[s.Name]; ok {
-						found[i] = append(found[i], s.Name)
+					if j, ok := at[s.Name]; ok {
+						found = append(found, j)
 					}
 				}
 			}
+			definesMu.Lock()
+			for _, j := range found {
+				defines[j] |= bit
+			}
+			definesMu.Unlock()
 		})
 	}
 	wg.Wait()
-	for i, names := range found {
-		for _, n := range names {
-			wanted[n] |= 1 << uint(i)
-		}
-	}
 	for i, m := range linking {
 		var mask uint64
 		unknown := false
@@ -500,13 +514,13 @@ func (c *collector) checkABI(mods []*module) {
 			// unknown, and counting them missing would accuse the module.
 			continue
 		}
-		for _, s := range m.torchUndefined {
-			if wanted[s]&mask != 0 {
+		for k, j := range refs[i] {
+			if defines[j]&mask != 0 {
 				continue
 			}
 			m.ext.MissingCount++
 			if len(m.ext.MissingSymbols) < maxMissingShown {
-				m.ext.MissingSymbols = append(m.ext.MissingSymbols, Demangle(s))
+				m.ext.MissingSymbols = append(m.ext.MissingSymbols, Demangle(m.torchUndefined[k]))
 			}
 		}
 	}
