@@ -79,6 +79,7 @@ type File struct {
 	RunPath string // DT_RUNPATH
 
 	r        io.ReaderAt
+	data     []byte // the whole file, when it was opened in memory (OpenBytes)
 	size     int64
 	order    binary.ByteOrder
 	dynsym   Section
@@ -90,7 +91,10 @@ type File struct {
 // Open reads the ELF header, the section headers and the dynamic section of
 // the size bytes of r. A file without a dynamic section is not an error
 // (Needed is empty).
-func Open(r io.ReaderAt, size int64) (f *File, err error) {
+func Open(r io.ReaderAt, size int64) (f *File, err error) { return openFile(r, size, nil) }
+
+// openFile is Open; data, when not nil, is the whole file (r reads it).
+func openFile(r io.ReaderAt, size int64, data []byte) (f *File, err error) {
 	var magic [4]byte
 	if _, err := r.ReadAt(magic[:], 0); err != nil {
 		if errors.Is(err, io.EOF) {
@@ -115,7 +119,7 @@ func Open(r io.ReaderAt, size int64) (f *File, err error) {
 	if err != nil {
 		return nil, formatErr("bad ELF: %v", err)
 	}
-	f = &File{Machine: ef.Machine, Class: ef.Class, Type: ef.Type, r: r, size: size, order: ef.ByteOrder}
+	f = &File{Machine: ef.Machine, Class: ef.Class, Type: ef.Type, r: r, data: data, size: size, order: ef.ByteOrder}
 	var dynamic *elf.Section
 	for _, s := range ef.Sections {
 		sec := Section{Name: s.Name, Type: s.Type, Offset: s.Offset, Link: s.Link}
@@ -156,6 +160,12 @@ func Open(r io.ReaderAt, size int64) (f *File, err error) {
 	return f, nil
 }
 
+// OpenBytes is Open on a file held whole in memory. The File and its
+// Symbols read b in place instead of copying out of it (a dynamic string, a
+// symbol table), so b must not change while they are in use, and a symbol
+// name kept longer than b must be copied.
+func OpenBytes(b []byte) (*File, error) { return openFile(bytes.NewReader(b), int64(len(b)), b) }
+
 // Section returns the first section named name.
 func (f *File) Section(name string) (Section, bool) {
 	for _, s := range f.Sections {
@@ -179,9 +189,14 @@ func (f *File) readDynamic(ef *elf.File, s *elf.Section) error {
 	if strs.Offset > uint64(f.size) || strs.FileSize > uint64(f.size)-strs.Offset {
 		return formatErr("dynamic string table runs past the end of the file")
 	}
-	buf := make([]byte, s.FileSize)
-	if _, err := f.r.ReadAt(buf, int64(s.Offset)); err != nil {
-		return formatErr("reading the dynamic section: %v", err)
+	var buf []byte
+	if f.data != nil {
+		buf = f.data[s.Offset : s.Offset+s.FileSize] // Open checked it lies in the file
+	} else {
+		buf = make([]byte, s.FileSize)
+		if _, err := f.r.ReadAt(buf, int64(s.Offset)); err != nil {
+			return formatErr("reading the dynamic section: %v", err)
+		}
 	}
 	entSize := 16
 	if f.Class == elf.ELFCLASS32 {
@@ -227,9 +242,14 @@ func (f *File) stringAt(tabOff, tabSize, idx uint64) (string, error) {
 		return "", formatErr("string index %d outside its table (%d bytes)", idx, tabSize)
 	}
 	n := min(tabSize-idx, maxDynString)
-	buf := make([]byte, n)
-	if _, err := f.r.ReadAt(buf, int64(tabOff+idx)); err != nil && !errors.Is(err, io.EOF) {
-		return "", formatErr("reading a dynamic string: %v", err)
+	var buf []byte
+	if f.data != nil {
+		buf = f.data[tabOff+idx : tabOff+idx+n] // readDynamic checked the table lies in the file
+	} else {
+		buf = make([]byte, n)
+		if _, err := f.r.ReadAt(buf, int64(tabOff+idx)); err != nil && !errors.Is(err, io.EOF) {
+			return "", formatErr("reading a dynamic string: %v", err)
+		}
 	}
 	end := bytes.IndexByte(buf, 0)
 	if end < 0 {
@@ -270,13 +290,20 @@ func (f *File) Symbols() (*Symbols, error) {
 	if s.is64 {
 		s.entSize = 24
 	}
-	s.syms = make([]byte, f.dynsym.Size)
-	if _, err := f.r.ReadAt(s.syms, int64(f.dynsym.Offset)); err != nil {
-		return nil, formatErr("reading .dynsym: %v", err)
-	}
-	strs := make([]byte, f.dynstr.Size)
-	if _, err := f.r.ReadAt(strs, int64(f.dynstr.Offset)); err != nil {
-		return nil, formatErr("reading the dynamic string table: %v", err)
+	var strs []byte
+	if f.data != nil {
+		// Open checked that both lie in the file.
+		s.syms = f.data[f.dynsym.Offset : f.dynsym.Offset+f.dynsym.Size]
+		strs = f.data[f.dynstr.Offset : f.dynstr.Offset+f.dynstr.Size]
+	} else {
+		s.syms = make([]byte, f.dynsym.Size)
+		if _, err := f.r.ReadAt(s.syms, int64(f.dynsym.Offset)); err != nil {
+			return nil, formatErr("reading .dynsym: %v", err)
+		}
+		strs = make([]byte, f.dynstr.Size)
+		if _, err := f.r.ReadAt(strs, int64(f.dynstr.Offset)); err != nil {
+			return nil, formatErr("reading the dynamic string table: %v", err)
+		}
 	}
 	// The bytes are never written again, so the string can share them
 	// instead of copying tens of MB.

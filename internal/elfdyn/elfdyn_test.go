@@ -204,23 +204,34 @@ func TestTruncations(t *testing.T) {
 	}
 }
 
-// exercise runs everything a caller may run on b.
+// exercise runs everything a caller may run on b, read through a ReaderAt
+// (Open) and in place (OpenBytes): both must see the same.
 func exercise(b []byte) {
-	f, err := Open(bytes.NewReader(b), int64(len(b)))
+	read, errRead := describe(Open(bytes.NewReader(b), int64(len(b))))
+	inPlace, errInPlace := describe(OpenBytes(b))
+	if read != inPlace || fmt.Sprint(errRead) != fmt.Sprint(errInPlace) {
+		panic(fmt.Sprintf("Open and OpenBytes differ:\n%s (%v)\n%s (%v)", read, errRead, inPlace, errInPlace))
+	}
+}
+
+// describe is what a caller can learn from an opened file, as text.
+func describe(f *File, err error) (string, error) {
 	if err != nil {
 		var fe *FormatError
 		if !errors.As(err, &fe) && !errors.Is(err, ErrNotELF) && !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrUnexpectedEOF) {
 			panic(fmt.Sprintf("unexpected error type %T: %v", err, err))
 		}
-		return
+		return "", err
 	}
+	out := fmt.Sprintf("%v %q %q %q %q %v\n", f.Sections, f.Needed, f.SOName, f.RPath, f.RunPath, f.Class)
 	syms, err := f.Symbols()
 	if err != nil {
-		return
+		return out, err
 	}
 	for s := range syms.All() {
-		_ = Exported(s)
+		out += fmt.Sprintf("%q %v %v %v %v\n", s.Name, s.Bind, s.Type, s.Defined, Exported(s))
 	}
+	return out, nil
 }
 
 func FuzzDynamic(f *testing.F) {

@@ -204,18 +204,26 @@ func (c *collector) read(j job) *module {
 		return nil
 	}
 	var r io.ReaderAt = f
+	var whole []byte
 	if size := st.Size(); size > 0 && size <= wholeFileBytes {
 		// A small library is read whole, in one call: its headers, dynamic
 		// section and symbols are most of it, and reading them piecemeal
-		// cost some twenty system calls a file.
+		// cost some twenty system calls a file. The buffer goes back to
+		// the pool when read returns: nothing kept points into it.
 		bp := smallFiles.Get().(*[]byte)
 		defer smallFiles.Put(bp)
 		buf := (*bp)[:size]
 		if n, err := f.ReadAt(buf, 0); n == len(buf) || errors.Is(err, io.EOF) {
-			r = bytes.NewReader(buf[:n])
+			whole = buf[:n]
+			r = bytes.NewReader(whole)
 		}
 	}
-	ef, err := elfdyn.Open(r, st.Size())
+	var ef *elfdyn.File
+	if whole != nil {
+		ef, err = elfdyn.OpenBytes(whole)
+	} else {
+		ef, err = elfdyn.Open(r, st.Size())
+	}
 	if err != nil {
 		c.warn("extensions: %s: %v", j.path, err)
 		return nil
@@ -239,10 +247,14 @@ func (c *collector) read(j job) *module {
 		return nil
 	}
 	for _, rp := range []string{ef.RunPath, ef.RPath} {
-		for _, d := range strings.Split(rp, ":") {
-			if d != "" {
-				m.runPaths = append(m.runPaths, strings.NewReplacer("$ORIGIN", path.Dir(j.path), "${ORIGIN}", path.Dir(j.path)).Replace(d))
+		for d := range strings.SplitSeq(rp, ":") {
+			if d == "" {
+				continue
 			}
+			if strings.Contains(d, "ORIGIN") {
+				d = strings.NewReplacer("$ORIGIN", path.Dir(j.path), "${ORIGIN}", path.Dir(j.path)).Replace(d)
+			}
+			m.runPaths = append(m.runPaths, d)
 		}
 	}
 	if hasFatbin {
@@ -259,10 +271,24 @@ func (c *collector) read(j job) *module {
 		if err != nil {
 			m.ext.Error = err.Error()
 		} else {
+			// The names are copied out of the symbol table into one string
+			// (the table is the read buffer, or as big as the file), then
+			// cut: one allocation per module, not one per name.
+			var all []byte
+			var ends []int
 			for s := range syms.All() {
 				// Weak references may stay unresolved: the loader does not fail on them.
 				if !s.Defined && s.Bind != 2 /* STB_WEAK */ && TorchSymbol(s.Name) {
-					m.torchUndefined = append(m.torchUndefined, strings.Clone(s.Name))
+					all = append(all, s.Name...)
+					ends = append(ends, len(all))
+				}
+			}
+			if len(ends) > 0 {
+				joined, start := string(all), 0
+				m.torchUndefined = make([]string, len(ends))
+				for k, end := range ends {
+					m.torchUndefined[k] = joined[start:end]
+					start = end
 				}
 			}
 		}
