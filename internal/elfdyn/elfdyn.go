@@ -121,6 +121,7 @@ func openFile(r io.ReaderAt, size int64, data []byte) (f *File, err error) {
 	}
 	f = &File{Machine: ef.Machine, Class: ef.Class, Type: ef.Type, r: r, data: data, size: size, order: ef.ByteOrder}
 	var dynamic *elf.Section
+	f.Sections = make([]Section, 0, len(ef.Sections))
 	for _, s := range ef.Sections {
 		sec := Section{Name: s.Name, Type: s.Type, Offset: s.Offset, Link: s.Link}
 		if s.Type != elf.SHT_NOBITS {

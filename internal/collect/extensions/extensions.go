@@ -271,29 +271,48 @@ func (c *collector) read(j job) *module {
 		if err != nil {
 			m.ext.Error = err.Error()
 		} else {
-			// The names are copied out of the symbol table into one string
-			// (the table is the read buffer, or as big as the file), then
-			// cut: one allocation per module, not one per name.
-			var all []byte
-			var ends []int
-			for s := range syms.All() {
-				// Weak references may stay unresolved: the loader does not fail on them.
-				if !s.Defined && s.Bind != 2 /* STB_WEAK */ && TorchSymbol(s.Name) {
-					all = append(all, s.Name...)
-					ends = append(ends, len(all))
-				}
-			}
-			if len(ends) > 0 {
-				joined, start := string(all), 0
-				m.torchUndefined = make([]string, len(ends))
-				for k, end := range ends {
-					m.torchUndefined[k] = joined[start:end]
-					start = end
-				}
-			}
+			m.torchUndefined = torchReferences(syms)
 		}
 	}
 	return m
+}
+
+// torchReferences are the names of syms's strong undefined references into
+// torch's namespaces, copied out of the table (it may be a read buffer, or
+// as big as the file) into one string and cut from it: one allocation for
+// all of a module's names, not one each. The table, already in memory, is
+// walked three times (to size, to copy, to cut), which costs less than
+// growing the copies did.
+func torchReferences(syms *elfdyn.Symbols) []string {
+	wanted := func(s elfdyn.Symbol) bool {
+		// Weak references may stay unresolved: the loader does not fail on them.
+		return !s.Defined && s.Bind != 2 /* STB_WEAK */ && TorchSymbol(s.Name)
+	}
+	n, size := 0, 0
+	for s := range syms.All() {
+		if wanted(s) {
+			n, size = n+1, size+len(s.Name)
+		}
+	}
+	if n == 0 {
+		return nil
+	}
+	var b strings.Builder
+	b.Grow(size)
+	for s := range syms.All() {
+		if wanted(s) {
+			b.WriteString(s.Name)
+		}
+	}
+	joined, at := b.String(), 0
+	out := make([]string, 0, n)
+	for s := range syms.All() {
+		if wanted(s) {
+			out = append(out, joined[at:at+len(s.Name)])
+			at += len(s.Name)
+		}
+	}
+	return out
 }
 
 // fillTargets copies what the fatbin headers say into e.
