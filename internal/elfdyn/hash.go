@@ -346,24 +346,13 @@ func (h *HashTable) Defined(names []string) ([]bool, error) {
 	return found, nil
 }
 
-// lookupBufs recycles readCoalesced's buffers: an ABI check of a few
-// thousand extensions against libtorch_cpu.so reads most of its symbol and
-// string tables (13 MB) in reads of up to maxLookupRead bytes, and
-// allocating each one anew made that much garbage per run.
-var lookupBufs sync.Pool
-
-func getLookupBuf(n int) []byte {
-	if p, ok := lookupBufs.Get().(*[]byte); ok && cap(*p) >= n {
-		return (*p)[:n]
-	}
-	return make([]byte, n, max(n, 64<<10))
-}
-
-func putLookupBuf(b []byte) {
-	if cap(b) <= maxLookupRead+coalesceGap {
-		lookupBufs.Put(&b)
-	}
-}
+// batchBufs recycles readCoalesced's buffer: one per call, as big as its
+// largest batch (maxInFlight bytes at most, unless one range alone is
+// bigger), shared by the batch's reads. An ABI check of a few thousand
+// extensions against libtorch_cpu.so reads most of its symbol and string
+// tables (13 MB) a batch at a time; a buffer per read, or a pool of buffers
+// of every size, made several MB of garbage a run.
+var batchBufs sync.Pool // *[]byte
 
 // readCoalesced reads n byte ranges, given sorted by offset, merging ranges
 // closer than coalesceGap into one read of at most maxLookupRead bytes, and
@@ -378,7 +367,7 @@ func readCoalesced(f *File, n int, at func(int) (off, size uint64), use func(int
 		buf         []byte
 		err         error
 	}
-	var runs []*run
+	var runs []run
 	for i := 0; i < n; {
 		start, _ := at(i)
 		end := start
@@ -393,32 +382,54 @@ func readCoalesced(f *File, n int, at func(int) (off, size uint64), use func(int
 		if end > uint64(f.size) || start > end {
 			return formatErr("symbol lookup reads past the end of the file")
 		}
-		runs = append(runs, &run{first: i, last: j, start: start, end: end})
+		runs = append(runs, run{first: i, last: j, start: start, end: end})
 		i = j
 	}
 	// In batches of at most maxInFlight bytes: a lookup of 40,000 names
 	// touches most of libtorch_cpu.so's tables, and holding every buffer at
 	// once would cost that much memory.
-	for len(runs) > 0 {
-		batch, bytes := 1, runs[0].end-runs[0].start
-		for batch < len(runs) && bytes+(runs[batch].end-runs[batch].start) <= maxInFlight {
-			bytes += runs[batch].end - runs[batch].start
+	var batches []int // runs in each batch
+	var need uint64   // bytes of the largest batch
+	for i := 0; i < len(runs); {
+		batch, bytes := 1, runs[i].end-runs[i].start
+		for i+batch < len(runs) && bytes+(runs[i+batch].end-runs[i+batch].start) <= maxInFlight {
+			bytes += runs[i+batch].end - runs[i+batch].start
 			batch++
+		}
+		batches = append(batches, batch)
+		need = max(need, bytes)
+		i += batch
+	}
+	bp, _ := batchBufs.Get().(*[]byte)
+	if bp == nil || uint64(cap(*bp)) < need {
+		b := make([]byte, need)
+		bp = &b
+	}
+	defer func() {
+		if cap(*bp) <= maxInFlight {
+			batchBufs.Put(bp)
+		}
+	}()
+	for _, batch := range batches {
+		used := uint64(0)
+		for k := range runs[:batch] {
+			r := &runs[k]
+			r.buf = (*bp)[used : used+r.end-r.start]
+			used += r.end - r.start
 		}
 		next := make(chan *run)
 		var wg sync.WaitGroup
 		for range min(lookupReaders, batch) {
 			wg.Go(func() {
 				for r := range next {
-					r.buf = getLookupBuf(int(r.end - r.start))
 					if _, err := f.r.ReadAt(r.buf, int64(r.start)); err != nil {
 						r.err = formatErr("reading symbols: %v", err)
 					}
 				}
 			})
 		}
-		for _, r := range runs[:batch] {
-			next <- r
+		for k := range runs[:batch] {
+			next <- &runs[k]
 		}
 		close(next)
 		wg.Wait()
@@ -430,8 +441,6 @@ func readCoalesced(f *File, n int, at func(int) (off, size uint64), use func(int
 				off, size := at(k)
 				use(k, r.buf[off-r.start:off-r.start+size])
 			}
-			putLookupBuf(r.buf)
-			r.buf = nil
 		}
 		runs = runs[batch:]
 	}
