@@ -280,40 +280,42 @@ func (c *collector) read(j job) *module {
 // torchReferences are the names of syms's strong undefined references into
 // torch's namespaces, copied out of the table (it may be a read buffer, or
 // as big as the file) into one string and cut from it: one allocation for
-// all of a module's names, not one each. The table, already in memory, is
-// walked three times (to size, to copy, to cut), which costs less than
-// growing the copies did.
+// all of a module's names, not one each (growing a copy cost more than the
+// names). The table is walked once; the names found are kept meanwhile in a
+// recycled list.
 func torchReferences(syms *elfdyn.Symbols) []string {
-	wanted := func(s elfdyn.Symbol) bool {
-		// Weak references may stay unresolved: the loader does not fail on them.
-		return !s.Defined && s.Bind != 2 /* STB_WEAK */ && TorchSymbol(s.Name)
-	}
-	n, size := 0, 0
+	sp := nameLists.Get().(*[]string)
+	defer func() {
+		clear(*sp) // they point into the table
+		nameLists.Put(sp)
+	}()
+	found, size := (*sp)[:0], 0
 	for s := range syms.All() {
-		if wanted(s) {
-			n, size = n+1, size+len(s.Name)
+		// Weak references may stay unresolved: the loader does not fail on them.
+		if !s.Defined && s.Bind != 2 /* STB_WEAK */ && TorchSymbol(s.Name) {
+			found = append(found, s.Name)
+			size += len(s.Name)
 		}
 	}
-	if n == 0 {
+	*sp = found
+	if len(found) == 0 {
 		return nil
 	}
 	var b strings.Builder
 	b.Grow(size)
-	for s := range syms.All() {
-		if wanted(s) {
-			b.WriteString(s.Name)
-		}
+	for _, n := range found {
+		b.WriteString(n)
 	}
 	joined, at := b.String(), 0
-	out := make([]string, 0, n)
-	for s := range syms.All() {
-		if wanted(s) {
-			out = append(out, joined[at:at+len(s.Name)])
-			at += len(s.Name)
-		}
+	out := make([]string, len(found))
+	for i, n := range found {
+		out[i] = joined[at : at+len(n)]
+		at += len(n)
 	}
 	return out
 }
+
+var nameLists = sync.Pool{New: func() any { return new([]string) }}
 
 // fillTargets copies what the fatbin headers say into e.
 func fillTargets(e *facts.Extension, fb *fatbin.File) {
