@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"math"
+	"runtime"
 	"slices"
 	"sync"
 )
@@ -281,17 +282,7 @@ func (h *HashTable) Defined(names []string) ([]bool, error) {
 	if uint64(len(names)) > math.MaxUint32 {
 		return nil, formatErr("%d names asked at once", len(names))
 	}
-	cands := make([]uint64, 0, len(names)) // symbol index << 32 | name index
-	var buf []uint32
-	for n, name := range names {
-		buf = h.candidates(name, buf[:0])
-		for _, s := range buf {
-			if s == 0 || s >= h.nsym {
-				continue
-			}
-			cands = append(cands, uint64(s)<<32|uint64(n))
-		}
-	}
+	cands := h.allCandidates(names) // symbol index << 32 | name index
 	found := make([]bool, len(names))
 	if len(cands) == 0 {
 		return found, nil
@@ -344,6 +335,49 @@ func (h *HashTable) Defined(names []string) ([]bool, error) {
 		return nil, err
 	}
 	return found, nil
+}
+
+// parallelNames is how many names make Defined hash them on every core:
+// hashing and walking the table for tens of thousands of names is most of
+// a lookup's time, and the ABI check has the cores to itself by then.
+const parallelNames = 8192
+
+// allCandidates returns the candidates of every name, as symbol index << 32
+// | name index, in no particular order.
+func (h *HashTable) allCandidates(names []string) []uint64 {
+	collect := func(names []string, first int, out []uint64) []uint64 {
+		var buf []uint32
+		for k, name := range names {
+			buf = h.candidates(name, buf[:0])
+			for _, s := range buf {
+				if s == 0 || s >= h.nsym {
+					continue
+				}
+				out = append(out, uint64(s)<<32|uint64(first+k))
+			}
+		}
+		return out
+	}
+	parts := min(runtime.GOMAXPROCS(0), len(names)/parallelNames)
+	if parts < 2 {
+		return collect(names, 0, make([]uint64, 0, len(names)))
+	}
+	found := make([][]uint64, parts)
+	var wg sync.WaitGroup
+	for p := range parts {
+		lo, hi := p*len(names)/parts, (p+1)*len(names)/parts
+		wg.Go(func() { found[p] = collect(names[lo:hi], lo, make([]uint64, 0, hi-lo)) })
+	}
+	wg.Wait()
+	total := 0
+	for _, f := range found {
+		total += len(f)
+	}
+	out := make([]uint64, 0, total)
+	for _, f := range found {
+		out = append(out, f...)
+	}
+	return out
 }
 
 // batchBufs recycles readCoalesced's buffer: one per call, as big as its
