@@ -20,7 +20,15 @@ type Doctor = diagnose.Doctor
 // about 50 ms and 25 MB of garbage. The document here comes from
 // json.Marshal's own encoder, so it is valid and has no whitespace outside
 // strings, and indenting it needs only to know where strings are.
+//
+// A doctor report of a big environment is encoded in parts, on every core
+// (doctorParts).
 func JSON(w io.Writer, v any) error {
+	if d, ok := v.(Doctor); ok {
+		if segs, ok := doctorParts(d); ok {
+			return indenter{w}.writeSegments(segs, indentChunk)
+		}
+	}
 	enc := json.NewEncoder(indenter{w})
 	enc.SetEscapeHTML(false)
 	return enc.Encode(v)
@@ -36,20 +44,39 @@ type indenter struct{ w io.Writer }
 // zeroed for one Write.
 var indentChunk = 256 << 10
 
-func (in indenter) Write(compact []byte) (int, error) { return in.writeChunks(compact, indentChunk) }
-
-// writeChunks writes compact indented, in writes of about chunk bytes.
-func (in indenter) writeChunks(compact []byte, chunk int) (int, error) {
-	ind := jsonIndent{dst: make([]byte, 0, min(2*len(compact), chunk+chunk/4))}
-	for rest := compact; len(rest) > 0; {
-		// Whole tokens up to about chunk bytes of output, then a write.
-		rest = ind.indent(rest, chunk)
-		if _, err := in.w.Write(ind.dst); err != nil {
-			return 0, err
-		}
-		ind.dst = ind.dst[:0]
+func (in indenter) Write(compact []byte) (int, error) {
+	if err := in.writeSegments([][]byte{compact}, indentChunk); err != nil {
+		return 0, err
 	}
 	return len(compact), nil
+}
+
+// writeSegments writes the compact JSON that segs hold one after the other
+// (none cutting a token in two) indented, in writes of about chunk bytes.
+func (in indenter) writeSegments(segs [][]byte, chunk int) error {
+	total := 0
+	for _, s := range segs {
+		total += len(s)
+	}
+	ind := jsonIndent{dst: make([]byte, 0, min(2*total, chunk+chunk/4))}
+	for _, rest := range segs {
+		for len(rest) > 0 {
+			// Whole tokens up to about chunk bytes of output, then a write.
+			rest = ind.indent(rest, chunk)
+			if len(ind.dst) >= chunk {
+				if _, err := in.w.Write(ind.dst); err != nil {
+					return err
+				}
+				ind.dst = ind.dst[:0]
+			}
+		}
+	}
+	if len(ind.dst) > 0 {
+		if _, err := in.w.Write(ind.dst); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // indentJSON appends src, compact JSON as encoding/json writes it (ending

@@ -93,7 +93,7 @@ func FuzzIndentJSON(f *testing.F) {
 		}
 		// The same, written after every token.
 		var cut bytes.Buffer
-		if _, err := (indenter{&cut}).writeChunks(compactOf(t, v), 1); err != nil {
+		if err := (indenter{&cut}).writeSegments([][]byte{compactOf(t, v)}, 1); err != nil {
 			t.Fatal(err)
 		}
 		if !bytes.Equal(cut.Bytes(), want.Bytes()) {
