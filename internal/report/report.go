@@ -3,6 +3,7 @@
 package report
 
 import (
+	"bytes"
 	"encoding/json"
 	"io"
 
@@ -89,6 +90,9 @@ func indentJSON(dst, src []byte) []byte {
 	return ind.dst
 }
 
+// spaces indent a line, two per level.
+const spaces = "                                                                "
+
 // jsonIndent is indentJSON's state, kept between the pieces of one
 // document.
 type jsonIndent struct {
@@ -104,8 +108,10 @@ func (in *jsonIndent) indent(src []byte, limit int) []byte {
 	dst, depth, needIndent := in.dst, in.depth, in.needIndent
 	newline := func() {
 		dst = append(dst, '\n')
-		for range depth {
-			dst = append(dst, ' ', ' ')
+		for n := 2 * depth; n > 0; {
+			k := min(n, len(spaces))
+			dst = append(dst, spaces[:k]...)
+			n -= k
 		}
 	}
 	i := 0
@@ -121,11 +127,22 @@ func (in *jsonIndent) indent(src []byte, limit int) []byte {
 		}
 		switch c {
 		case '"':
-			// Copy the string whole: a quote inside it is escaped.
+			// Copy the string whole: a quote inside it is escaped, that is
+			// preceded by an odd number of backslashes.
 			j := i + 1
-			for j < len(src) && src[j] != '"' {
-				if src[j] == '\\' {
-					j++
+			for {
+				k := bytes.IndexByte(src[j:], '"')
+				if k < 0 {
+					j = len(src)
+					break
+				}
+				j += k
+				back := 0
+				for back < j-i-1 && src[j-1-back] == '\\' {
+					back++
+				}
+				if back%2 == 0 {
+					break
 				}
 				j++
 			}

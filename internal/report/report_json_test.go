@@ -3,6 +3,7 @@ package report
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -103,7 +104,7 @@ func FuzzIndentJSON(f *testing.F) {
 }
 
 // compactOf is what a json.Encoder without indent writes for v.
-func compactOf(t *testing.T, v any) []byte {
+func compactOf(t testing.TB, v any) []byte {
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)
@@ -111,4 +112,31 @@ func compactOf(t *testing.T, v any) []byte {
 		t.Fatal(err)
 	}
 	return b.Bytes()
+}
+
+// BenchmarkIndentJSON indents a doctor-sized document (FASTPATH_JSON=FILE,
+// e.g. doctor --json of a scale tree; a generated one otherwise).
+func BenchmarkIndentJSON(b *testing.B) {
+	var v any
+	if p := os.Getenv("FASTPATH_JSON"); p != "" {
+		raw, err := os.ReadFile(p)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := json.Unmarshal(raw, &v); err != nil {
+			b.Fatal(err)
+		}
+	} else {
+		var list []any
+		for i := range 5000 {
+			list = append(list, map[string]any{"name": fmt.Sprintf("pkg-%d", i), "version": "1.0", "requires": []string{"numpy>=1.26", `a "quoted" \ name`}})
+		}
+		v = map[string]any{"distributions": list}
+	}
+	src := compactOf(b, v)
+	b.SetBytes(int64(len(src)))
+	dst := make([]byte, 0, 2*len(src))
+	for b.Loop() {
+		dst = indentJSON(dst[:0], src)
+	}
 }
