@@ -183,3 +183,23 @@ func readHeaders(r io.ReaderAt, size int64, data []byte) (h headers, ok bool) {
 	}
 	return h, true
 }
+
+// SectionHeaders reads the machine and the section headers of the size
+// bytes of r, which CheckHeader accepted, without debug/elf: Section.Size
+// is the size in the file, 0 for SHT_NOBITS. ok is false where debug/elf
+// must read them (compressed sections, extended numbering, anything it
+// would refuse); where ok is true, debug/elf reads the same headers.
+func SectionHeaders(r io.ReaderAt, size int64) (machine elf.Machine, sections []Section, ok bool) {
+	h, ok := readHeaders(r, size, nil)
+	if !ok {
+		return 0, nil, false
+	}
+	sections = make([]Section, len(h.sections))
+	for i, s := range h.sections {
+		sections[i] = Section{Name: s.name, Type: s.typ, Offset: s.offset, Link: s.link}
+		if s.typ != elf.SHT_NOBITS {
+			sections[i].Size = s.fileSize
+		}
+	}
+	return h.machine, sections, true
+}
