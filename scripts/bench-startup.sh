@@ -6,7 +6,9 @@
 # RUNS (default 10) runs of each, interleaved BASE, NEW, BASE, NEW... so that
 # a load that comes and goes hits both alike. For each build it prints:
 #   - package init: the sum of GODEBUG=inittrace=1's per-package clock times
-#     (median and minimum over RUNS starts of `--version`);
+#     (median and minimum over RUNS starts of `--version`), and the bytes and
+#     allocations of all inits and of fastpath's own packages (these do not
+#     depend on the load; internal/layering's TestInitBudget bounds them);
 #   - `--version` and `doctor --root SEED --gpu 12.0 --env PATH=...`: medians
 #     of wall time, CPU time (user+sys, from wait4's rusage, in microseconds)
 #     and minor page faults.
@@ -34,10 +36,19 @@ for pair in "base:$base" "new:$new"; do
   for _ in $(seq "$runs"); do
     GODEBUG=inittrace=1 "$b" --version 2>&1 >/dev/null | awk '/^init /{s += $5} END {printf "%.3f\n", s}'
   done | sort -n | awk -v l="$label" '{a[NR]=$1} END {printf "%-5s package init, ms of CPU clock: median %.2f  min %.2f\n", l, a[int((NR+1)/2)], a[1]}'
+  GODEBUG=inittrace=1 "$b" --version 2>&1 >/dev/null | awk -v l="$label" '
+    /^init / {b += $8; a += $10; if ($2 ~ /^github.com\/fastpath-dev\/fastpath\//) {ob += $8; oa += $10}}
+    END {printf "%-5s package init, allocated: all %d bytes in %d allocs; fastpath'"'"'s own %d bytes in %d allocs\n", l, b, a, ob, oa}'
 done
 
 python3 - "$base" "$new" "$runs" "$tmp/seed" "$seedenv" <<'PY'
 import os, statistics, subprocess, sys, time
+# Start the builds as a user's shell or container runtime would: from a
+# parent holding no descriptor above 63. A child's descriptor table is as
+# large as its parent's highest open descriptor needs, and a run that starts
+# with a larger one never pays for growing it (docs/speed.md, "The
+# descriptor table"); bash scripts hold 255, some tool harnesses 251.
+os.closerange(3, 65536)
 base, new, runs, seed, env = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4], sys.argv[5]
 cases = [("--version", ["--version"]),
          ("doctor --root seed", ["doctor", "--root", seed, "--gpu", "12.0", "--env", env])]

@@ -96,8 +96,14 @@ gives the exact commands that fix it.`,
 		SilenceErrors: true,
 	}
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return &UsageError{Err: err} })
-	root.AddCommand(subcommands(ios, args)...)
-	addExitStatus(root)
+	subs := subcommands(ios, args)
+	if len(args) > 0 && len(subs) == 1 {
+		// A run of one named command never reaches cobra's completion
+		// command: not building it saves every such start its flags.
+		root.CompletionOptions.DisableDefaultCmd = true
+	}
+	root.AddCommand(subs...)
+	addExitStatus(root, args != nil)
 	return root
 }
 

@@ -169,13 +169,22 @@ func wrapHanging(lead, text string, width int) string {
 // errors its RunE returns as its own: an error that no RunE returned is
 // cobra's (unknown flag or command, wrong arguments, flags that conflict,
 // a required flag missing), hence a usage error.
-func addExitStatus(c *cobra.Command) {
-	if s, ok := ExitStatusOf(c); ok {
-		long := c.Long
-		if long == "" {
-			long = c.Short + "."
-		}
-		c.Long = strings.TrimRight(long, "\n") + "\n\n" + s.Help()
+//
+// With lazy set (a run of Main), the exit sections are written only when a
+// help is printed: wrapping them cost every start (issue 17).
+func addExitStatus(c *cobra.Command, lazy bool) {
+	if lazy && !c.HasParent() {
+		help := c.HelpFunc()
+		added := map[*cobra.Command]bool{}
+		c.SetHelpFunc(func(c *cobra.Command, args []string) {
+			if !added[c] {
+				added[c] = true
+				addExitHelp(c)
+			}
+			help(c, args)
+		})
+	} else if !lazy {
+		addExitHelp(c)
 	}
 	if run := c.RunE; run != nil {
 		c.RunE = func(cmd *cobra.Command, args []string) error {
@@ -186,7 +195,18 @@ func addExitStatus(c *cobra.Command) {
 		}
 	}
 	for _, sub := range c.Commands() {
-		addExitStatus(sub)
+		addExitStatus(sub, lazy)
+	}
+}
+
+// addExitHelp appends c's exit section to its long help.
+func addExitHelp(c *cobra.Command) {
+	if s, ok := ExitStatusOf(c); ok {
+		long := c.Long
+		if long == "" {
+			long = c.Short + "."
+		}
+		c.Long = strings.TrimRight(long, "\n") + "\n\n" + s.Help()
 	}
 }
 

@@ -8,11 +8,6 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	appsv1 "k8s.io/api/apps/v1"
-	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/validation"
 	"sigs.k8s.io/yaml"
 
 	"github.com/fastpath-dev/fastpath/internal/diagnose"
@@ -123,7 +118,7 @@ func RunK8sManifest(o *K8sOptions, ios *IO) error {
 			return usageErrorf("%q: host folders must be absolute", d)
 		}
 	}
-	if errs := validation.IsDNS1123Label(o.Namespace); len(errs) > 0 {
+	if errs := dns1123LabelErrors(o.Namespace); len(errs) > 0 {
 		return usageErrorf("--namespace %q: %s", o.Namespace, strings.Join(errs, "; "))
 	}
 	doctor := "/usr/local/bin/fastpath doctor"
@@ -144,42 +139,43 @@ done`, doctor, int(o.Interval.Seconds()))
 	return writeManifest(ios.Out, o, loop)
 }
 
-// manifestObjects are the Namespace, ServiceAccount and DaemonSet, as the
-// Kubernetes API's own types: whatever the flags hold, the manifest is
-// what the API server decodes, never hand-assembled text.
+// manifestObjects are the Namespace, ServiceAccount and DaemonSet, as
+// typed objects (k8s_types.go) encoded by encoding/json: whatever the flags
+// hold, the manifest is what the API server decodes, never hand-assembled
+// text.
 func manifestObjects(o *K8sOptions, loop string) []any {
 	const name = "fastpath-doctor"
 	labels := map[string]string{"app.kubernetes.io/name": name}
 	no := false
 	yes := true
-	dirOrCreate := corev1.HostPathDirectoryOrCreate
-	hostPath := func(vol, path string, typ *corev1.HostPathType) corev1.Volume {
-		return corev1.Volume{Name: vol, VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: path, Type: typ}}}
+	const dirOrCreate = "DirectoryOrCreate"
+	hostPath := func(vol, path, typ string) volume {
+		return volume{Name: vol, HostPath: &hostPathVolumeSource{Path: path, Type: typ}}
 	}
-	ns := &corev1.Namespace{
-		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Namespace"},
-		ObjectMeta: metav1.ObjectMeta{Name: o.Namespace},
+	ns := &k8sNamespace{
+		typeMeta: typeMeta{APIVersion: "v1", Kind: "Namespace"},
+		Metadata: objectMeta{Name: o.Namespace},
 	}
-	sa := &corev1.ServiceAccount{
-		TypeMeta:                     metav1.TypeMeta{APIVersion: "v1", Kind: "ServiceAccount"},
-		ObjectMeta:                   metav1.ObjectMeta{Name: "fastpath", Namespace: o.Namespace},
+	sa := &k8sServiceAccount{
+		typeMeta:                     typeMeta{APIVersion: "v1", Kind: "ServiceAccount"},
+		Metadata:                     objectMeta{Name: "fastpath", Namespace: o.Namespace},
 		AutomountServiceAccountToken: &no,
 	}
-	ds := &appsv1.DaemonSet{
-		TypeMeta:   metav1.TypeMeta{APIVersion: "apps/v1", Kind: "DaemonSet"},
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: o.Namespace, Labels: labels},
-		Spec: appsv1.DaemonSetSpec{
-			Selector:       &metav1.LabelSelector{MatchLabels: labels},
-			UpdateStrategy: appsv1.DaemonSetUpdateStrategy{Type: appsv1.RollingUpdateDaemonSetStrategyType},
-			Template: corev1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{Labels: labels},
-				Spec: corev1.PodSpec{
+	ds := &k8sDaemonSet{
+		typeMeta: typeMeta{APIVersion: "apps/v1", Kind: "DaemonSet"},
+		Metadata: objectMeta{Name: name, Namespace: o.Namespace, Labels: labels},
+		Spec: daemonSetSpec{
+			Selector:       &labelSelector{MatchLabels: labels},
+			UpdateStrategy: daemonSetUpdateStrategy{Type: "RollingUpdate"},
+			Template: podTemplateSpec{
+				Metadata: objectMeta{Labels: labels},
+				Spec: podSpec{
 					ServiceAccountName:           "fastpath",
 					AutomountServiceAccountToken: &no,
 					NodeSelector:                 map[string]string{"nvidia.com/gpu.present": "true"},
-					Tolerations:                  []corev1.Toleration{{Key: "nvidia.com/gpu", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule}},
+					Tolerations:                  []toleration{{Key: "nvidia.com/gpu", Operator: "Exists", Effect: "NoSchedule"}},
 					PriorityClassName:            "system-node-critical",
-					Containers: []corev1.Container{{
+					Containers: []container{{
 						Name:    "doctor",
 						Image:   o.PodImage,
 						Command: []string{"/bin/sh", "-c"},
@@ -187,13 +183,13 @@ func manifestObjects(o *K8sOptions, loop string) []any {
 						// No GPU is requested (doctor must not take one from
 						// the jobs); the driver and devices are read from the
 						// host's files mounted below.
-						Env: []corev1.EnvVar{{Name: "NVIDIA_VISIBLE_DEVICES", Value: "void"}},
-						Resources: corev1.ResourceRequirements{
-							Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("10m"), corev1.ResourceMemory: resource.MustParse("64Mi")},
-							Limits:   corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("256Mi")},
+						Env: []envVar{{Name: "NVIDIA_VISIBLE_DEVICES", Value: "void"}},
+						Resources: resourceRequirements{
+							Requests: map[string]string{"cpu": "10m", "memory": "64Mi"},
+							Limits:   map[string]string{"memory": "256Mi"},
 						},
-						SecurityContext: &corev1.SecurityContext{ReadOnlyRootFilesystem: &yes, AllowPrivilegeEscalation: &no},
-						VolumeMounts: []corev1.VolumeMount{
+						SecurityContext: &securityContext{ReadOnlyRootFilesystem: &yes, AllowPrivilegeEscalation: &no},
+						VolumeMounts: []volumeMount{
 							{Name: "nvidia-proc", MountPath: "/proc/driver/nvidia", ReadOnly: true},
 							{Name: "sys", MountPath: "/sys", ReadOnly: true},
 							{Name: "textfile", MountPath: "/out/textfile"},
@@ -201,12 +197,12 @@ func manifestObjects(o *K8sOptions, loop string) []any {
 							{Name: "tmp", MountPath: "/tmp"},
 						},
 					}},
-					Volumes: []corev1.Volume{
-						hostPath("nvidia-proc", "/proc/driver/nvidia", nil),
-						hostPath("sys", "/sys", nil),
-						hostPath("textfile", o.TextfileDir, &dirOrCreate),
-						hostPath("features", o.FeaturesDir, &dirOrCreate),
-						{Name: "tmp", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
+					Volumes: []volume{
+						hostPath("nvidia-proc", "/proc/driver/nvidia", ""),
+						hostPath("sys", "/sys", ""),
+						hostPath("textfile", o.TextfileDir, dirOrCreate),
+						hostPath("features", o.FeaturesDir, dirOrCreate),
+						{Name: "tmp", EmptyDir: &struct{}{}},
 					},
 				},
 			},
@@ -247,8 +243,8 @@ func writeManifest(w io.Writer, o *K8sOptions, loop string) error {
 	return err
 }
 
-// manifestYAML is obj as YAML without the fields a client never sets
-// (status, creationTimestamp), which the types would print as zeros.
+// manifestYAML is obj as YAML: encoding/json's object, keys sorted, as
+// sigs.k8s.io/yaml prints it.
 func manifestYAML(obj any) ([]byte, error) {
 	m, err := manifestMap(obj)
 	if err != nil {
@@ -257,8 +253,8 @@ func manifestYAML(obj any) ([]byte, error) {
 	return yaml.Marshal(m)
 }
 
-// manifestMap is obj as a JSON object without status and
-// creationTimestamp.
+// manifestMap is obj as a JSON object (a map, so that its keys print
+// sorted, as they did when the API types were marshalled).
 func manifestMap(obj any) (map[string]any, error) {
 	j, err := json.Marshal(obj)
 	if err != nil {
@@ -268,24 +264,50 @@ func manifestMap(obj any) (map[string]any, error) {
 	if err := json.Unmarshal(j, &m); err != nil {
 		return nil, err
 	}
-	delete(m, "status")
-	dropCreationTimestamp(m)
 	return m, nil
 }
 
-// dropCreationTimestamp removes every metadata.creationTimestamp: null.
-func dropCreationTimestamp(v any) {
-	switch x := v.(type) {
-	case map[string]any:
-		if md, ok := x["metadata"].(map[string]any); ok && md["creationTimestamp"] == nil {
-			delete(md, "creationTimestamp")
-		}
-		for _, c := range x {
-			dropCreationTimestamp(c)
-		}
-	case []any:
-		for _, c := range x {
-			dropCreationTimestamp(c)
+// dns1123LabelErrors is k8s.io/apimachinery's validation.IsDNS1123Label,
+// messages included (a namespace must be one): at most 63 characters of
+// [a-z0-9-], starting and ending with [a-z0-9]. TestDNS1123LabelMatchesAPI
+// compares the two.
+func dns1123LabelErrors(v string) []string {
+	var errs []string
+	if len(v) > 63 {
+		errs = append(errs, "must be no more than 63 characters")
+	}
+	if !isDNS1123Label(v) {
+		if isDNS1123Subdomain(v) {
+			errs = append(errs, "must not contain dots")
+		} else {
+			errs = append(errs, "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')")
 		}
 	}
+	return errs
+}
+
+// isDNS1123Label: [a-z0-9]([-a-z0-9]*[a-z0-9])? with no length limit (the
+// limit is its own message).
+func isDNS1123Label(v string) bool {
+	if v == "" {
+		return false
+	}
+	alnum := func(c byte) bool { return 'a' <= c && c <= 'z' || '0' <= c && c <= '9' }
+	for i := 0; i < len(v); i++ {
+		if !alnum(v[i]) && v[i] != '-' {
+			return false
+		}
+	}
+	return alnum(v[0]) && alnum(v[len(v)-1])
+}
+
+// isDNS1123Subdomain: labels joined by dots (again without the length
+// limit, which only decides between two messages here).
+func isDNS1123Subdomain(v string) bool {
+	for _, l := range strings.Split(v, ".") {
+		if !isDNS1123Label(l) {
+			return false
+		}
+	}
+	return true
 }

@@ -1,8 +1,9 @@
 package cudaarch
 
+//go:generate go run -tags kbjson ../kb/gentables cudaarch
+
 import (
 	"bytes"
-	"embed"
 	"encoding/json"
 	"fmt"
 	"sort"
@@ -41,9 +42,6 @@ func (v Version) Less(w Version) bool {
 	return v.Minor < w.Minor
 }
 
-//go:embed data/*.json
-var dataFS embed.FS
-
 // TargetRelease is one row of data/nvcc-targets.json.
 type TargetRelease struct {
 	CUDA   Version
@@ -59,11 +57,15 @@ type PTXISARelease struct {
 	Source string
 }
 
-// The tables are decoded on first use, not at program start: decoding
-// them in init cost every command a quarter of a millisecond (docs/speed.md).
+// The tables are built on first use, not at program start: decoding them
+// in init cost every command a quarter of a millisecond (docs/speed.md).
+// They are Go literals generated from data/*.json (tables_gen.go; go
+// generate ./internal/cudaarch), so a run decodes no JSON (issue 17);
+// built with -tags kbjson they are decoded from the embedded JSON
+// (tables_json.go), and TestGeneratedTablesCurrent keeps the two equal.
 var (
-	targetReleasesOnce = sync.OnceValue(mustLoadTargets)
-	ptxISAReleasesOnce = sync.OnceValue(mustLoadPTXISA)
+	targetReleasesOnce = sync.OnceValue(targetsTable)
+	ptxISAReleasesOnce = sync.OnceValue(ptxISATable)
 )
 
 // TargetReleases is the targetability table, oldest release first.
@@ -132,7 +134,8 @@ func DriverCanJIT(isa, driverCUDA Version) (ok, known bool) {
 	return !driverCUDA.Less(c), true
 }
 
-func mustLoadTargets() []TargetRelease {
+// decodeTargets reads data/nvcc-targets.json.
+func decodeTargets(b []byte) []TargetRelease {
 	var doc struct {
 		About    string `json:"about"`
 		Releases []struct {
@@ -142,7 +145,7 @@ func mustLoadTargets() []TargetRelease {
 			Source string   `json:"source"`
 		} `json:"releases"`
 	}
-	mustDecode("data/nvcc-targets.json", &doc)
+	mustDecode("data/nvcc-targets.json", b, &doc)
 	var out []TargetRelease
 	for _, r := range doc.Releases {
 		tr := TargetRelease{CUDA: mustVersion(r.CUDA), Source: r.Source}
@@ -163,7 +166,8 @@ func mustLoadTargets() []TargetRelease {
 	return out
 }
 
-func mustLoadPTXISA() []PTXISARelease {
+// decodePTXISA reads data/ptx-isa.json.
+func decodePTXISA(b []byte) []PTXISARelease {
 	var doc struct {
 		About string `json:"about"`
 		ISA   []struct {
@@ -172,7 +176,7 @@ func mustLoadPTXISA() []PTXISARelease {
 			Source string `json:"source"`
 		} `json:"isa"`
 	}
-	mustDecode("data/ptx-isa.json", &doc)
+	mustDecode("data/ptx-isa.json", b, &doc)
 	var out []PTXISARelease
 	for _, r := range doc.ISA {
 		if r.Source == "" {
@@ -183,13 +187,9 @@ func mustLoadPTXISA() []PTXISARelease {
 	return out
 }
 
-// mustDecode reads embedded data strictly: a misspelt key is a build-time bug, caught by
-// every test run since the tables load at package init.
-func mustDecode(name string, v any) {
-	b, err := dataFS.ReadFile(name)
-	if err != nil {
-		panic(err)
-	}
+// mustDecode reads the data strictly: a misspelt key is a build-time bug, caught by
+// every test run (TestGeneratedTablesCurrent decodes every file).
+func mustDecode(name string, b []byte, v any) {
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {

@@ -2,12 +2,12 @@ package explain
 
 import (
 	"fmt"
-	"regexp"
 	"strconv"
 	"strings"
 
 	"github.com/fastpath-dev/fastpath/internal/finding"
 	"github.com/fastpath-dev/fastpath/internal/kb"
+	"github.com/fastpath-dev/fastpath/internal/lazyregexp"
 )
 
 // Some messages mean different things depending on their own numbers or
@@ -17,9 +17,9 @@ import (
 // are made here, from the message's own words.
 
 var (
-	oomProcess     = regexp.MustCompile(`Process [0-9]+ has ([0-9.]+ (?:[KMGT]i?B|bytes)) memory in use`)
-	oomThisProcess = regexp.MustCompile(`this process has ([0-9.]+ (?:[KMGT]i?B|bytes)) memory in use`)
-	oomByPyTorch   = regexp.MustCompile(`Of the allocated memory ([0-9.]+ (?:[KMGT]i?B|bytes)) is allocated by PyTorch(?:, and ([0-9.]+ (?:[KMGT]i?B|bytes)) is reserved)?`)
+	oomProcess     = lazyregexp.New(`Process [0-9]+ has ([0-9.]+ (?:[KMGT]i?B|bytes)) memory in use`)
+	oomThisProcess = lazyregexp.New(`this process has ([0-9.]+ (?:[KMGT]i?B|bytes)) memory in use`)
+	oomByPyTorch   = lazyregexp.New(`Of the allocated memory ([0-9.]+ (?:[KMGT]i?B|bytes)) is allocated by PyTorch(?:, and ([0-9.]+ (?:[KMGT]i?B|bytes)) is reserved)?`)
 )
 
 // oomOthersShare: other processes must hold at least this share of the

@@ -22,6 +22,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/fastpath-dev/fastpath/internal/kb"
+	"github.com/fastpath-dev/fastpath/internal/lazyregexp"
 )
 
 const (
@@ -692,7 +693,7 @@ func captures(c *compiled, line []byte, loc []int) map[string]string {
 }
 
 // ansi matches the colour and cursor escapes logs carry from terminals.
-var ansi = regexp.MustCompile(`\x1b\[[0-9;?]*[A-Za-z]`)
+var ansi = lazyregexp.New(`\x1b\[[0-9;?]*[A-Za-z]`)
 
 // cleanText makes a matched line fit for evidence: valid UTF-8, no
 // terminal escapes or carriage returns, trimmed, capped.

@@ -11,14 +11,15 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/fastpath-dev/fastpath/internal/diagnose"
 	"github.com/fastpath-dev/fastpath/internal/facts"
 	"github.com/fastpath-dev/fastpath/internal/finding"
 	"github.com/fastpath-dev/fastpath/internal/kb"
+	"github.com/fastpath-dev/fastpath/internal/lazyregexp"
 	"github.com/fastpath-dev/fastpath/internal/model"
 )
 
@@ -93,7 +94,7 @@ func FromDoctor(name string, d *diagnose.Doctor) Machine {
 // KernelPackages are the distributions compared between machines: torch and
 // the packages whose presence and versions decide fast paths (the KB's
 // packages.json, entries with "compare").
-var KernelPackages = kb.ComparedPackages()
+var KernelPackages = sync.OnceValue(kb.ComparedPackages) // on first use: an init costs every start
 
 // Row is one fact across machines; Values line up with Diff.Machines, ""
 // where the machine has none.
@@ -259,7 +260,7 @@ func Compare(ms []Machine) *Diff {
 	for i := range ms {
 		pkgs[i] = Packages(ms[i].Facts)
 	}
-	for _, p := range KernelPackages {
+	for _, p := range KernelPackages() {
 		vals := make([]string, len(ms))
 		any := false
 		for i := range ms {
@@ -309,7 +310,7 @@ func Compare(ms []Machine) *Diff {
 	return d
 }
 
-var nameSep = regexp.MustCompile(`[-_.]+`)
+var nameSep = lazyregexp.New(`[-_.]+`)
 
 // Normalize is PEP 503's name normalisation.
 func Normalize(name string) string { return nameSep.ReplaceAllString(strings.ToLower(name), "-") }

@@ -33,7 +33,7 @@ func Slim(d *diagnose.Doctor) *diagnose.Doctor {
 	f.Toolchain.GCC = in.Toolchain.GCC
 	if sel := in.Python.Selected; sel != nil {
 		want := map[string]bool{}
-		for _, p := range KernelPackages {
+		for _, p := range KernelPackages() {
 			want[p] = true
 		}
 		slim := &facts.PythonEnv{Version: sel.Version}

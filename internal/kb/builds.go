@@ -1,14 +1,8 @@
 package kb
 
 import (
-	_ "embed"
-	"encoding/json"
-	"fmt"
 	"sync"
 )
-
-//go:embed data/builds.json
-var buildsJSON []byte
 
 // BuildsData is data/builds.json: how each kernel package builds from
 // source, read from that version's own build files (its sdist on PyPI or
@@ -103,9 +97,7 @@ var (
 // Builds returns the parsed data/builds.json.
 func Builds() *BuildsData {
 	buildsOnce.Do(func() {
-		if err := json.Unmarshal(buildsJSON, &buildsData); err != nil {
-			panic(fmt.Sprintf("kb: data/builds.json: %v", err))
-		}
+		buildsData = buildsTable() // generated into tables_gen.go
 	})
 	return &buildsData
 }

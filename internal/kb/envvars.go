@@ -1,14 +1,6 @@
 package kb
 
-import (
-	_ "embed"
-	"encoding/json"
-	"fmt"
-	"sync"
-)
-
-//go:embed data/envvars.json
-var envvarsJSON []byte
+import "sync"
 
 // EnvVarsData is data/envvars.json: the environment variables fastpath
 // records, by exact name or by prefix, each group with where it is read.
@@ -29,14 +21,9 @@ var (
 	envvarsData EnvVarsData
 )
 
-// EnvVars returns the parsed data/envvars.json (a build defect if it does
-// not parse: the package's tests catch it).
+// EnvVars returns data/envvars.json (generated into tables_gen.go).
 func EnvVars() *EnvVarsData {
-	envvarsOnce.Do(func() {
-		if err := json.Unmarshal(envvarsJSON, &envvarsData); err != nil {
-			panic(fmt.Sprintf("kb: data/envvars.json: %v", err))
-		}
-	})
+	envvarsOnce.Do(func() { envvarsData = envvarsTable() })
 	return &envvarsData
 }
 

@@ -1,15 +1,11 @@
 package kb
 
 import (
-	_ "embed"
 	"encoding/json"
 	"fmt"
 	"sort"
 	"sync"
 )
-
-//go:embed data/families.json
-var familiesJSON []byte
 
 // FamiliesData is data/families.json: per model family, which layer kinds
 // depend on which kernel packages and what happens without them.
@@ -215,9 +211,7 @@ var (
 // not parse: the package's tests catch it).
 func Families() *FamiliesData {
 	familiesOnce.Do(func() {
-		if err := json.Unmarshal(familiesJSON, &familiesData); err != nil {
-			panic(fmt.Sprintf("kb: data/families.json: %v", err))
-		}
+		familiesData = familiesTable() // generated into tables_gen.go
 		// The kernel packages live in packages.json, the one package list.
 		familiesData.Packages = KernelPackages()
 	})

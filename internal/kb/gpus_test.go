@@ -16,7 +16,7 @@ func TestGPUTableLoads(t *testing.T) {
 		t.Fatal(err)
 	}
 	var tab gpuTable
-	if err := json.Unmarshal(gpusJSON, &tab); err != nil {
+	if err := json.Unmarshal(readData(t, "gpus.json"), &tab); err != nil {
 		t.Fatal(err)
 	}
 	if len(tab.Devices) < 300 {

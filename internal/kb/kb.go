@@ -4,9 +4,9 @@
 // beyond the embedded files.
 package kb
 
+//go:generate go run -tags kbjson ./gentables kb
+
 import (
-	"embed"
-	"encoding/json"
 	"fmt"
 	"strconv"
 	"strings"
@@ -14,12 +14,6 @@ import (
 
 	"github.com/fastpath-dev/fastpath/internal/version"
 )
-
-//go:embed data/cuda.json
-var cudaJSON []byte
-
-// The embed.FS keeps room for more data files without new variables.
-var _ embed.FS
 
 // CUDAData is data/cuda.json.
 type CUDAData struct {
@@ -101,14 +95,11 @@ var (
 	cudaData CUDAData
 )
 
-// CUDA returns the parsed data/cuda.json. The data is part of the binary:
-// failing to parse it is a build defect, caught by the package's tests.
+// CUDA returns data/cuda.json, as tables_gen.go holds it (generated from
+// the JSON: a run decodes no JSON; TestGeneratedTablesCurrent keeps the
+// two the same).
 func CUDA() *CUDAData {
-	cudaOnce.Do(func() {
-		if err := json.Unmarshal(cudaJSON, &cudaData); err != nil {
-			panic(fmt.Sprintf("kb: data/cuda.json: %v", err))
-		}
-	})
+	cudaOnce.Do(func() { cudaData = cudaTable() })
 	return &cudaData
 }
 
@@ -199,7 +190,25 @@ func (d *CUDAData) ToolkitFull(mm string) (string, bool) {
 }
 
 // Expand fills {M}, {m}, {p} placeholders with a CUDA version's parts.
+// A scan, not a strings.Replacer: building a Replacer per call was a
+// measurable part of a doctor run (issue 17); TestExpandIsTheReplacer
+// compares the two.
 func Expand(tmpl, cuda string) string {
 	parts := append(strings.Split(cuda, "."), "0", "0")
-	return strings.NewReplacer("{M}", parts[0], "{m}", parts[1], "{p}", parts[2]).Replace(tmpl)
+	if !strings.Contains(tmpl, "{") {
+		return tmpl
+	}
+	var b strings.Builder
+	b.Grow(len(tmpl) + len(cuda))
+	for i := 0; i < len(tmpl); i++ {
+		if tmpl[i] == '{' && i+2 < len(tmpl) && tmpl[i+2] == '}' {
+			if k := strings.IndexByte("Mmp", tmpl[i+1]); k >= 0 {
+				b.WriteString(parts[k])
+				i += 2
+				continue
+			}
+		}
+		b.WriteByte(tmpl[i])
+	}
+	return b.String()
 }

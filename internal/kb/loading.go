@@ -1,15 +1,10 @@
 package kb
 
 import (
-	_ "embed"
-	"encoding/json"
 	"regexp"
 	"strings"
 	"sync"
 )
-
-//go:embed data/loading.json
-var loadingJSON []byte
 
 // LoadingData is data/loading.json: how packages choose the native code they load,
 // and which NVIDIA wheel ships each CUDA library torch needs.
@@ -44,7 +39,22 @@ type PackageLoad struct {
 	Import string `json:"import,omitempty"` // the module the live probe imports
 	Smoke  string `json:"smoke,omitempty"`  // a tiny kernel the live probe may run
 	Source string `json:"source"`
-	re     *regexp.Regexp
+	re     *rowRegexp
+}
+
+// rowRegexp is a rule's Library, compiled on its first Match: most runs
+// match no library against most rules, and compiling them all when the
+// table loads cost every doctor run (issue 17). TestLoadingRulesCompile
+// compiles every one.
+type rowRegexp struct {
+	once sync.Once
+	expr string
+	re   *regexp.Regexp
+}
+
+func (r *rowRegexp) get() *regexp.Regexp {
+	r.once.Do(func() { r.re = regexp.MustCompile(r.expr) })
+	return r.re
 }
 
 // Match returns the CUDA version a library's base name stands for ("128"), or ok false.
@@ -52,7 +62,7 @@ func (p *PackageLoad) Match(base string) (cuda string, ok bool) {
 	if p.re == nil {
 		return "", false
 	}
-	m := p.re.FindStringSubmatch(base)
+	m := p.re.get().FindStringSubmatch(base)
 	if m == nil {
 		return "", false
 	}
@@ -73,12 +83,9 @@ type CUDALibrary struct {
 }
 
 var loadingOnce = sync.OnceValue(func() *LoadingData {
-	var d LoadingData
-	if err := json.Unmarshal(loadingJSON, &d); err != nil {
-		panic("kb: data/loading.json: " + err.Error())
-	}
+	d := loadingTable() // generated into tables_gen.go
 	for i := range d.Packages.Rows {
-		d.Packages.Rows[i].re = regexp.MustCompile(d.Packages.Rows[i].Library)
+		d.Packages.Rows[i].re = &rowRegexp{expr: d.Packages.Rows[i].Library}
 	}
 	return &d
 })

@@ -1,14 +1,8 @@
 package kb
 
 import (
-	_ "embed"
-	"encoding/json"
-	"fmt"
 	"sync"
 )
-
-//go:embed data/measurements.json
-var measurementsJSON []byte
 
 // MeasurementsData is data/measurements.json: what the torch fallback of a
 // kernel function was measured to cost, per model and GPU.
@@ -59,9 +53,7 @@ var (
 // Measurements returns the parsed data/measurements.json.
 func Measurements() *MeasurementsData {
 	measOnce.Do(func() {
-		if err := json.Unmarshal(measurementsJSON, &measData); err != nil {
-			panic(fmt.Sprintf("kb: data/measurements.json: %v", err))
-		}
+		measData = measurementsTable() // generated into tables_gen.go
 	})
 	return &measData
 }

@@ -1,16 +1,10 @@
 package kb
 
 import (
-	_ "embed"
-	"encoding/json"
-	"fmt"
 	"sort"
 	"strings"
 	"sync"
 )
-
-//go:embed data/packages.json
-var packagesJSON []byte
 
 // PackagesData is data/packages.json: the one list of the Python
 // distributions fastpath names, with the facts each consumer needs (fleet's
@@ -51,14 +45,9 @@ var (
 	packagesData PackagesData
 )
 
-// Packages returns the parsed data/packages.json (a build defect if it does
-// not parse: the package's tests catch it).
+// Packages returns data/packages.json (generated into tables_gen.go).
 func Packages() *PackagesData {
-	packagesOnce.Do(func() {
-		if err := json.Unmarshal(packagesJSON, &packagesData); err != nil {
-			panic(fmt.Sprintf("kb: data/packages.json: %v", err))
-		}
-	})
+	packagesOnce.Do(func() { packagesData = packagesTable() })
 	return &packagesData
 }
 

@@ -1,14 +1,8 @@
 package kb
 
 import (
-	_ "embed"
-	"encoding/json"
-	"fmt"
 	"sync"
 )
-
-//go:embed data/signatures.json
-var signaturesJSON []byte
 
 // SignaturesData is data/signatures.json: the error and warning texts that
 // `fastpath explain` recognises in build and run logs, each with the finding
@@ -108,9 +102,7 @@ var (
 // the binary: failing to parse it is a build defect, caught by the tests.
 func Signatures() *SignaturesData {
 	signaturesOnce.Do(func() {
-		if err := json.Unmarshal(signaturesJSON, &signaturesData); err != nil {
-			panic(fmt.Sprintf("kb: data/signatures.json: %v", err))
-		}
+		signaturesData = signaturesTable() // generated into tables_gen.go
 		// Module names and the packages that need a build come from
 		// packages.json, the one package list.
 		signaturesData.Modules.Source = "data/packages.json: " + Packages().Source

@@ -1,15 +1,10 @@
 package kb
 
 import (
-	_ "embed"
-	"encoding/json"
 	"fmt"
 	"strings"
 	"sync"
 )
-
-//go:embed data/wheels.json
-var wheelsJSON []byte
 
 // WheelsData is data/wheels.json: how the kernel packages name the prebuilt
 // wheels they publish on their GitHub releases.
@@ -53,9 +48,7 @@ var (
 // parse: the package's tests catch it).
 func Wheels() *WheelsData {
 	wheelsOnce.Do(func() {
-		if err := json.Unmarshal(wheelsJSON, &wheelsData); err != nil {
-			panic(fmt.Sprintf("kb: data/wheels.json: %v", err))
-		}
+		wheelsData = wheelsTable() // generated into tables_gen.go
 	})
 	return &wheelsData
 }

@@ -70,8 +70,10 @@ var layers = [][]string{
 	{"internal/report"},
 	// Commands, and the hostile-input harness that drives everything.
 	{"internal/cli", "internal/hostile"},
-	// Programs: the binary, and the generator of its CLI reference.
-	{"cmd/fastpath", "internal/cli/gendoc", "internal/finding/genids"},
+	// Programs: the binary, and the generators of its CLI reference, its
+	// finding ids and its KB tables (gentables builds only with -tags
+	// kbjson, so go list ./... does not list it).
+	{"cmd/fastpath", "internal/cli/gendoc", "internal/finding/genids", "internal/kb/gentables"},
 }
 
 // A rule forbids imports that the layers allow but the design does not.
@@ -269,7 +271,11 @@ func TestJudgesArePure(t *testing.T) {
 }
 
 // TestBinaryDeps: the shipped program links neither the test fixture nor
-// the harness that drives it (go list -deps ./cmd/fastpath).
+// the harness that drives it (go list -deps ./cmd/fastpath), nor the
+// Kubernetes API types: their package inits and size cost every start of
+// fastpath (issue 17), and k8s manifest needs only a few fields of three
+// objects (internal/cli/k8s_types.go). Tests may still use them as an
+// oracle.
 func TestBinaryDeps(t *testing.T) {
 	goTool, err := exec.LookPath("go")
 	if err != nil {
@@ -286,6 +292,13 @@ func TestBinaryDeps(t *testing.T) {
 	for _, never := range []string{"internal/fixture", "internal/hostile", "internal/testenv"} {
 		if slices.Contains(deps, module+never) {
 			t.Errorf("cmd/fastpath links %s, which is for tests only", never)
+		}
+	}
+	for _, dep := range deps {
+		for _, never := range []string{"k8s.io/api/", "k8s.io/apimachinery/"} {
+			if strings.HasPrefix(dep, never) {
+				t.Errorf("cmd/fastpath links %s: the Kubernetes API types slow every start; k8s manifest has its own (internal/cli/k8s_types.go)", dep)
+			}
 		}
 	}
 }

@@ -6,8 +6,6 @@ import (
 	"sort"
 	"strings"
 
-	"k8s.io/apimachinery/pkg/util/validation"
-
 	"github.com/fastpath-dev/fastpath/internal/facts"
 	"github.com/fastpath-dev/fastpath/internal/finding"
 	"github.com/fastpath-dev/fastpath/internal/model"
@@ -31,9 +29,9 @@ func NFD(w io.Writer, f *facts.Facts, findings []finding.Finding, models []*mode
 			return
 		}
 		n := NFDPrefix + LabelName(name)
-		// The API server's own rules decide, not our sanitiser: a label
+		// The API server's own rules (k8slabel.go) decide, not our sanitiser: a label
 		// nfd-master would refuse is never written.
-		if len(validation.IsQualifiedName(n)) > 0 || len(validation.IsValidLabelValue(v)) > 0 {
+		if !validLabelKey(n) || !validLabelValue(v) {
 			return
 		}
 		ew.printf("%s=%s\n", n, v)

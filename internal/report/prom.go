@@ -5,6 +5,7 @@ import (
 	"io"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/fastpath-dev/fastpath/internal/facts"
 	"github.com/fastpath-dev/fastpath/internal/finding"
@@ -129,7 +130,7 @@ func infoLabels(f *facts.Facts) [][2]string {
 // kernelPackages are the distributions whose versions the cluster outputs
 // carry: torch and the packages that decide fast paths (PEP 503 names; the
 // KB's packages.json, entries with "metrics").
-var kernelPackages = kb.MetricPackages()
+var kernelPackages = sync.OnceValue(kb.MetricPackages) // on first use: an init costs every start
 
 // packageRows are the kernel packages installed in the selected environment.
 func packageRows(f *facts.Facts) [][2]string {
@@ -144,7 +145,7 @@ func packageRows(f *facts.Facts) [][2]string {
 		}
 	}
 	var out [][2]string
-	for _, p := range kernelPackages {
+	for _, p := range kernelPackages() {
 		if v, ok := have[p]; ok {
 			out = append(out, [2]string{p, v})
 		}

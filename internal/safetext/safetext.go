@@ -14,7 +14,6 @@ package safetext
 import (
 	"fmt"
 	"io"
-	"regexp"
 	"strings"
 	"sync"
 	"unicode/utf8"
@@ -83,7 +82,24 @@ func appendClean(b *strings.Builder, s string) {
 // progress line of remote); a Writer made with colour on lets exactly these
 // through. Untrusted text could contain them too: at worst it changes a
 // colour, it cannot move the cursor, erase, retitle or reach the clipboard.
-var ColourCodes = regexp.MustCompile(`^(?:\x1b\[(?:0|1|2|31|33|34)m|\r\x1b\[K|\x1b\[K)`)
+//
+// A fixed list matched by hand, not a package-level regexp: compiling one
+// in the package's init cost every start of fastpath (issue 17).
+// TestColourCodesAreTheRegexp compares it with the regexp it replaced.
+var ColourCodes = colourCodes{"\x1b[0m", "\x1b[1m", "\x1b[2m", "\x1b[31m", "\x1b[33m", "\x1b[34m", "\r\x1b[K", "\x1b[K"}
+
+type colourCodes []string
+
+// FindString returns the code s starts with, or "" (as the anchored
+// regexp's FindString did).
+func (c colourCodes) FindString(s string) string {
+	for _, code := range c {
+		if strings.HasPrefix(s, code) {
+			return code
+		}
+	}
+	return ""
+}
 
 // Writer cleans everything written through it with Clean's rules, keeping a
 // partial UTF-8 character at the end of one Write for the next. Call Flush

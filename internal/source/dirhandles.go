@@ -51,9 +51,12 @@ type dirHandles struct {
 }
 
 // maxDirHandles bounds the open directory handles of one source. A
-// distribution's files are read one after another, so a few dozen keep every
-// ancestor and the folders in use open; the rest cost one openat each.
-const maxDirHandles = 64
+// distribution's files are read one after another, so the folders in use
+// (one per reader, MaxReaders) and the site-packages folder above them are
+// enough; the rest cost one openat each. Keep it small: with the readers'
+// files it must stay under the 64-descriptor table a process starts with
+// (readers.go).
+const maxDirHandles = 20
 
 type dirHandle struct {
 	fd   int

@@ -3,12 +3,13 @@
 package envvars
 
 import (
-	"regexp"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/fastpath-dev/fastpath/internal/facts"
 	"github.com/fastpath-dev/fastpath/internal/kb"
+	"github.com/fastpath-dev/fastpath/internal/lazyregexp"
 	"github.com/fastpath-dev/fastpath/internal/source"
 )
 
@@ -20,22 +21,24 @@ const Redacted = "<redacted>"
 // and build or load kernels; keptPrefixes the families kept whole (NCCL's,
 // torch's, pip's, uv's, the kernel packages' build knobs). Both are the
 // KB's data/envvars.json, which says where each is read.
-var kept = map[string]bool{}
-
-var keptPrefixes = kb.EnvVars().Prefixes.Names
-
-func init() {
+// Built on first use, not in an init: every start of fastpath paid for
+// them, whatever the command (issue 17).
+var kept = sync.OnceValue(func() map[string]bool {
+	m := map[string]bool{}
 	for _, n := range kb.EnvVars().Names() {
-		kept[n] = true
+		m[n] = true
 	}
-}
+	return m
+})
+
+func keptPrefixes() []string { return kb.EnvVars().Prefixes.Names }
 
 // secretWords in a name mark its value as a secret.
 var secretWords = []string{"TOKEN", "KEY", "SECRET", "PASSWORD", "PASSWD", "AUTH", "CREDENTIAL"}
 
 // urlUserinfo matches the userinfo of a URL (https://user:pass@host,
 // https://token@host): group 1 is scheme://, 2 the user, 3 ":password".
-var urlUserinfo = regexp.MustCompile(`([A-Za-z][A-Za-z0-9+.-]*://)([^/@\s:]*)(:[^/@\s]*)?@`)
+var urlUserinfo = lazyregexp.New(`([A-Za-z][A-Za-z0-9+.-]*://)([^/@\s:]*)(:[^/@\s]*)?@`)
 
 // Collect returns the variables of env that matter, sorted by name.
 func Collect(env source.Env) []facts.EnvVar {
@@ -52,10 +55,10 @@ func Collect(env source.Env) []facts.EnvVar {
 
 // Matters reports whether a variable is one fastpath keeps.
 func Matters(name string) bool {
-	if kept[name] {
+	if kept()[name] {
 		return true
 	}
-	for _, p := range keptPrefixes {
+	for _, p := range keptPrefixes() {
 		if strings.HasPrefix(name, p) {
 			return true
 		}
@@ -75,6 +78,11 @@ func Redact(name, value string) facts.EnvVar {
 		}
 	}
 	redacted := false
+	// Every match holds "://" and "@": a value without them (most) skips
+	// the regexp, and its compilation (issue 17).
+	if !strings.Contains(value, "://") || !strings.Contains(value, "@") {
+		return facts.EnvVar{Name: name, Value: value}
+	}
 	value = urlUserinfo.ReplaceAllStringFunc(value, func(m string) string {
 		g := urlUserinfo.FindStringSubmatch(m)
 		redacted = true

@@ -57,7 +57,9 @@ func NewEarly(ctx context.Context, src source.Source) *Early {
 					continue // Collect reads what is left itself
 				}
 				c := &collector{src: e.src}
+				source.AcquireReader() // the descriptor budget (source/readers.go)
 				m := c.read(j)
+				source.ReleaseReader()
 				e.mu.Lock()
 				// A second job of the same path replaces the first, which
 				// Collect then reads itself.

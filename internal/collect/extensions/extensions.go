@@ -89,7 +89,9 @@ func CollectWith(ctx context.Context, src source.Source, py *facts.PythonEnv, t 
 					results[i] = r.m
 					continue
 				}
+				source.AcquireReader() // the descriptor budget (source/readers.go)
 				results[i] = c.read(jobs[i])
+				source.ReleaseReader()
 			}
 		})
 	}

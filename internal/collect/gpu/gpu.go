@@ -10,13 +10,13 @@ import (
 	"io/fs"
 	"os/exec"
 	"path"
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/fastpath-dev/fastpath/internal/facts"
+	"github.com/fastpath-dev/fastpath/internal/lazyregexp"
 	"github.com/fastpath-dev/fastpath/internal/source"
 )
 
@@ -160,7 +160,7 @@ func (c *collector) readDriverVersion() {
 	c.setDriver(v, procVersion)
 }
 
-var kernelModuleVersion = regexp.MustCompile(`Kernel Module(?:\s+for\s+\S+)?\s+([0-9]+\.[0-9]+(?:\.[0-9]+)?)\b`)
+var kernelModuleVersion = lazyregexp.New(`Kernel Module(?:\s+for\s+\S+)?\s+([0-9]+\.[0-9]+(?:\.[0-9]+)?)\b`)
 
 // ParseDriverVersion reads the version from /proc/driver/nvidia/version,
 // whose NVRM line reads (proprietary and open modules):

@@ -3,6 +3,7 @@ package modelread
 import (
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/fastpath-dev/fastpath/internal/kb"
 )
@@ -22,14 +23,15 @@ import (
 //     imports, else keeps the torch function).
 
 // kernelRoots are the import roots of kernel packages whose imports are
-// gates: the import names of the KB's kernel packages (packages.json).
-var kernelRoots = func() map[string]bool {
+// gates: the import names of the KB's kernel packages (packages.json),
+// built on first use (an init would cost every start of fastpath).
+var kernelRoots = sync.OnceValue(func() map[string]bool {
 	m := map[string]bool{}
 	for _, p := range kb.KernelPackages() {
 		m[p.Import] = true
 	}
 	return m
-}()
+})
 
 // CodeGate is one kernel function a modeling file binds.
 type CodeGate struct {
@@ -308,7 +310,7 @@ func (m *pyModule) readGates() {
 				mod.WriteString(l.toks[k].text)
 			}
 			root, _, _ := strings.Cut(mod.String(), ".")
-			if !kernelRoots[root] {
+			if !kernelRoots()[root] {
 				continue
 			}
 			cond, neg := m.enclosingIf(i)

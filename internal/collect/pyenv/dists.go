@@ -211,7 +211,9 @@ func (c *collector) readAll(cands []*candidate) {
 		go func() {
 			defer wg.Done()
 			for cd := range work {
+				source.AcquireReader() // the descriptor budget (source/readers.go)
 				c.readDist(cd)
+				source.ReleaseReader()
 			}
 		}()
 	}

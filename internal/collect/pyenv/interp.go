@@ -4,12 +4,12 @@ import (
 	"fmt"
 	"io"
 	"path"
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
 
 	"github.com/fastpath-dev/fastpath/internal/facts"
+	"github.com/fastpath-dev/fastpath/internal/lazyregexp"
 	"github.com/fastpath-dev/fastpath/internal/source"
 	"github.com/fastpath-dev/fastpath/internal/version"
 )
@@ -50,7 +50,7 @@ type env struct {
 	debian  bool
 }
 
-var pyNameRe = regexp.MustCompile(`^python(\d+\.\d+)$`)
+var pyNameRe = lazyregexp.New(`^python(\d+\.\d+)$`)
 
 // mmFromName returns "3.12" for "python3.12".
 func mmFromName(name string) string {
@@ -222,9 +222,9 @@ func (c *collector) prefixFromExe(exe string, mm *string) string {
 	return path.Dir(dir)
 }
 
-var digitsRe = regexp.MustCompile(`\d+`)
+var digitsRe = lazyregexp.New(`\d+`)
 
-var pyVersionRe = regexp.MustCompile(`#define\s+PY_VERSION\s+"([^"]+)"`)
+var pyVersionRe = lazyregexp.New(`#define\s+PY_VERSION\s+"([^"]+)"`)
 
 // baseVersion reads the full version of e's base installation: patchlevel.h,
 // conda-meta's python record, or the pyenv version folder's name.

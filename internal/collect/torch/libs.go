@@ -87,7 +87,9 @@ func collectLibraries(src source.Source, env *facts.PythonEnv, t *facts.Torch) {
 			wg.Go(func() {
 				defer func() { <-sem }()
 				libs[i].path = p
+				source.AcquireReader() // the descriptor budget (source/readers.go)
 				libs[i].needed, libs[i].runpaths, oks[i] = dynamic(src, p)
+				source.ReleaseReader()
 			})
 		}
 		wg.Wait()

@@ -1,6 +1,7 @@
 package sitedist
 
 import (
+	"math/rand/v2"
 	"regexp"
 	"strings"
 	"testing"
@@ -39,35 +40,73 @@ func TestFind(t *testing.T) {
 	}
 }
 
-// pep503 is PEP 503's normalisation as the PEP writes it: a regular
-// expression, then lower case. Normalize and normalizedIs must agree with it.
-var pep503 = regexp.MustCompile(`[-_.]+`)
-
-func checkNormalize(t *testing.T, name string) {
-	want := strings.ToLower(pep503.ReplaceAllString(name, "-"))
-	if got := Normalize(name); got != want {
-		t.Errorf("Normalize(%q) = %q, want %q", name, got, want)
+// TestNormalizeIsTheRegexp: Normalize is the regexp form it replaced,
+// strings.ToLower(regexp `[-_.]+` -> "-"), on random names over the
+// characters that matter (separators, capitals, non-ASCII).
+func TestNormalizeIsTheRegexp(t *testing.T) {
+	re := regexp.MustCompile(`[-_.]+`)
+	r := rand.New(rand.NewPCG(503, 1))
+	chars := []string{"-", "_", ".", "a", "Z", "0", "É", "ß", "İ", "\xff"}
+	cases := []string{"", "torch", "Flash_Attn", "a--b", "-a-", "..", "nvidia-cuda-nvcc-cu12"}
+	for range 20000 {
+		var b strings.Builder
+		for range r.IntN(9) {
+			b.WriteString(chars[r.IntN(len(chars))])
+		}
+		cases = append(cases, b.String())
 	}
+	for _, n := range cases {
+		if got, want := Normalize(n), strings.ToLower(re.ReplaceAllString(n, "-")); got != want {
+			t.Errorf("Normalize(%q) = %q, the regexp form says %q", n, got, want)
+		}
+	}
+}
+
+func BenchmarkNormalize(b *testing.B) {
+	re := regexp.MustCompile(`[-_.]+`)
+	names := []string{"torch", "nvidia-cuda-nvcc-cu12", "Flash_Attn", "causal-conv1d", "zope.interface"}
+	b.Run("scan", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			for _, n := range names {
+				_ = Normalize(n)
+			}
+		}
+	})
+	b.Run("regexp", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			for _, n := range names {
+				_ = strings.ToLower(re.ReplaceAllString(n, "-"))
+			}
+		}
+	})
+}
+
+// normalizedIs(name, want) is Normalize(name) == want, on the names of
+// TestNormalizeIsTheRegexp's kind and on near misses of their normal form.
+func checkNormalizedIs(t *testing.T, name string) {
+	want := Normalize(name)
 	if !normalizedIs(name, want) {
 		t.Errorf("normalizedIs(%q, %q) = false", name, want)
 	}
-	for _, other := range []string{want + "x", strings.TrimSuffix(want, "-"), "-" + want, strings.ToUpper(want)} {
+	for _, other := range []string{want + "x", strings.TrimSuffix(want, "-"), "-" + want, strings.ToUpper(want), want + "-"} {
 		if other != want && normalizedIs(name, other) {
 			t.Errorf("normalizedIs(%q, %q) = true", name, other)
 		}
 	}
 }
 
-func TestNormalize(t *testing.T) {
+func TestNormalizedIs(t *testing.T) {
 	for _, n := range []string{"", "-", "__", "torch", "Flash_Attn", "flash-attn", "zope.interface", "a-_.-b", "A..B__C--D",
 		"nvidia-cuda-nvcc-cu12", "NVIDIA.cuda-nvcc", "-lead", "trail_", "ÄÖ_ü", "İstanbul", "\u212Aelvin", "x\xffy", "a-\xc3"} {
-		checkNormalize(t, n)
+		checkNormalizedIs(t, n)
 	}
 }
 
-func FuzzNormalize(f *testing.F) {
+func FuzzNormalizedIs(f *testing.F) {
 	for _, s := range []string{"Flash_Attn", "a-_.-b", "ÄÖ_ü", "\u212A", "x\xff-_y"} {
 		f.Add(s)
 	}
-	f.Fuzz(checkNormalize)
+	f.Fuzz(checkNormalizedIs)
 }
