@@ -18,7 +18,11 @@ import (
 
 	"github.com/fastpath-dev/fastpath/internal/cli"
 	"github.com/fastpath-dev/fastpath/internal/collect"
+	"github.com/fastpath-dev/fastpath/internal/diagnose"
+	"github.com/fastpath-dev/fastpath/internal/facts"
 	"github.com/fastpath-dev/fastpath/internal/fixture"
+	"github.com/fastpath-dev/fastpath/internal/model"
+	"github.com/fastpath-dev/fastpath/internal/report"
 	"github.com/fastpath-dev/fastpath/internal/source"
 )
 
@@ -280,4 +284,52 @@ func firstDiff(a, b []byte) string {
 		}
 	}
 	return fmt.Sprintf("lengths %d and %d lines", len(la), len(lb))
+}
+
+// BenchmarkDoctorOnTree is doctor (in process, --json) on an existing tree
+// (FASTPATH_DOCTOR_TREE=DIR, written by TestWriteScaleTree or `fastpath demo
+// --write-tree`), without rebuilding it: allocs/op and B/op of the whole
+// run, load-independent, for comparing two builds on the same tree.
+//
+//	FASTPATH_DOCTOR_TREE=/tmp/scale go test ./cmd/fastpath -run '^$' -bench DoctorOnTree -benchmem -count 5
+func BenchmarkDoctorOnTree(b *testing.B) {
+	dir := os.Getenv("FASTPATH_DOCTOR_TREE")
+	if dir == "" {
+		b.Skip("set FASTPATH_DOCTOR_TREE=DIR to run doctor on a tree written by TestWriteScaleTree")
+	}
+	args := doctorArgs(dir)
+	b.ReportAllocs()
+	for b.Loop() {
+		if code := cli.Main(args, nil, io.Discard, io.Discard); code > 1 {
+			b.Fatalf("doctor exited %d", code)
+		}
+	}
+}
+
+// BenchmarkRenderOnTree is what doctor --json does after collection, alone:
+// diagnose and the JSON report, on facts collected once from
+// FASTPATH_DOCTOR_TREE=DIR.
+//
+//	FASTPATH_DOCTOR_TREE=/tmp/scale go test ./cmd/fastpath -run '^$' -bench RenderOnTree -benchmem -count 5
+func BenchmarkRenderOnTree(b *testing.B) {
+	dir := os.Getenv("FASTPATH_DOCTOR_TREE")
+	if dir == "" {
+		b.Skip("set FASTPATH_DOCTOR_TREE=DIR to render doctor's report of a tree written by TestWriteScaleTree")
+	}
+	env, err := source.ParseEnv(fixture.SeedEnv)
+	if err != nil {
+		b.Fatal(err)
+	}
+	src, err := source.Root(dir, env)
+	if err != nil {
+		b.Fatal(err)
+	}
+	f := collect.Collect(context.Background(), src, collect.Options{GPUs: []string{"9.0"}})
+	b.ReportAllocs()
+	for b.Loop() {
+		findings := diagnose.RunWithModels(f, nil)
+		if err := report.JSON(io.Discard, report.Doctor{Schema: facts.Schema, Facts: f, Findings: findings, Models: []*model.Report{}}); err != nil {
+			b.Fatal(err)
+		}
+	}
 }

@@ -83,6 +83,13 @@ type judgement struct {
 	builds bool
 	// models are the verdicts of the models given with --model.
 	models []*model.Report
+
+	// remedyCtx and loadedExts are computed once, on first use: the
+	// checks ask for them once per finding or per extension, and each
+	// walks every distribution or extension (5,000 and 4,096 at scale).
+	remedyCtx  *remedy.Context
+	loadedExts []facts.Extension
+	loadedDone bool
 }
 
 func newJudgement(f *facts.Facts) *judgement {
@@ -124,7 +131,16 @@ func (c *judgement) pipInstall(args ...string) string {
 
 // remedy is the remedy Context of the facts: every command doctor's fixes
 // give is built there.
-func (c *judgement) remedy() remedy.Context { return remedy.FromFacts(c.f) }
+func (c *judgement) remedy() remedy.Context {
+	if c.remedyCtx == nil {
+		r := remedy.FromFacts(c.f)
+		c.remedyCtx = &r
+	}
+	r := *c.remedyCtx
+	// Each caller gets its own slices, as FromFacts would give it.
+	r.GPUs, r.PipArgs = slices.Clone(r.GPUs), slices.Clone(r.PipArgs)
+	return r
+}
 
 // dist returns the selected environment's distribution called name.
 func (c *judgement) dist(name string) *facts.Distribution {

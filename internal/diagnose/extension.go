@@ -17,43 +17,67 @@ import (
 
 // extGroups groups the extensions that match by distribution, in the order
 // the facts list them (sorted by path).
-func extGroups(exts []facts.Extension, match func(facts.Extension) bool) [][]facts.Extension {
+func extGroups(exts []facts.Extension, match func(*facts.Extension) bool) [][]facts.Extension {
 	var out [][]facts.Extension
-	at := map[string]int{}
-	for _, e := range exts {
+	type distVersion struct{ dist, version string }
+	at := map[distVersion]int{}
+	for i := range exts {
+		e := &exts[i]
 		if !match(e) {
 			continue
 		}
-		k := e.Dist + "\x00" + e.Version
-		i, ok := at[k]
+		k := distVersion{e.Dist, e.Version}
+		g, ok := at[k]
 		if !ok {
-			i = len(out)
-			at[k] = i
+			g = len(out)
+			at[k] = g
 			out = append(out, nil)
 		}
-		out[i] = append(out[i], e)
+		out[g] = append(out[g], *e)
 	}
 	return out
 }
 
-func hasCUDACode(e facts.Extension) bool { return len(e.SASS)+len(e.PTX) > 0 }
+func hasCUDACode(e *facts.Extension) bool { return len(e.SASS)+len(e.PTX) > 0 }
 
 // loaded is the extensions the packages' own loading code will load, by the rules
 // of kb data/loading.json: a package that ships one library per CUDA version
 // (bitsandbytes) loads only the one torch's CUDA (or its override variable) picks;
-// the others are never opened and are not judged.
+// the others are never opened and are not judged. It is worked out once per
+// judgement; callers must not change what it returns.
 func (c *judgement) loaded() []facts.Extension {
+	if !c.loadedDone {
+		c.loadedExts, c.loadedDone = c.pickLoaded(), true
+	}
+	return c.loadedExts
+}
+
+func (c *judgement) pickLoaded() []facts.Extension {
 	rules := kb.Loading()
-	var out []facts.Extension
+	// Usually all of them are loaded: share the facts' slice until one is not.
+	out := c.f.Extensions[:0:0]
+	all := true
+	keep := func(i int) {
+		if all {
+			return
+		}
+		out = append(out, c.f.Extensions[i])
+	}
+	drop := func(i int) {
+		if all {
+			all = false
+			out = append(make([]facts.Extension, 0, len(c.f.Extensions)), c.f.Extensions[:i]...)
+		}
+	}
 	picked := map[string]string{}
-	for _, e := range c.f.Extensions {
+	for i, e := range c.f.Extensions {
 		r := rules.PackageLoadRule(e.Dist)
 		if r == nil || r.Rule != "one-library-per-cuda" {
-			out = append(out, e)
+			keep(i)
 			continue
 		}
 		if _, ok := r.Match(path.Base(e.Path)); !ok {
-			out = append(out, e)
+			keep(i)
 			continue
 		}
 		k := e.Dist + "\x00" + path.Dir(e.Path)
@@ -63,8 +87,13 @@ func (c *judgement) loaded() []facts.Extension {
 			picked[k] = sel
 		}
 		if path.Base(e.Path) == sel {
-			out = append(out, e)
+			keep(i)
+		} else {
+			drop(i)
 		}
+	}
+	if all {
+		return c.f.Extensions
 	}
 	return out
 }
@@ -121,7 +150,7 @@ func (c *judgement) pickCUDALibrary(r *kb.PackageLoad, e facts.Extension) string
 
 // gatedOff returns the rule under which e's package never uses e on a GPU of
 // capability cc (sgl-kernel's flash_ops outside majors 8 and 9), or nil.
-func gatedOff(e facts.Extension, cc cudaarch.Capability) *kb.PackageLoad {
+func gatedOff(e *facts.Extension, cc cudaarch.Capability) *kb.PackageLoad {
 	// Gated modules are named by their folder and file: sm90/common_ops.abi3.so.
 	name := path.Base(path.Dir(e.Path)) + "/" + path.Base(e.Path)
 	for _, r := range kb.Loading().PackageLoadRules(e.Dist) {
@@ -156,7 +185,7 @@ func archOnly(set []string) bool {
 // Arch-specific containers beside containers that run are the package's kernels for
 // other GPUs (vllm, sgl-kernel: a module per wheel, kernels per GPU) and never fail
 // by themselves: the package launches them only on their GPU.
-func extContainers(e facts.Extension, cc cudaarch.Capability) (runs, none, otherArch int) {
+func extContainers(e *facts.Extension, cc cudaarch.Capability) (runs, none, otherArch int) {
 	sets := e.TargetSets
 	if len(sets) == 0 {
 		sets = [][]string{append(slices.Clone(e.SASS), e.PTX...)}
@@ -218,9 +247,12 @@ func checkExtensionArch(c *judgement) []finding.Finding {
 	exts := c.loaded()
 	for i, cc := range caps {
 		// Modules built only for arch-specific targets of other GPUs: info.
-		for _, g := range extGroups(exts, func(e facts.Extension) bool {
+		for _, g := range extGroups(exts, func(e *facts.Extension) bool {
+			if !hasCUDACode(e) {
+				return false
+			}
 			runs, none, other := extContainers(e, cc)
-			return hasCUDACode(e) && runs == 0 && none == 0 && other > 0 && kb.Loading().DispatchesByArch(e.Dist)
+			return runs == 0 && none == 0 && other > 0 && kb.Loading().DispatchesByArch(e.Dist)
 		}) {
 			e0 := g[0]
 			fd := finding.Finding{
@@ -236,14 +268,17 @@ func checkExtensionArch(c *judgement) []finding.Finding {
 			fd.Evidence = append(fd.Evidence, "rule: "+kb.Loading().ArchSpecificModules.Source)
 			out = append(out, fd)
 		}
-		groups := extGroups(exts, func(e facts.Extension) bool {
+		groups := extGroups(exts, func(e *facts.Extension) bool {
+			if !hasCUDACode(e) {
+				return false
+			}
 			if gatedOff(e, cc) != nil {
 				return false // the package never launches this module's kernels on this GPU
 			}
 			runs, none, other := extContainers(e, cc)
 			// A module with nothing at all for this GPU fails, arch-specific or not,
 			// unless its package is known to dispatch by GPU (the info above).
-			return hasCUDACode(e) && (none > 0 || runs == 0 && other > 0 && !kb.Loading().DispatchesByArch(e.Dist))
+			return none > 0 || runs == 0 && other > 0 && !kb.Loading().DispatchesByArch(e.Dist)
 		})
 		for _, g := range groups {
 			e0 := g[0]
@@ -258,7 +293,7 @@ func checkExtensionArch(c *judgement) []finding.Finding {
 			}
 			for _, e := range g {
 				line := fmt.Sprintf("%s: SASS %s; PTX %s (%s)", e.Path, listOrNone(e.SASS), listOrNone(e.PTX), plural(e.Containers, "fatbin container", "fatbin containers"))
-				if runs, none, other := extContainers(e, cc); other > 0 {
+				if runs, none, other := extContainers(&e, cc); other > 0 {
 					line += fmt.Sprintf("; for this GPU %d run, %d have no code, %d are arch-specific code for other GPUs", runs, none, other)
 				}
 				fd.Evidence = append(fd.Evidence, line)
@@ -300,7 +335,7 @@ func checkExtensionABI(c *judgement) []finding.Finding {
 		return nil
 	}
 	var out []finding.Finding
-	for _, g := range extGroups(c.loaded(), func(e facts.Extension) bool { return e.LinksTorch && e.MissingCount > 0 }) {
+	for _, g := range extGroups(c.loaded(), func(e *facts.Extension) bool { return e.LinksTorch && e.MissingCount > 0 }) {
 		e0 := g[0]
 		// Distinct symbols over the modules: the same missing function needed by four
 		// modules is one symbol, not four. Only the first few names per module are in

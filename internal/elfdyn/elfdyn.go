@@ -79,6 +79,7 @@ type File struct {
 	RunPath string // DT_RUNPATH
 
 	r        io.ReaderAt
+	data     []byte // the whole file, when it was opened in memory (OpenBytes)
 	size     int64
 	order    binary.ByteOrder
 	dynsym   Section
@@ -90,7 +91,10 @@ type File struct {
 // Open reads the ELF header, the section headers and the dynamic section of
 // the size bytes of r. A file without a dynamic section is not an error
 // (Needed is empty).
-func Open(r io.ReaderAt, size int64) (f *File, err error) {
+func Open(r io.ReaderAt, size int64) (f *File, err error) { return openFile(r, size, nil) }
+
+// openFile is Open; data, when not nil, is the whole file (r reads it).
+func openFile(r io.ReaderAt, size int64, data []byte) (f *File, err error) {
 	var magic [4]byte
 	if _, err := r.ReadAt(magic[:], 0); err != nil {
 		if errors.Is(err, io.EOF) {
@@ -111,35 +115,43 @@ func Open(r io.ReaderAt, size int64) (f *File, err error) {
 	if err := CheckHeader(r, size); err != nil { // F3: before debug/elf trusts the counts
 		return nil, err
 	}
-	ef, err := elf.NewFile(io.NewSectionReader(r, 0, size))
-	if err != nil {
-		return nil, formatErr("bad ELF: %v", err)
+	h, ok := readHeaders(r, size, data)
+	if !ok {
+		// Anything unusual (an error, compressed sections, extended
+		// numbering) is left to debug/elf, which says what is wrong.
+		ef, err := elf.NewFile(io.NewSectionReader(r, 0, size))
+		if err != nil {
+			return nil, formatErr("bad ELF: %v", err)
+		}
+		h = headersOf(ef)
 	}
-	f = &File{Machine: ef.Machine, Class: ef.Class, Type: ef.Type, r: r, size: size, order: ef.ByteOrder}
-	var dynamic *elf.Section
-	for _, s := range ef.Sections {
-		sec := Section{Name: s.Name, Type: s.Type, Offset: s.Offset, Link: s.Link}
-		if s.Type != elf.SHT_NOBITS {
-			sec.Size = s.FileSize
-			if s.Type != elf.SHT_NULL && (s.Offset > uint64(size) || s.FileSize > uint64(size)-s.Offset) {
-				return nil, formatErr("section %q (%d bytes at %#x) runs past the end of the file (%d bytes)", s.Name, s.FileSize, s.Offset, size)
+	f = &File{Machine: h.machine, Class: h.class, Type: h.typ, r: r, data: data, size: size, order: h.order}
+	var dynamic *rawSection
+	f.Sections = make([]Section, 0, len(h.sections))
+	for i := range h.sections {
+		s := &h.sections[i]
+		sec := Section{Name: s.name, Type: s.typ, Offset: s.offset, Link: s.link}
+		if s.typ != elf.SHT_NOBITS {
+			sec.Size = s.fileSize
+			if s.typ != elf.SHT_NULL && (s.offset > uint64(size) || s.fileSize > uint64(size)-s.offset) {
+				return nil, formatErr("section %q (%d bytes at %#x) runs past the end of the file (%d bytes)", s.name, s.fileSize, s.offset, size)
 			}
 		}
 		f.Sections = append(f.Sections, sec)
-		switch s.Type {
+		switch s.typ {
 		case elf.SHT_DYNSYM:
 			if f.hasTable {
 				continue
 			}
-			if int(s.Link) >= len(ef.Sections) || ef.Sections[s.Link].Type != elf.SHT_STRTAB {
-				return nil, formatErr(".dynsym links section %d, not a string table", s.Link)
+			if int(s.link) >= len(h.sections) || h.sections[s.link].typ != elf.SHT_STRTAB {
+				return nil, formatErr(".dynsym links section %d, not a string table", s.link)
 			}
-			str := ef.Sections[s.Link]
+			str := h.sections[s.link]
 			f.dynsym = sec
 			f.dynsymAt = len(f.Sections) - 1
-			f.dynstr = Section{Name: str.Name, Type: str.Type, Offset: str.Offset, Size: str.FileSize}
-			if str.Offset > uint64(size) || str.FileSize > uint64(size)-str.Offset {
-				return nil, formatErr("string table %q runs past the end of the file", str.Name)
+			f.dynstr = Section{Name: str.name, Type: str.typ, Offset: str.offset, Size: str.fileSize}
+			if str.offset > uint64(size) || str.fileSize > uint64(size)-str.offset {
+				return nil, formatErr("string table %q runs past the end of the file", str.name)
 			}
 			f.hasTable = true
 		case elf.SHT_DYNAMIC:
@@ -149,12 +161,18 @@ func Open(r io.ReaderAt, size int64) (f *File, err error) {
 		}
 	}
 	if dynamic != nil {
-		if err := f.readDynamic(ef, dynamic); err != nil {
+		if err := f.readDynamic(h.sections, dynamic); err != nil {
 			return nil, err
 		}
 	}
 	return f, nil
 }
+
+// OpenBytes is Open on a file held whole in memory. The File and its
+// Symbols read b in place instead of copying out of it (a dynamic string, a
+// symbol table), so b must not change while they are in use, and a symbol
+// name kept longer than b must be copied.
+func OpenBytes(b []byte) (*File, error) { return openFile(bytes.NewReader(b), int64(len(b)), b) }
 
 // Section returns the first section named name.
 func (f *File) Section(name string) (Section, bool) {
@@ -168,20 +186,25 @@ func (f *File) Section(name string) (Section, bool) {
 
 // readDynamic reads the dynamic entries and the few strings they name, each
 // with a small read: the string table itself can be tens of MB.
-func (f *File) readDynamic(ef *elf.File, s *elf.Section) error {
-	if s.FileSize > maxDynamicBytes {
-		return formatErr("dynamic section of %d bytes (cap %d)", s.FileSize, maxDynamicBytes)
+func (f *File) readDynamic(sections []rawSection, s *rawSection) error {
+	if s.fileSize > maxDynamicBytes {
+		return formatErr("dynamic section of %d bytes (cap %d)", s.fileSize, maxDynamicBytes)
 	}
-	if int(s.Link) >= len(ef.Sections) || ef.Sections[s.Link].Type != elf.SHT_STRTAB {
-		return formatErr("dynamic section links section %d, not a string table", s.Link)
+	if int(s.link) >= len(sections) || sections[s.link].typ != elf.SHT_STRTAB {
+		return formatErr("dynamic section links section %d, not a string table", s.link)
 	}
-	strs := ef.Sections[s.Link]
-	if strs.Offset > uint64(f.size) || strs.FileSize > uint64(f.size)-strs.Offset {
+	strs := sections[s.link]
+	if strs.offset > uint64(f.size) || strs.fileSize > uint64(f.size)-strs.offset {
 		return formatErr("dynamic string table runs past the end of the file")
 	}
-	buf := make([]byte, s.FileSize)
-	if _, err := f.r.ReadAt(buf, int64(s.Offset)); err != nil {
-		return formatErr("reading the dynamic section: %v", err)
+	var buf []byte
+	if f.data != nil {
+		buf = f.data[s.offset : s.offset+s.fileSize] // Open checked it lies in the file
+	} else {
+		buf = make([]byte, s.fileSize)
+		if _, err := f.r.ReadAt(buf, int64(s.offset)); err != nil {
+			return formatErr("reading the dynamic section: %v", err)
+		}
 	}
 	entSize := 16
 	if f.Class == elf.ELFCLASS32 {
@@ -211,7 +234,7 @@ func (f *File) readDynamic(ef *elf.File, s *elf.Section) error {
 		default:
 			continue
 		}
-		str, err := f.stringAt(strs.Offset, strs.FileSize, val)
+		str, err := f.stringAt(strs.offset, strs.fileSize, val)
 		if err != nil {
 			return err
 		}
@@ -227,9 +250,14 @@ func (f *File) stringAt(tabOff, tabSize, idx uint64) (string, error) {
 		return "", formatErr("string index %d outside its table (%d bytes)", idx, tabSize)
 	}
 	n := min(tabSize-idx, maxDynString)
-	buf := make([]byte, n)
-	if _, err := f.r.ReadAt(buf, int64(tabOff+idx)); err != nil && !errors.Is(err, io.EOF) {
-		return "", formatErr("reading a dynamic string: %v", err)
+	var buf []byte
+	if f.data != nil {
+		buf = f.data[tabOff+idx : tabOff+idx+n] // readDynamic checked the table lies in the file
+	} else {
+		buf = make([]byte, n)
+		if _, err := f.r.ReadAt(buf, int64(tabOff+idx)); err != nil && !errors.Is(err, io.EOF) {
+			return "", formatErr("reading a dynamic string: %v", err)
+		}
 	}
 	end := bytes.IndexByte(buf, 0)
 	if end < 0 {
@@ -270,13 +298,20 @@ func (f *File) Symbols() (*Symbols, error) {
 	if s.is64 {
 		s.entSize = 24
 	}
-	s.syms = make([]byte, f.dynsym.Size)
-	if _, err := f.r.ReadAt(s.syms, int64(f.dynsym.Offset)); err != nil {
-		return nil, formatErr("reading .dynsym: %v", err)
-	}
-	strs := make([]byte, f.dynstr.Size)
-	if _, err := f.r.ReadAt(strs, int64(f.dynstr.Offset)); err != nil {
-		return nil, formatErr("reading the dynamic string table: %v", err)
+	var strs []byte
+	if f.data != nil {
+		// Open checked that both lie in the file.
+		s.syms = f.data[f.dynsym.Offset : f.dynsym.Offset+f.dynsym.Size]
+		strs = f.data[f.dynstr.Offset : f.dynstr.Offset+f.dynstr.Size]
+	} else {
+		s.syms = make([]byte, f.dynsym.Size)
+		if _, err := f.r.ReadAt(s.syms, int64(f.dynsym.Offset)); err != nil {
+			return nil, formatErr("reading .dynsym: %v", err)
+		}
+		strs = make([]byte, f.dynstr.Size)
+		if _, err := f.r.ReadAt(strs, int64(f.dynstr.Offset)); err != nil {
+			return nil, formatErr("reading the dynamic string table: %v", err)
+		}
 	}
 	// The bytes are never written again, so the string can share them
 	// instead of copying tens of MB.

@@ -204,23 +204,68 @@ func TestTruncations(t *testing.T) {
 	}
 }
 
-// exercise runs everything a caller may run on b.
+// exercise runs everything a caller may run on b, read through a ReaderAt
+// (Open) and in place (OpenBytes): both must see the same.
 func exercise(b []byte) {
-	f, err := Open(bytes.NewReader(b), int64(len(b)))
+	checkHeadersAsDebugELF(b)
+	read, errRead := describe(Open(bytes.NewReader(b), int64(len(b))))
+	inPlace, errInPlace := describe(OpenBytes(b))
+	if read != inPlace || fmt.Sprint(errRead) != fmt.Sprint(errInPlace) {
+		panic(fmt.Sprintf("Open and OpenBytes differ:\n%s (%v)\n%s (%v)", read, errRead, inPlace, errInPlace))
+	}
+}
+
+// checkHeadersAsDebugELF: wherever readHeaders answers itself (through a
+// ReaderAt or in memory), debug/elf accepts the file and reads the same
+// headers; elsewhere Open asks debug/elf, so its errors are debug/elf's.
+func checkHeadersAsDebugELF(b []byte) {
+	if len(b) < 4 || string(b[:4]) != elf.ELFMAG || CheckHeader(bytes.NewReader(b), int64(len(b))) != nil {
+		return
+	}
+	direct, ok := readHeaders(bytes.NewReader(b), int64(len(b)), nil)
+	inPlace, okInPlace := readHeaders(bytes.NewReader(b), int64(len(b)), b)
+	if ok != okInPlace || fmt.Sprint(direct) != fmt.Sprint(inPlace) {
+		panic(fmt.Sprintf("readHeaders through a ReaderAt and in memory differ: %v %v / %v %v", ok, direct, okInPlace, inPlace))
+	}
+	if !ok {
+		return
+	}
+	var ef *elf.File
+	var err error
+	func() {
+		defer func() {
+			if p := recover(); p != nil {
+				err = fmt.Errorf("panic: %v", p)
+			}
+		}()
+		ef, err = elf.NewFile(io.NewSectionReader(bytes.NewReader(b), 0, int64(len(b))))
+	}()
+	if err != nil {
+		panic(fmt.Sprintf("readHeaders read a file that debug/elf refuses (%v): %v", err, direct))
+	}
+	if want := headersOf(ef); fmt.Sprint(direct) != fmt.Sprint(want) {
+		panic(fmt.Sprintf("readHeaders: %v\ndebug/elf:   %v", direct, want))
+	}
+}
+
+// describe is what a caller can learn from an opened file, as text.
+func describe(f *File, err error) (string, error) {
 	if err != nil {
 		var fe *FormatError
 		if !errors.As(err, &fe) && !errors.Is(err, ErrNotELF) && !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrUnexpectedEOF) {
 			panic(fmt.Sprintf("unexpected error type %T: %v", err, err))
 		}
-		return
+		return "", err
 	}
+	out := fmt.Sprintf("%v %q %q %q %q %v\n", f.Sections, f.Needed, f.SOName, f.RPath, f.RunPath, f.Class)
 	syms, err := f.Symbols()
 	if err != nil {
-		return
+		return out, err
 	}
 	for s := range syms.All() {
-		_ = Exported(s)
+		out += fmt.Sprintf("%q %v %v %v %v\n", s.Name, s.Bind, s.Type, s.Defined, Exported(s))
 	}
+	return out, nil
 }
 
 func FuzzDynamic(f *testing.F) {
@@ -303,5 +348,20 @@ func BenchmarkSymbols150k(b *testing.B) {
 		if n != 150_000 {
 			b.Fatalf("%d symbols", n)
 		}
+	}
+}
+
+// The host's real libraries take the direct path (readHeaders answers),
+// and read as debug/elf reads them.
+func TestReadHeadersOnRealLibraries(t *testing.T) {
+	for _, p := range realHashLibraries(t) {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := readHeaders(bytes.NewReader(b), int64(len(b)), b); !ok {
+			t.Errorf("%s: readHeaders left it to debug/elf", p)
+		}
+		checkHeadersAsDebugELF(b)
 	}
 }

@@ -1,10 +1,11 @@
 package elfdyn
 
 import (
-	"cmp"
 	"debug/elf"
 	"encoding/binary"
 	"errors"
+	"math"
+	"runtime"
 	"slices"
 	"sync"
 )
@@ -206,9 +207,18 @@ func (h *HashTable) readSysV(s Section) error {
 }
 
 // gnuHash is the hash of .gnu.hash (Drepper's DJB variant: h*33 + c).
+// Four bytes are folded in at a time, h*33^4 + c0*33^3 + c1*33^2 + c2*33 +
+// c3, the same value modulo 2^32: the products of the bytes do not wait on
+// each other, where one byte at a time waits on the multiply before it. A
+// C++ name is some 80 bytes, and the ABI check hashes tens of thousands.
 func gnuHash(name string) uint32 {
+	const k1, k2, k3, k4 = 33, 33 * 33, 33 * 33 * 33, 33 * 33 * 33 * 33
 	h := uint32(5381)
-	for i := 0; i < len(name); i++ {
+	i := 0
+	for ; i+4 <= len(name); i += 4 {
+		h = h*k4 + uint32(name[i])*k3 + uint32(name[i+1])*k2 + uint32(name[i+2])*k1 + uint32(name[i+3])
+	}
+	for ; i < len(name); i++ {
 		h = h*33 + uint32(name[i])
 	}
 	return h
@@ -263,23 +273,16 @@ func (h *HashTable) candidates(name string, out []uint32) []uint32 {
 // (global, weak or unique binding, not SHN_UNDEF), as Symbols would find by
 // reading every entry. It reads only the entries and names of candidates
 // whose hash matches, sorted by offset and coalesced into few reads.
+//
+// Candidates are kept as one uint64 each, the offset's index in the high
+// half and the name's index in the low one, so that sorting them by offset
+// is a sort of integers: the 2,048 torch-linking extensions of the scale
+// tree ask libtorch_cpu.so about 40,000 names.
 func (h *HashTable) Defined(names []string) ([]bool, error) {
-	type cand struct {
-		name int    // index into names
-		sym  uint32 // symbol index
-		off  uint64 // symbol entry, then name, offset in the file
+	if uint64(len(names)) > math.MaxUint32 {
+		return nil, formatErr("%d names asked at once", len(names))
 	}
-	var cands []cand
-	var buf []uint32
-	for n, name := range names {
-		buf = h.candidates(name, buf[:0])
-		for _, s := range buf {
-			if s == 0 || s >= h.nsym {
-				continue
-			}
-			cands = append(cands, cand{name: n, sym: s})
-		}
-	}
+	cands := h.allCandidates(names) // symbol index << 32 | name index
 	found := make([]bool, len(names))
 	if len(cands) == 0 {
 		return found, nil
@@ -289,17 +292,14 @@ func (h *HashTable) Defined(names []string) ([]bool, error) {
 	if f.Class == elf.ELFCLASS32 {
 		entSize = 16
 	}
-	for i := range cands {
-		cands[i].off = f.dynsym.Offset + uint64(cands[i].sym)*entSize
-	}
-	slices.SortFunc(cands, func(a, b cand) int { return cmp.Compare(a.off, b.off) })
-	// Symbol entries: bind, section index and name offset of each candidate.
-	type entry struct {
-		ok   bool
-		name uint32
-	}
-	entries := make([]entry, len(cands))
-	err := readCoalesced(f, len(cands), func(i int) (uint64, uint64) { return cands[i].off, entSize }, func(i int, e []byte) {
+	slices.Sort(cands)
+	// Symbol entries: bind, section index and name offset of each
+	// candidate; those defined and exported go on, as name offset << 32 |
+	// name index.
+	named := make([]uint64, 0, len(cands))
+	err := readCoalesced(f, len(cands), func(i int) (uint64, uint64) {
+		return f.dynsym.Offset + cands[i]>>32*entSize, entSize
+	}, func(i int, e []byte) {
 		var name uint32
 		var info uint8
 		var shndx uint16
@@ -309,29 +309,26 @@ func (h *HashTable) Defined(names []string) ([]bool, error) {
 			name, info, shndx = f.order.Uint32(e[0:]), e[12], f.order.Uint16(e[14:])
 		}
 		sym := Symbol{Bind: elf.ST_BIND(info), Defined: elf.SectionIndex(shndx) != elf.SHN_UNDEF}
-		entries[i] = entry{ok: sym.Defined && Exported(sym) && uint64(name) < f.dynstr.Size, name: name}
+		if sym.Defined && Exported(sym) && uint64(name) < f.dynstr.Size {
+			named = append(named, uint64(name)<<32|cands[i]&math.MaxUint32)
+		}
 	})
 	if err != nil {
 		return nil, err
 	}
 	// Names: compare the len+1 bytes at each defined candidate's name offset.
-	keep := cands[:0]
-	for i, c := range cands {
-		if entries[i].ok && !found[c.name] {
-			c.off = f.dynstr.Offset + uint64(entries[i].name)
-			keep = append(keep, c)
-		}
-	}
-	slices.SortFunc(keep, func(a, b cand) int { return cmp.Compare(a.off, b.off) })
-	err = readCoalesced(f, len(keep), func(i int) (uint64, uint64) {
+	slices.Sort(named)
+	end := f.dynstr.Offset + f.dynstr.Size
+	err = readCoalesced(f, len(named), func(i int) (uint64, uint64) {
 		// Never past the string table: a name at its end is cut short and
 		// so does not match.
-		end := f.dynstr.Offset + f.dynstr.Size
-		return keep[i].off, min(uint64(len(names[keep[i].name]))+1, end-keep[i].off)
+		off := f.dynstr.Offset + named[i]>>32
+		return off, min(uint64(len(names[named[i]&math.MaxUint32]))+1, end-off)
 	}, func(i int, b []byte) {
-		want := names[keep[i].name]
+		n := named[i] & math.MaxUint32
+		want := names[n]
 		if len(b) == len(want)+1 && b[len(want)] == 0 && string(b[:len(want)]) == want {
-			found[keep[i].name] = true
+			found[n] = true
 		}
 	})
 	if err != nil {
@@ -340,24 +337,56 @@ func (h *HashTable) Defined(names []string) ([]bool, error) {
 	return found, nil
 }
 
-// lookupBufs recycles readCoalesced's buffers: an ABI check of a few
-// thousand extensions against libtorch_cpu.so reads most of its symbol and
-// string tables (13 MB) in reads of up to maxLookupRead bytes, and
-// allocating each one anew made that much garbage per run.
-var lookupBufs sync.Pool
+// parallelNames is how many names make Defined hash them on every core:
+// hashing and walking the table for tens of thousands of names is most of
+// a lookup's time, and the ABI check has the cores to itself by then.
+const parallelNames = 8192
 
-func getLookupBuf(n int) []byte {
-	if p, ok := lookupBufs.Get().(*[]byte); ok && cap(*p) >= n {
-		return (*p)[:n]
+// allCandidates returns the candidates of every name, as symbol index << 32
+// | name index, in no particular order.
+func (h *HashTable) allCandidates(names []string) []uint64 {
+	collect := func(names []string, first int, out []uint64) []uint64 {
+		var buf []uint32
+		for k, name := range names {
+			buf = h.candidates(name, buf[:0])
+			for _, s := range buf {
+				if s == 0 || s >= h.nsym {
+					continue
+				}
+				out = append(out, uint64(s)<<32|uint64(first+k))
+			}
+		}
+		return out
 	}
-	return make([]byte, n, max(n, 64<<10))
+	parts := min(runtime.GOMAXPROCS(0), len(names)/parallelNames)
+	if parts < 2 {
+		return collect(names, 0, make([]uint64, 0, len(names)))
+	}
+	found := make([][]uint64, parts)
+	var wg sync.WaitGroup
+	for p := range parts {
+		lo, hi := p*len(names)/parts, (p+1)*len(names)/parts
+		wg.Go(func() { found[p] = collect(names[lo:hi], lo, make([]uint64, 0, hi-lo)) })
+	}
+	wg.Wait()
+	total := 0
+	for _, f := range found {
+		total += len(f)
+	}
+	out := make([]uint64, 0, total)
+	for _, f := range found {
+		out = append(out, f...)
+	}
+	return out
 }
 
-func putLookupBuf(b []byte) {
-	if cap(b) <= maxLookupRead+coalesceGap {
-		lookupBufs.Put(&b)
-	}
-}
+// batchBufs recycles readCoalesced's buffer: one per call, as big as its
+// largest batch (maxInFlight bytes at most, unless one range alone is
+// bigger), shared by the batch's reads. An ABI check of a few thousand
+// extensions against libtorch_cpu.so reads most of its symbol and string
+// tables (13 MB) a batch at a time; a buffer per read, or a pool of buffers
+// of every size, made several MB of garbage a run.
+var batchBufs sync.Pool // *[]byte
 
 // readCoalesced reads n byte ranges, given sorted by offset, merging ranges
 // closer than coalesceGap into one read of at most maxLookupRead bytes, and
@@ -372,7 +401,7 @@ func readCoalesced(f *File, n int, at func(int) (off, size uint64), use func(int
 		buf         []byte
 		err         error
 	}
-	var runs []*run
+	var runs []run
 	for i := 0; i < n; {
 		start, _ := at(i)
 		end := start
@@ -387,32 +416,54 @@ func readCoalesced(f *File, n int, at func(int) (off, size uint64), use func(int
 		if end > uint64(f.size) || start > end {
 			return formatErr("symbol lookup reads past the end of the file")
 		}
-		runs = append(runs, &run{first: i, last: j, start: start, end: end})
+		runs = append(runs, run{first: i, last: j, start: start, end: end})
 		i = j
 	}
 	// In batches of at most maxInFlight bytes: a lookup of 40,000 names
 	// touches most of libtorch_cpu.so's tables, and holding every buffer at
 	// once would cost that much memory.
-	for len(runs) > 0 {
-		batch, bytes := 1, runs[0].end-runs[0].start
-		for batch < len(runs) && bytes+(runs[batch].end-runs[batch].start) <= maxInFlight {
-			bytes += runs[batch].end - runs[batch].start
+	var batches []int // runs in each batch
+	var need uint64   // bytes of the largest batch
+	for i := 0; i < len(runs); {
+		batch, bytes := 1, runs[i].end-runs[i].start
+		for i+batch < len(runs) && bytes+(runs[i+batch].end-runs[i+batch].start) <= maxInFlight {
+			bytes += runs[i+batch].end - runs[i+batch].start
 			batch++
+		}
+		batches = append(batches, batch)
+		need = max(need, bytes)
+		i += batch
+	}
+	bp, _ := batchBufs.Get().(*[]byte)
+	if bp == nil || uint64(cap(*bp)) < need {
+		b := make([]byte, need)
+		bp = &b
+	}
+	defer func() {
+		if cap(*bp) <= maxInFlight {
+			batchBufs.Put(bp)
+		}
+	}()
+	for _, batch := range batches {
+		used := uint64(0)
+		for k := range runs[:batch] {
+			r := &runs[k]
+			r.buf = (*bp)[used : used+r.end-r.start]
+			used += r.end - r.start
 		}
 		next := make(chan *run)
 		var wg sync.WaitGroup
 		for range min(lookupReaders, batch) {
 			wg.Go(func() {
 				for r := range next {
-					r.buf = getLookupBuf(int(r.end - r.start))
 					if _, err := f.r.ReadAt(r.buf, int64(r.start)); err != nil {
 						r.err = formatErr("reading symbols: %v", err)
 					}
 				}
 			})
 		}
-		for _, r := range runs[:batch] {
-			next <- r
+		for k := range runs[:batch] {
+			next <- &runs[k]
 		}
 		close(next)
 		wg.Wait()
@@ -424,8 +475,6 @@ func readCoalesced(f *File, n int, at func(int) (off, size uint64), use func(int
 				off, size := at(k)
 				use(k, r.buf[off-r.start:off-r.start+size])
 			}
-			putLookupBuf(r.buf)
-			r.buf = nil
 		}
 		runs = runs[batch:]
 	}

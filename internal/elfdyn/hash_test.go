@@ -300,29 +300,68 @@ func TestWriteHashFuzzSeeds(t *testing.T) {
 	}
 }
 
-// A libtorch_cpu-sized table (150,000 defined names), 2,000 names asked:
-// what the extension ABI check costs per torch library.
+// A libtorch_cpu-sized table (150,000 defined names), 2,000 or 40,000
+// names asked: what the extension ABI check costs per torch library (the
+// scale tree's 2,048 torch-linking extensions ask about 40,000 names).
 func BenchmarkHashDefined150k(b *testing.B) {
 	defined := bigSymbolNames(150_000)
-	wanted := make([]string, 0, 2000)
-	for i := 0; i < 150_000; i += 75 {
-		wanted = append(wanted, defined[i])
-	}
 	lib := gnuHashedObject(b, defined, nil, 32768)
-	b.SetBytes(int64(len(lib)))
-	b.ReportAllocs()
-	for b.Loop() {
-		f, err := Open(bytes.NewReader(lib), int64(len(lib)))
-		if err != nil {
-			b.Fatal(err)
-		}
-		h, err := f.HashTable()
-		if err != nil {
-			b.Fatal(err)
-		}
-		got, err := h.Defined(wanted)
-		if err != nil || !got[0] || !got[len(got)-1] {
-			b.Fatalf("%v", err)
+	for _, n := range []int{2000, 40000} {
+		b.Run(fmt.Sprintf("names=%d", n), func(b *testing.B) {
+			wanted := make([]string, 0, n)
+			for i := 0; len(wanted) < n; i = (i + 7919) % len(defined) {
+				wanted = append(wanted, defined[i])
+			}
+			b.SetBytes(int64(len(lib)))
+			b.ReportAllocs()
+			for b.Loop() {
+				f, err := Open(bytes.NewReader(lib), int64(len(lib)))
+				if err != nil {
+					b.Fatal(err)
+				}
+				h, err := f.HashTable()
+				if err != nil {
+					b.Fatal(err)
+				}
+				got, err := h.Defined(wanted)
+				if err != nil || !got[0] || !got[len(got)-1] {
+					b.Fatalf("%v", err)
+				}
+			}
+		})
+	}
+}
+
+// gnuHash folds four bytes at a time; the table's own definition is one
+// byte at a time (fixture.GNUHash, which writes the test objects). Every
+// length up to a few words, and long names, must hash alike.
+func TestGNUHashFoldsAsBytewise(t *testing.T) {
+	names := []string{""}
+	for n := 1; n <= 40; n++ {
+		names = append(names, strings.Repeat("\xff", n), strings.Repeat("z", n)[:n-1]+"_")
+	}
+	names = append(names, bigSymbolNames(50)...)
+	for _, s := range names {
+		if got, want := gnuHash(s), fixture.GNUHash(s); got != want {
+			t.Errorf("gnuHash(%q) = %#x, want %#x", s, got, want)
 		}
 	}
+}
+
+func BenchmarkGNUHash(b *testing.B) {
+	names := bigSymbolNames(1000)
+	b.Run("folded", func(b *testing.B) {
+		for b.Loop() {
+			for _, n := range names {
+				gnuHash(n)
+			}
+		}
+	})
+	b.Run("bytewise", func(b *testing.B) {
+		for b.Loop() {
+			for _, n := range names {
+				fixture.GNUHash(n)
+			}
+		}
+	})
 }

@@ -227,6 +227,17 @@ func NewFile(r io.ReaderAt) (*File, error) {
 		}
 		return nil, &FormatError{Off: 0, Msg: msg}
 	}
+	// A host library's section headers are read directly (elfdyn reads
+	// them as debug/elf does, without a Section and SectionReader per
+	// header), unless its fatbin is big enough for the segment's hints,
+	// which need debug/elf's view of the file.
+	if machine, secs, ok := elfdyn.SectionHeaders(r, elfSize); ok && directHeaders && machine != elf.EM_CUDA && !wantsSegment(secs) {
+		sections := make([]hostSection, len(secs))
+		for i, s := range secs {
+			sections[i] = hostSection{name: s.Name, typ: s.Type, offset: s.Offset, size: s.Size}
+		}
+		return hostFile(r, sections, nil)
+	}
 	ef, err := elf.NewFile(cubinVersionFix(r))
 	if err != nil {
 		return nil, &FormatError{Off: 0, Msg: "bad ELF: " + err.Error()}
@@ -234,30 +245,63 @@ func NewFile(r io.ReaderAt) (*File, error) {
 	if ef.Machine == elf.EM_CUDA {
 		return cubinFile(r, ef)
 	}
+	sections := make([]hostSection, len(ef.Sections))
+	for i, s := range ef.Sections {
+		sections[i] = hostSection{name: s.Name, typ: s.Type, offset: s.Offset, size: s.FileSize, addr: s.Addr}
+	}
+	return hostFile(r, sections, ef)
+}
+
+// directHeaders turns the direct reading of a host library's section
+// headers on (tests turn it off to compare with debug/elf's reading).
+var directHeaders = true
+
+// hostSection is what hostFile needs of a section header.
+type hostSection struct {
+	name         string
+	typ          elf.SectionType
+	offset, size uint64 // size: in the file
+	addr         uint64
+}
+
+// wantsSegment reports whether hostFile would read .nvFatBinSegment for
+// one of secs (an executable fatbin of prefetchMin bytes or more).
+func wantsSegment(secs []elfdyn.Section) bool {
+	for _, s := range secs {
+		if s.Name == ExecutableSection && s.Type != elf.SHT_NOBITS && s.Size >= prefetchMin && segmentHints {
+			return true
+		}
+	}
+	return false
+}
+
+// hostFile walks the fatbin sections of a host ELF file. ef is debug/elf's
+// view of it, needed (and given) only where .nvFatBinSegment is read.
+func hostFile(r io.ReaderAt, sections []hostSection, ef *elf.File) (*File, error) {
 	f := &File{Kind: KindHostELF}
 	fileSize, sizeKnown := knownSize(r)
 	var segment []uint64 // where .nvFatBinSegment says the containers are, read on demand
 	segmentRead := false
-	for _, s := range ef.Sections {
-		if !isFatbinSection(s.Name) || s.Type == elf.SHT_NOBITS {
+	for _, s := range sections {
+		if !isFatbinSection(s.name) || s.typ == elf.SHT_NOBITS {
 			continue
 		}
-		f.Sections = append(f.Sections, s.Name)
-		off, size := int64(s.Offset), int64(s.FileSize)
+		f.Sections = append(f.Sections, s.name)
+		off, size := int64(s.offset), int64(s.size)
 		if off < 0 || size < 0 || off+size < off {
-			return f, formatErr(int64(s.Offset), "section %s: offset/size out of range", s.Name)
+			return f, formatErr(int64(s.offset), "section %s: offset/size out of range", s.name)
 		}
 		if sizeKnown && off+size > fileSize {
-			return f, formatErr(off, "section %s (%d bytes) runs past the end of the file (%d bytes)", s.Name, size, fileSize)
+			return f, formatErr(off, "section %s (%d bytes) runs past the end of the file (%d bytes)", s.name, size, fileSize)
 		}
 		var starts []int64
-		if s.Name == ExecutableSection && size >= prefetchMin && segmentHints {
+		if s.name == ExecutableSection && size >= prefetchMin && segmentHints && ef != nil {
 			if !segmentRead {
 				segment, segmentRead = segmentPointers(r, ef, fileSize, sizeKnown), true
 			}
-			starts = containerStarts(segment, s.Addr, off, size)
+			starts = containerStarts(segment, s.addr, off, size)
 		}
-		if err := f.walk(r, off, size, s.Name, starts); err != nil {
+		if err := f.walk(r, off, size, s.name, starts); err != nil {
 			return f.splitRelocatable(), err
 		}
 	}

@@ -7,14 +7,25 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/fastpath-dev/fastpath/internal/fixture"
 )
 
 // FuzzNewFile feeds arbitrary files (ELF, cubin, fatbin, junk) to NewFile: no panic,
 // no hang, and what it returns lies inside the input.
 func FuzzNewFile(f *testing.F) {
 	f.Add(oneFatbin())
+	f.Add(fixture.SharedObject{Needed: []string{"libcudart.so.12"},
+		Sections: []fixture.NamedSection{{Name: ".nv_fatbin", Data: fixture.FatbinSection([]string{"sm_80", "sm_90"}, []string{"compute_90"})}}}.Bytes())
 	f.Fuzz(func(t *testing.T, data []byte) {
 		file, err := NewFile(bytes.NewReader(data))
+		// Section headers read directly or by debug/elf: the same File.
+		directHeaders = false
+		viaDebugELF, errViaDebugELF := NewFile(bytes.NewReader(data))
+		directHeaders = true
+		if got, want := fileText(file, err), fileText(viaDebugELF, errViaDebugELF); got != want {
+			t.Fatalf("headers read directly: %s\nread by debug/elf: %s", got, want)
+		}
 		if err != nil {
 			return
 		}
@@ -162,4 +173,17 @@ func fuzzSeeds(t testing.TB) (walk, elfs map[string][]byte) {
 	}()
 	elfs["not-elf"] = []byte("#!/bin/sh\nexit 0\n")
 	return walk, elfs
+}
+
+// fileText is what NewFile returned, as text (the relocatable File's
+// contents, not its address).
+func fileText(f *File, err error) string {
+	if f == nil {
+		return fmt.Sprintf("nil %v", err)
+	}
+	rel := ""
+	if f.Relocatable != nil {
+		rel = fileText(f.Relocatable, nil)
+	}
+	return fmt.Sprintf("%v %v %v %v %v [%s] %v", f.Kind, f.Containers, f.Entries, f.Sections, f.closer, rel, err)
 }

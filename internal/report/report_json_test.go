@@ -3,6 +3,7 @@ package report
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -43,20 +44,26 @@ func TestJSONIndentsAsEncoder(t *testing.T) {
 			values = append(values, v)
 		}
 	}
-	for i, v := range values {
-		var want bytes.Buffer
-		enc := json.NewEncoder(&want)
-		enc.SetIndent("", "  ")
-		enc.SetEscapeHTML(false)
-		if err := enc.Encode(v); err != nil {
-			t.Fatal(err)
-		}
-		var got bytes.Buffer
-		if err := JSON(&got, v); err != nil {
-			t.Fatal(err)
-		}
-		if !bytes.Equal(got.Bytes(), want.Bytes()) {
-			t.Errorf("value %d: got\n%s\nwant\n%s", i, got.Bytes(), want.Bytes())
+	// The output is written a chunk at a time: cut it after every token,
+	// and after every few, as well as in the usual chunks.
+	defer func(n int) { indentChunk = n }(indentChunk)
+	for _, chunk := range []int{indentChunk, 1, 7} {
+		indentChunk = chunk
+		for i, v := range values {
+			var want bytes.Buffer
+			enc := json.NewEncoder(&want)
+			enc.SetIndent("", "  ")
+			enc.SetEscapeHTML(false)
+			if err := enc.Encode(v); err != nil {
+				t.Fatal(err)
+			}
+			var got bytes.Buffer
+			if err := JSON(&got, v); err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(got.Bytes(), want.Bytes()) {
+				t.Errorf("chunks of %d bytes, value %d: got\n%s\nwant\n%s", chunk, i, got.Bytes(), want.Bytes())
+			}
 		}
 	}
 }
@@ -85,5 +92,51 @@ func FuzzIndentJSON(f *testing.F) {
 		if !bytes.Equal(got.Bytes(), want.Bytes()) {
 			t.Fatalf("got\n%s\nwant\n%s", got.Bytes(), want.Bytes())
 		}
+		// The same, written after every token.
+		var cut bytes.Buffer
+		if err := (indenter{&cut}).writeSegments([][]byte{compactOf(t, v)}, 1); err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(cut.Bytes(), want.Bytes()) {
+			t.Fatalf("written token by token: got\n%s\nwant\n%s", cut.Bytes(), want.Bytes())
+		}
 	})
+}
+
+// compactOf is what a json.Encoder without indent writes for v.
+func compactOf(t testing.TB, v any) []byte {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
+}
+
+// BenchmarkIndentJSON indents a doctor-sized document (FASTPATH_JSON=FILE,
+// e.g. doctor --json of a scale tree; a generated one otherwise).
+func BenchmarkIndentJSON(b *testing.B) {
+	var v any
+	if p := os.Getenv("FASTPATH_JSON"); p != "" {
+		raw, err := os.ReadFile(p)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := json.Unmarshal(raw, &v); err != nil {
+			b.Fatal(err)
+		}
+	} else {
+		var list []any
+		for i := range 5000 {
+			list = append(list, map[string]any{"name": fmt.Sprintf("pkg-%d", i), "version": "1.0", "requires": []string{"numpy>=1.26", `a "quoted" \ name`}})
+		}
+		v = map[string]any{"distributions": list}
+	}
+	src := compactOf(b, v)
+	b.SetBytes(int64(len(src)))
+	dst := make([]byte, 0, 2*len(src))
+	for b.Loop() {
+		dst = indentJSON(dst[:0], src)
+	}
 }

@@ -29,18 +29,22 @@ type Early struct {
 	queue   chan job
 	queued  int
 	stopped bool
-	done    map[job]earlyRead
-	wg      sync.WaitGroup
+	// done is what was read, by path (a string key hashes faster than the
+	// whole job, and the map grows to thousands of entries); the job is
+	// kept to tell two distributions listing one path apart.
+	done map[string]earlyRead
+	wg   sync.WaitGroup
 }
 
 type earlyRead struct {
+	job   job
 	m     *module
 	warns []string
 }
 
 // NewEarly starts the early readers on src; Collect stops them.
 func NewEarly(ctx context.Context, src source.Source) *Early {
-	e := &Early{ctx: ctx, src: src, queue: make(chan job, MaxFiles), done: map[job]earlyRead{}}
+	e := &Early{ctx: ctx, src: src, queue: make(chan job, MaxFiles), done: map[string]earlyRead{}}
 	// Twice the cores: the metadata readers take the rest, and a
 	// worker waiting on a cold disk leaves its core to the others.
 	for range runtime.GOMAXPROCS(0) * 2 {
@@ -57,7 +61,9 @@ func NewEarly(ctx context.Context, src source.Source) *Early {
 				m := c.read(j)
 				source.ReleaseReader()
 				e.mu.Lock()
-				e.done[j] = earlyRead{m: m, warns: c.warns}
+				// A second job of the same path replaces the first, which
+				// Collect then reads itself.
+				e.done[j.path] = earlyRead{job: j, m: m, warns: c.warns}
 				e.mu.Unlock()
 			}
 		})
@@ -100,7 +106,10 @@ func (e *Early) take(j job) (earlyRead, bool) {
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	r, ok := e.done[j]
-	delete(e.done, j) // a job listed twice is read again, as before
-	return r, ok
+	r, ok := e.done[j.path]
+	if !ok || r.job != j {
+		return earlyRead{}, false
+	}
+	delete(e.done, j.path) // a job listed twice is read again, as before
+	return r, true
 }

@@ -17,6 +17,7 @@ import (
 	"io"
 	"io/fs"
 	"path"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -110,6 +111,9 @@ func CollectWith(ctx context.Context, src source.Source, py *facts.PythonEnv, t 
 		}
 	}
 	c.checkABI(mods)
+	// Sorted by path as pointers, then copied once: sorting the facts
+	// themselves moved some 250 bytes at every swap, thousands of times.
+	slices.SortFunc(mods, func(a, b *module) int { return cmp.Compare(a.ext.Path, b.ext.Path) })
 	out := make([]facts.Extension, 0, len(mods))
 	for _, m := range mods {
 		if m.ext.CUDARuntime != "" {
@@ -117,7 +121,6 @@ func CollectWith(ctx context.Context, src source.Source, py *facts.PythonEnv, t 
 		}
 		out = append(out, m.ext)
 	}
-	slices.SortFunc(out, func(a, b facts.Extension) int { return cmp.Compare(a.Path, b.Path) })
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	// Sorted: the workers meet them in any order.
@@ -206,18 +209,26 @@ func (c *collector) read(j job) *module {
 		return nil
 	}
 	var r io.ReaderAt = f
+	var whole []byte
 	if size := st.Size(); size > 0 && size <= wholeFileBytes {
 		// A small library is read whole, in one call: its headers, dynamic
 		// section and symbols are most of it, and reading them piecemeal
-		// cost some twenty system calls a file.
+		// cost some twenty system calls a file. The buffer goes back to
+		// the pool when read returns: nothing kept points into it.
 		bp := smallFiles.Get().(*[]byte)
 		defer smallFiles.Put(bp)
 		buf := (*bp)[:size]
 		if n, err := f.ReadAt(buf, 0); n == len(buf) || errors.Is(err, io.EOF) {
-			r = bytes.NewReader(buf[:n])
+			whole = buf[:n]
+			r = bytes.NewReader(whole)
 		}
 	}
-	ef, err := elfdyn.Open(r, st.Size())
+	var ef *elfdyn.File
+	if whole != nil {
+		ef, err = elfdyn.OpenBytes(whole)
+	} else {
+		ef, err = elfdyn.Open(r, st.Size())
+	}
 	if err != nil {
 		c.warn("extensions: %s: %v", j.path, err)
 		return nil
@@ -241,10 +252,14 @@ func (c *collector) read(j job) *module {
 		return nil
 	}
 	for _, rp := range []string{ef.RunPath, ef.RPath} {
-		for _, d := range strings.Split(rp, ":") {
-			if d != "" {
-				m.runPaths = append(m.runPaths, strings.NewReplacer("$ORIGIN", path.Dir(j.path), "${ORIGIN}", path.Dir(j.path)).Replace(d))
+		for d := range strings.SplitSeq(rp, ":") {
+			if d == "" {
+				continue
 			}
+			if strings.Contains(d, "ORIGIN") {
+				d = strings.NewReplacer("$ORIGIN", path.Dir(j.path), "${ORIGIN}", path.Dir(j.path)).Replace(d)
+			}
+			m.runPaths = append(m.runPaths, d)
 		}
 	}
 	if hasFatbin {
@@ -261,16 +276,51 @@ func (c *collector) read(j job) *module {
 		if err != nil {
 			m.ext.Error = err.Error()
 		} else {
-			for s := range syms.All() {
-				// Weak references may stay unresolved: the loader does not fail on them.
-				if !s.Defined && s.Bind != 2 /* STB_WEAK */ && TorchSymbol(s.Name) {
-					m.torchUndefined = append(m.torchUndefined, strings.Clone(s.Name))
-				}
-			}
+			m.torchUndefined = torchReferences(syms)
 		}
 	}
 	return m
 }
+
+// torchReferences are the names of syms's strong undefined references into
+// torch's namespaces, copied out of the table (it may be a read buffer, or
+// as big as the file) into one string and cut from it: one allocation for
+// all of a module's names, not one each (growing a copy cost more than the
+// names). The table is walked once; the names found are kept meanwhile in a
+// recycled list.
+func torchReferences(syms *elfdyn.Symbols) []string {
+	sp := nameLists.Get().(*[]string)
+	defer func() {
+		clear(*sp) // they point into the table
+		nameLists.Put(sp)
+	}()
+	found, size := (*sp)[:0], 0
+	for s := range syms.All() {
+		// Weak references may stay unresolved: the loader does not fail on them.
+		if !s.Defined && s.Bind != 2 /* STB_WEAK */ && TorchSymbol(s.Name) {
+			found = append(found, s.Name)
+			size += len(s.Name)
+		}
+	}
+	*sp = found
+	if len(found) == 0 {
+		return nil
+	}
+	var b strings.Builder
+	b.Grow(size)
+	for _, n := range found {
+		b.WriteString(n)
+	}
+	joined, at := b.String(), 0
+	out := make([]string, len(found))
+	for i, n := range found {
+		out[i] = joined[at : at+len(n)]
+		at += len(n)
+	}
+	return out
+}
+
+var nameLists = sync.Pool{New: func() any { return new([]string) }}
 
 // fillTargets copies what the fatbin headers say into e.
 func fillTargets(e *facts.Extension, fb *fatbin.File) {
@@ -428,41 +478,29 @@ func (c *collector) checkABI(mods []*module) {
 	for i, l := range order {
 		index[l] = uint(i)
 	}
-	// wanted maps each referenced name to the libraries defining it (a bit
-	// per library in order).
-	// Sized for every reference, an upper bound on the distinct names: 4,096
-	// extensions needing 20 names each grew the map and the list 16 times.
-	refs := 0
-	for _, m := range linking {
-		refs += len(m.torchUndefined)
-	}
-	wanted := make(map[string]uint64, refs)
-	names := make([]string, 0, refs)
-	for _, m := range linking {
-		for _, s := range m.torchUndefined {
-			if _, ok := wanted[s]; !ok {
-				wanted[s] = 0
-				names = append(names, s)
-			}
-		}
-	}
-	found := make([][]string, len(order))
+	names, refs, indexOf := distinctNames(linking)
+	// defines[j] has a bit per library in order that defines names[j].
+	defines := make([]uint64, len(names))
+	var definesMu sync.Mutex
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, 2) // two tables of libtorch_cpu's size in memory at most
 	for i, l := range order {
 		wg.Go(func() {
 			sem <- struct{}{}
 			defer func() { <-sem }()
+			bit := uint64(1) << uint(i)
 			// The library's own hash table answers for the wanted names
 			// alone (libtorch_cpu.so: a few MB read instead of ~60 MB of
 			// symbol tables); the whole table is read only without one.
 			if h, err := l.file.HashTable(); err == nil {
 				if ok, err := h.Defined(names); err == nil {
-					for j, n := range names {
-						if ok[j] {
-							found[i] = append(found[i], n)
+					definesMu.Lock()
+					for j, d := range ok {
+						if d {
+							defines[j] |= bit
 						}
 					}
+					definesMu.Unlock()
 					return
 				}
 			}
@@ -472,21 +510,22 @@ func (c *collector) checkABI(mods []*module) {
 				c.warn("extensions: %s: %v", l.path, err)
 				return
 			}
+			var found []int32
 			for s := range syms.All() {
 				if s.Defined && elfdyn.Exported(s) {
-					if _, ok := wanted[s.Name]; ok {
-						found[i] = append(found[i], s.Name)
+					if j, ok := indexOf(s.Name); ok {
+						found = append(found, j)
 					}
 				}
 			}
+			definesMu.Lock()
+			for _, j := range found {
+				defines[j] |= bit
+			}
+			definesMu.Unlock()
 		})
 	}
 	wg.Wait()
-	for i, names := range found {
-		for _, n := range names {
-			wanted[n] |= 1 << uint(i)
-		}
-	}
 	for i, m := range linking {
 		var mask uint64
 		unknown := false
@@ -502,16 +541,100 @@ func (c *collector) checkABI(mods []*module) {
 			// unknown, and counting them missing would accuse the module.
 			continue
 		}
-		for _, s := range m.torchUndefined {
-			if wanted[s]&mask != 0 {
+		for k, j := range refs[i] {
+			if defines[j]&mask != 0 {
 				continue
 			}
 			m.ext.MissingCount++
 			if len(m.ext.MissingSymbols) < maxMissingShown {
-				m.ext.MissingSymbols = append(m.ext.MissingSymbols, Demangle(s))
+				m.ext.MissingSymbols = append(m.ext.MissingSymbols, Demangle(m.torchUndefined[k]))
 			}
 		}
 	}
+}
+
+// distinctNames gives each distinct torch name the modules reference an
+// index: names are the names by index, refs[i] the indexes of linking[i]'s
+// references in order, and indexOf the index of a name. Each name is then
+// looked up once, and a module's verdicts are read by index, not by
+// hashing its names again.
+//
+// The 2,048 torch-linking extensions of the scale tree reference some
+// 40,000 names, and this runs after every other collector of its wave has
+// finished: the names are split by length parity (equal names fall on the
+// same side) and the two halves indexed side by side.
+func distinctNames(linking []*module) (names []string, refs [][]int32, indexOf func(string) (int32, bool)) {
+	total := 0
+	for _, m := range linking {
+		total += len(m.torchUndefined)
+	}
+	parts := 1
+	if total >= 8192 && runtime.GOMAXPROCS(0) > 1 {
+		parts = 2
+	}
+	// flat holds every module's references in order; refs cut it.
+	flat := make([]int32, total)
+	refs = make([][]int32, len(linking))
+	at := 0
+	for i, m := range linking {
+		refs[i] = flat[at : at+len(m.torchUndefined) : at+len(m.torchUndefined)]
+		at += len(m.torchUndefined)
+	}
+	type part struct {
+		index map[string]int32
+		names []string
+	}
+	ps := make([]part, parts)
+	var wg sync.WaitGroup
+	for p := range parts {
+		wg.Go(func() {
+			// Sized for every reference, an upper bound on the distinct
+			// names: growing the map was most of its cost.
+			index := make(map[string]int32, total/parts)
+			var names []string
+			pos := 0
+			for _, m := range linking {
+				for _, s := range m.torchUndefined {
+					if len(s)%parts == p {
+						j, ok := index[s]
+						if !ok {
+							j = int32(len(names))
+							index[s] = j
+							names = append(names, s)
+						}
+						flat[pos] = j
+					}
+					pos++
+				}
+			}
+			ps[p] = part{index, names}
+		})
+	}
+	wg.Wait()
+	// The second half's indexes follow the first half's names.
+	shift := make([]int32, parts)
+	for p := 1; p < parts; p++ {
+		shift[p] = shift[p-1] + int32(len(ps[p-1].names))
+	}
+	if parts > 1 {
+		pos := 0
+		for _, m := range linking {
+			for _, s := range m.torchUndefined {
+				flat[pos] += shift[len(s)%parts]
+				pos++
+			}
+		}
+	}
+	names = make([]string, 0, int(shift[parts-1])+len(ps[parts-1].names))
+	for _, p := range ps {
+		names = append(names, p.names...)
+	}
+	indexOf = func(name string) (int32, bool) {
+		p := len(name) % parts
+		j, ok := ps[p].index[name]
+		return j + shift[p], ok
+	}
+	return names, refs, indexOf
 }
 
 // findRuntime is where the dynamic linker (or torch, which preloads the

@@ -82,3 +82,31 @@ func BenchmarkNormalize(b *testing.B) {
 		}
 	})
 }
+
+// normalizedIs(name, want) is Normalize(name) == want, on the names of
+// TestNormalizeIsTheRegexp's kind and on near misses of their normal form.
+func checkNormalizedIs(t *testing.T, name string) {
+	want := Normalize(name)
+	if !normalizedIs(name, want) {
+		t.Errorf("normalizedIs(%q, %q) = false", name, want)
+	}
+	for _, other := range []string{want + "x", strings.TrimSuffix(want, "-"), "-" + want, strings.ToUpper(want), want + "-"} {
+		if other != want && normalizedIs(name, other) {
+			t.Errorf("normalizedIs(%q, %q) = true", name, other)
+		}
+	}
+}
+
+func TestNormalizedIs(t *testing.T) {
+	for _, n := range []string{"", "-", "__", "torch", "Flash_Attn", "flash-attn", "zope.interface", "a-_.-b", "A..B__C--D",
+		"nvidia-cuda-nvcc-cu12", "NVIDIA.cuda-nvcc", "-lead", "trail_", "ÄÖ_ü", "İstanbul", "\u212Aelvin", "x\xffy", "a-\xc3"} {
+		checkNormalizedIs(t, n)
+	}
+}
+
+func FuzzNormalizedIs(f *testing.F) {
+	for _, s := range []string{"Flash_Attn", "a-_.-b", "ÄÖ_ü", "\u212A", "x\xff-_y"} {
+		f.Add(s)
+	}
+	f.Fuzz(checkNormalizedIs)
+}
