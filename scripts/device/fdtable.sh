@@ -12,7 +12,7 @@
 #   (and a build to compare as .device/fdtable/fastpath-base.gz)
 # Writes $OUT/fdtable.log.
 set -u
-D=.device/fdtable; T=$(mktemp -d); log=${OUT:-/tmp}/fdtable.log
+D=${FDTABLE_DIR:-.device/fdtable}; T=$(mktemp -d); log=${OUT:-/tmp}/fdtable.log
 for b in fastpath fastpath-base; do gunzip -c $D/$b.gz > $T/$b 2>/dev/null && chmod +x $T/$b; done
 cp $D/fdprobe $T/fdprobe; chmod +x $T/fdprobe
 $T/fastpath demo --write-tree $T/seed >/dev/null
