@@ -25,8 +25,14 @@ type Early struct {
 	ctx context.Context
 	src source.Source
 
-	mu      sync.Mutex
-	queue   chan job
+	mu sync.Mutex
+	// queue holds the jobs not taken yet, from next on; more wakes a
+	// worker when one is added or when the reading stops. A slice grows
+	// with what is added: a channel of MaxFiles slots allocated 196 KB on
+	// every run, a fifth of a seed-tree doctor's bytes, for one library.
+	queue   []job
+	next    int
+	more    sync.Cond
 	queued  int
 	stopped bool
 	// done is what was read, by path (a string key hashes faster than the
@@ -44,17 +50,16 @@ type earlyRead struct {
 
 // NewEarly starts the early readers on src; Collect stops them.
 func NewEarly(ctx context.Context, src source.Source) *Early {
-	e := &Early{ctx: ctx, src: src, queue: make(chan job, MaxFiles), done: map[string]earlyRead{}}
+	e := &Early{ctx: ctx, src: src, done: map[string]earlyRead{}}
+	e.more.L = &e.mu
 	// Twice the cores: the metadata readers take the rest, and a
 	// worker waiting on a cold disk leaves its core to the others.
 	for range runtime.GOMAXPROCS(0) * 2 {
 		e.wg.Go(func() {
-			for j := range e.queue {
-				e.mu.Lock()
-				stopped := e.stopped
-				e.mu.Unlock()
-				if stopped || e.ctx.Err() != nil {
-					continue // Collect reads what is left itself
+			for {
+				j, ok := e.take1()
+				if !ok || e.ctx.Err() != nil {
+					return // Collect reads what is left itself
 				}
 				c := &collector{src: e.src}
 				source.AcquireReader() // the descriptor budget (source/readers.go)
@@ -71,6 +76,22 @@ func NewEarly(ctx context.Context, src source.Source) *Early {
 	return e
 }
 
+// take1 waits for the next job; false once the reading has stopped.
+func (e *Early) take1() (job, bool) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for e.next == len(e.queue) && !e.stopped {
+		e.more.Wait()
+	}
+	if e.stopped {
+		return job{}, false
+	}
+	j := e.queue[e.next]
+	e.queue[e.next] = job{} // let the strings go
+	e.next++
+	return j, true
+}
+
 // Add queues the native files (RECORD paths, relative to location) of one
 // distribution for reading. It is safe to call from several goroutines.
 func (e *Early) Add(dist, version, location string, files []string) {
@@ -84,7 +105,8 @@ func (e *Early) Add(dist, version, location string, files []string) {
 			return
 		}
 		e.queued++
-		e.queue <- newJob(dist, version, location, rel) // never blocks: MaxFiles slots
+		e.queue = append(e.queue, newJob(dist, version, location, rel))
+		e.more.Signal()
 	}
 }
 
@@ -93,7 +115,7 @@ func (e *Early) stop() {
 	e.mu.Lock()
 	if !e.stopped {
 		e.stopped = true
-		close(e.queue)
+		e.more.Broadcast()
 	}
 	e.mu.Unlock()
 	e.wg.Wait()
