@@ -5,11 +5,11 @@ package source
 // the table (expand_fdtable), and in a process with more than one thread,
 // which every Go program is, the grown table is published only after an RCU
 // grace period (synchronize_rcu). Every other open waits behind it. On the
-// H200 test machine (a 16-vCPU virtual machine) that wait was 17 to 30 ms for
-// descriptor 64 and 31 to 36 ms more for descriptor 128, against a doctor run
-// of about 8 ms: scripts/device/fdtable.sh measures it with a 30-line
-// program, and the seed-tree run took 28 ms instead of 8 whenever it crossed
-// 64 (docs/speed.md, "The descriptor table").
+// H200 test machine (a 16-vCPU virtual machine) that wait was 15 to 28 ms for
+// descriptor 64 and 8 to 32 ms more for descriptor 128, against a doctor run
+// of about 8 ms: scripts/device/fdtable.sh measures it (with
+// scripts/device/fdprobe.go), and the seed-tree run took 34.5 ms instead of
+// 8.5 when it crossed 64 (docs/speed.md, "The descriptor table").
 //
 // A shell script hides the cost (bash keeps the script open on descriptor
 // 255, so its children start with a table of 256), which is why it went
@@ -21,8 +21,10 @@ package source
 // the extension readers, torch's library readers), each holding its file and
 // at most one folder handle of its own, and at most maxDirHandles folders
 // are kept open (dirhandles.go). With the three standard descriptors, the
-// runtime's poller (two) and a few single reads by the other collectors, a
-// run peaks near 45 (TestDescriptorTableNeverGrows).
+// runtime's poller and a few single reads by the other collectors, a run's
+// highest descriptor was 34 to 39 under strace (the seed tree and the
+// 5,000-distribution, 4,096-library tree, GOMAXPROCS 2 and 16);
+// TestDescriptorTableNeverGrows checks that it stays under 64.
 const MaxReaders = 12
 
 var readerSlots = make(chan struct{}, MaxReaders)
