@@ -104,34 +104,51 @@ func Collect(ctx context.Context, src source.Source, o Options) *facts.Facts {
 	// a distribution's RECORD names them.
 	earlyView, earlyStart := cache.View(), time.Now()
 	early := extensions.NewEarly(ctx, earlyView)
+	// The second wave looks inside the selected environment. torch, nvcc
+	// and the toolchain need only where it is (its prefix and sys.path,
+	// and the other environments' for nvcc's pip layouts), so they start
+	// as soon as the Python collector knows that (pyenv.Options.Located),
+	// while it still reads every distribution's metadata; each gets its
+	// own copy of what it reads. Where torch lives is one stat away
+	// (torch.Locate); nvcc (which only looks in torch/bin) and the
+	// extension scan (which needs only torch/lib for the ABI check) take
+	// that instead of waiting for the torch facts, whose binary reads take
+	// the longest.
+	var located *facts.Torch
+	second := func(sel *facts.PythonEnv, others []facts.PythonEnv) {
+		if sel != nil {
+			if site, ok := torch.Locate(cache.View(), sel); ok {
+				loc := path.Join(site, "torch")
+				located = &facts.Torch{Location: loc, Lib: path.Join(loc, "lib")}
+			}
+		}
+		wg.Go(func() {
+			timed("torch", func(src source.Source) {
+				var ws []string
+				f.Torch, ws = torch.Collect(src, sel)
+				warn(ws)
+			})
+		})
+		py, loc := facts.Python{Selected: sel, Others: others}, located
+		wg.Go(func() {
+			timed("nvcc", func(src source.Source) {
+				var ws []string
+				f.CUDA, ws = nvcc.Collect(ctx, src, py, loc, o.ExecTimeout)
+				warn(ws)
+			})
+		})
+		wg.Go(func() {
+			timed("toolchain", func(src source.Source) {
+				var ws []string
+				f.Toolchain, ws = toolchain.Collect(ctx, src, sel, o.ExecTimeout)
+				warn(ws)
+			})
+		})
+	}
 	timed("python", func(src source.Source) {
 		var ws []string
-		f.Python, ws = pyenv.CollectWith(ctx, src, o.Python, pyenv.Options{Native: early.Add})
+		f.Python, ws = pyenv.CollectWith(ctx, src, o.Python, pyenv.Options{Native: early.Add, Located: second})
 		warn(ws)
-	})
-	// The second wave looks inside the selected environment. Where torch
-	// lives is one stat away (torch.Locate); nvcc (which only looks in
-	// torch/bin) and the extension scan (which needs only torch/lib for
-	// the ABI check) take that instead of waiting for the torch facts,
-	// whose binary reads take the longest.
-	var located *facts.Torch
-	if site, ok := torch.Locate(cache.View(), f.Python.Selected); ok {
-		loc := path.Join(site, "torch")
-		located = &facts.Torch{Location: loc, Lib: path.Join(loc, "lib")}
-	}
-	wg.Go(func() {
-		timed("torch", func(src source.Source) {
-			var ws []string
-			f.Torch, ws = torch.Collect(src, f.Python.Selected)
-			warn(ws)
-		})
-	})
-	wg.Go(func() {
-		timed("nvcc", func(src source.Source) {
-			var ws []string
-			f.CUDA, ws = nvcc.Collect(ctx, src, f.Python, located, o.ExecTimeout)
-			warn(ws)
-		})
 	})
 	wg.Go(func() {
 		timed("extensions", func(src source.Source) {
@@ -142,13 +159,6 @@ func Collect(ctx context.Context, src source.Source, o Options) *facts.Facts {
 			mu.Lock()
 			timings = append(timings, facts.CollectorTiming{Name: "extensions-early", StartMS: ms(earlyStart.Sub(start)), MS: ms(d), ReadStats: earlyView.Stats()})
 			mu.Unlock()
-		})
-	})
-	wg.Go(func() {
-		timed("toolchain", func(src source.Source) {
-			var ws []string
-			f.Toolchain, ws = toolchain.Collect(ctx, src, f.Python.Selected, o.ExecTimeout)
-			warn(ws)
 		})
 	})
 	wg.Wait()

@@ -39,6 +39,15 @@ type Options struct {
 	// files, as soon as that RECORD is read: the extension scan reads them
 	// meanwhile (extensions.Early). The facts do not depend on it.
 	Native func(dist, version, location string, files []string)
+	// Located, when set, is called once, as soon as the selected
+	// environment's interpreter, prefix and sys.path are known and the
+	// other environments are found, while the selected environment's
+	// distributions are still being read: with a copy of the selected
+	// environment that has none (nil when no interpreter was found) and
+	// the others. The collectors that need only where things are (torch,
+	// nvcc, the toolchain) start from it instead of waiting for every
+	// METADATA and RECORD. The facts do not depend on it.
+	Located func(selected *facts.PythonEnv, others []facts.PythonEnv)
 }
 
 // CollectWith is Collect with options.
@@ -67,21 +76,36 @@ func CollectWith(ctx context.Context, src source.Source, python string, o Option
 
 	py := facts.Python{Others: []facts.PythonEnv{}}
 	interp, steps := c.selectInterpreter(python)
+	var located *facts.PythonEnv // the selected environment before its distributions
+	var dists sync.WaitGroup
 	if interp != "" {
 		e, more := c.envFor(interp)
 		steps = append(steps, more...)
 		if e != nil {
 			e.SitePath = c.sitePath(e, true)
 			steps = append(steps, fmt.Sprintf("%s: %s Python %s, prefix %s", interp, e.Kind, e.Version, e.Prefix))
-			c.collectDists(e)
 			py.Selected = &e.PythonEnv
+			sel := e.PythonEnv // copied before collectDists starts writing e
+			located = &sel
+			// The distributions are read while the other environments and
+			// pip are looked for: neither needs them (both compare
+			// prefixes only), so they take the copy.
+			dists.Go(func() { c.collectDists(e) })
 		}
 	}
 	py.Resolution = steps
 	if ctx.Err() == nil && !o.ListOnly {
-		py.Others = c.others(py.Selected)
-		py.Pip = c.pip(py.Selected)
+		// A copy: pip's shim resolution may set pyenvDir, which nothing
+		// reading distributions looks at, but which must not be written
+		// while they are read.
+		bg := *c
+		py.Others = bg.others(located)
+		py.Pip = bg.pip(located)
 	}
+	if o.Located != nil {
+		o.Located(located, py.Others)
+	}
+	dists.Wait()
 	sort.Strings(warnings)
 	return py, warnings
 }
