@@ -173,6 +173,12 @@ func (v *View) Exec(ctx context.Context, name string, args ...string) ([]byte, e
 // in place and its reads are counted. The size and type come from the
 // opened file's own stat (one fstat), never from a separate lookup.
 func (v *View) Open(name string) (File, error) {
+	return v.openWith(name, nil, "")
+}
+
+// openWith is Open reaching the source through folder, when set, by the
+// file's own name in it (base), else by name.
+func (v *View) openWith(name string, folder folder, base string) (File, error) {
 	v.opens.Add(1)
 	c := v.c
 	c.mu.Lock()
@@ -197,7 +203,13 @@ func (v *View) Open(name string) (File, error) {
 		v.cached.Add(1)
 		return &prefixFile{sf: sf, v: v}, nil
 	}
-	f, err := c.src.Open(name)
+	var f File
+	var err error
+	if folder != nil {
+		f, err = folder.open(base, name)
+	} else {
+		f, err = c.src.Open(name)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -367,3 +379,31 @@ func (v *View) addBytes(n int) {
 	v.bytes.Add(int64(n))
 	v.c.read.Add(int64(n))
 }
+
+// openFolder opens the source's folder (when the source can) with a view
+// of it that serves and keeps small files in the cache, as Open does, by
+// their whole path: one read through a Folder is not read again by a
+// later Open, nor the other way round.
+func (v *View) openFolder(dir string, list bool) (folder, error) {
+	fo, ok := v.c.src.(folderOpener)
+	if !ok {
+		return nil, errNoFolder
+	}
+	f, err := fo.openFolder(dir, list)
+	if err != nil {
+		return nil, err
+	}
+	return &viewFolder{v: v, dir: dir, f: f}, nil
+}
+
+type viewFolder struct {
+	v   *View
+	dir string
+	f   folder
+}
+
+func (vf *viewFolder) open(name, full string) (File, error) {
+	return vf.v.openWith(full, vf.f, name)
+}
+
+func (vf *viewFolder) close() { vf.f.close() }

@@ -825,6 +825,12 @@ func ReadFile(src Source, name string, max int64) ([]byte, error) {
 		return nil, err
 	}
 	defer f.Close()
+	return ReadOpen(f, name, max)
+}
+
+// ReadOpen is ReadFile of a file already open (by a Folder): it reads f
+// whole, at most max bytes, and leaves it open.
+func ReadOpen(f File, name string, max int64) ([]byte, error) {
 	fi, err := f.Stat()
 	if err != nil {
 		return nil, err

@@ -27,11 +27,6 @@ type candidate struct {
 	// one), so readDist needs no stat to know it.
 	listedDir bool
 
-	// names is the metadata folder's listing, sorted; listed is false
-	// when it could not be listed (every file is then tried).
-	names  []fs.DirEntry
-	listed bool
-
 	dist     facts.Distribution
 	ok       bool   // metadata read and has a Name
 	hasDURL  bool   // a valid direct_url.json was read (pip then never looks for egg-links)
@@ -308,32 +303,6 @@ func (c *collector) collectDists(e *env) {
 	e.NumDists = len(e.Distributions)
 }
 
-// listFolder lists the metadata folder once (one getdents): a file that
-// is not there (direct_url.json, mostly; PKG-INFO beside METADATA) is then
-// never looked up, and the source answers each open's type check from the
-// listing instead of an lstat.
-func (cd *candidate) listFolder(src source.Source) {
-	ents, err := src.ReadDir(cd.dir)
-	if err != nil {
-		return // read as before: each file tried, a missing one read as ""
-	}
-	byName := func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) }
-	if !slices.IsSortedFunc(ents, byName) { // every Source sorts; has needs it
-		slices.SortFunc(ents, byName)
-	}
-	cd.names, cd.listed = ents, true
-}
-
-// has reports whether the metadata folder may hold name: false only when
-// its listing says it does not.
-func (cd *candidate) has(name string) bool {
-	if !cd.listed {
-		return true
-	}
-	_, found := slices.BinarySearchFunc(cd.names, name, func(e fs.DirEntry, n string) int { return strings.Compare(e.Name(), n) })
-	return found
-}
-
 // readAll reads the candidates' metadata concurrently.
 func (c *collector) readAll(cands []*candidate) {
 	work := make(chan *candidate)
@@ -359,8 +328,13 @@ func (c *collector) readAll(cands []*candidate) {
 
 // readText reads a metadata file as importlib.metadata's read_text: a
 // missing or unreadable file is "" (and no error), bad UTF-8 is an error.
-func (c *collector) readText(p string, max int64) (string, error) {
-	b, err := source.ReadFile(c.src, p, max)
+func readText(dir *source.Folder, name string, max int64) (string, error) {
+	f, err := dir.Open(name)
+	if err != nil {
+		return "", nil
+	}
+	b, err := source.ReadOpen(f, dir.Path(name), max)
+	f.Close()
 	if err != nil {
 		if errors.Is(err, source.ErrTooLarge) {
 			return "", err
@@ -375,8 +349,7 @@ func (c *collector) readText(p string, max int64) (string, error) {
 
 // readHeaders reads a metadata file up to the end of its header block
 // (a blank line): the long description after it is never needed.
-func (c *collector) readHeaders(p string) (string, error) {
-	f, err := c.src.Open(p)
+func readHeaders(f source.File, err error) (string, error) {
 	if err != nil {
 		return "", nil // importlib.metadata treats unreadable as absent
 	}
@@ -458,19 +431,18 @@ func (c *collector) readDist(cd *candidate) {
 	}
 	var text string
 	var err error
+	var dir *source.Folder
 	if isDir {
-		if !c.listOnly {
-			// Listing pays where five files are read (install info
-			// too); for `packages`, which reads METADATA alone, it
-			// costs more calls (an open, two getdents) than it saves.
-			cd.listFolder(c.src)
-			defer func() { cd.names = nil }()
-		}
+		// The folder is resolved once for its four or five files
+		// (source.Folder). Listing it pays where five files are read
+		// (install info too): a file it lacks (direct_url.json, mostly;
+		// PKG-INFO beside METADATA) is then never looked up, and no file
+		// needs an lstat before its open. For `packages`, which reads
+		// METADATA alone, the listing costs more calls than it saves.
+		dir = source.OpenFolder(c.src, cd.dir, !c.listOnly)
+		defer dir.Close()
 		for _, n := range []string{"METADATA", "PKG-INFO"} {
-			if !cd.has(n) {
-				continue
-			}
-			text, err = c.readHeaders(path.Join(cd.dir, n))
+			text, err = readHeaders(dir.Open(n))
 			if err != nil {
 				c.warn("%s/%s: %v", cd.dir, n, err)
 				return
@@ -479,7 +451,7 @@ func (c *collector) readDist(cd *candidate) {
 				break
 			}
 		}
-	} else if text, err = c.readHeaders(cd.dir); err != nil {
+	} else if text, err = readHeaders(c.src.Open(cd.dir)); err != nil {
 		c.warn("%s: %v", cd.dir, err)
 		return
 	}
@@ -502,12 +474,9 @@ func (c *collector) readDist(cd *candidate) {
 		return
 	}
 	if !c.listOnly {
-		c.readInstallInfo(cd)
+		c.readInstallInfo(cd, dir)
 	}
-	if !cd.has("direct_url.json") {
-		return
-	}
-	if t, err := c.readText(path.Join(cd.dir, "direct_url.json"), maxSmall); err != nil {
+	if t, err := readText(dir, "direct_url.json", maxSmall); err != nil {
 		c.warn("%s/direct_url.json: %v", cd.dir, err)
 	} else if t != "" {
 		edit, valid, err := parseDirectURL(t)
@@ -529,26 +498,20 @@ func cloneAll(values []string) []string {
 
 // readInstallInfo reads what pip list does not show: INSTALLER, the WHEEL
 // tags and RECORD.
-func (c *collector) readInstallInfo(cd *candidate) {
+func (c *collector) readInstallInfo(cd *candidate, dir *source.Folder) {
 	d := &cd.dist
-	if cd.has("INSTALLER") {
-		if t, err := c.readText(path.Join(cd.dir, "INSTALLER"), maxSmall); err == nil {
-			for _, line := range strings.Split(universalNewlines(t), "\n") {
-				if s := strings.TrimSpace(line); s != "" {
-					d.Installer = s
-					break
-				}
+	if t, err := readText(dir, "INSTALLER", maxSmall); err == nil {
+		for _, line := range strings.Split(universalNewlines(t), "\n") {
+			if s := strings.TrimSpace(line); s != "" {
+				d.Installer = s
+				break
 			}
 		}
 	}
-	if cd.has("WHEEL") {
-		if t, err := c.readText(path.Join(cd.dir, "WHEEL"), maxSmall); err == nil && t != "" {
-			d.Tags = cloneAll(parseMetadata(t).All("Tag"))
-		}
+	if t, err := readText(dir, "WHEEL", maxSmall); err == nil && t != "" {
+		d.Tags = cloneAll(parseMetadata(t).All("Tag"))
 	}
-	if cd.has("RECORD") {
-		c.readRecord(cd)
-	}
+	c.readRecord(cd, dir)
 	if c.native != nil && len(d.Extensions) > 0 {
 		c.native(d.Name, d.Version, d.Location, d.Extensions)
 	}
@@ -560,9 +523,9 @@ func (c *collector) readInstallInfo(cd *candidate) {
 var recordReaders = sync.Pool{New: func() any { return &recordReader{br: bufio.NewReaderSize(nil, 16<<10)} }}
 
 // readRecord counts RECORD's files and lists the native libraries in it.
-func (c *collector) readRecord(cd *candidate) {
+func (c *collector) readRecord(cd *candidate, dir *source.Folder) {
 	p := path.Join(cd.dir, "RECORD")
-	f, err := c.src.Open(p)
+	f, err := dir.Open("RECORD")
 	if err != nil {
 		return
 	}
