@@ -80,7 +80,7 @@ func TestFolderOpensAsOpenDoes(t *testing.T) {
 				for _, n := range names {
 					withDeadline(t, 5*time.Second, "Folder.Open("+n+")", func() {
 						got, gerr := readAllFile(d.Open(n))
-						want, werr := readAllFile(s.Open(dir+"/"+n))
+						want, werr := readAllFile(s.Open(dir + "/" + n))
 						if got != want || (gerr == nil) != (werr == nil) {
 							t.Errorf("%T list=%v %s/%s: Folder gave %q, %v; Open gave %q, %v", s, list, dir, n, got, gerr, want, werr)
 						}
@@ -200,7 +200,7 @@ func TestFolderFallsBack(t *testing.T) {
 			t.Errorf("OpenFolder(%T, %s) opened a handle; want the generic path", tc.src, tc.dir)
 		}
 		got, gerr := readAllFile(d.Open("METADATA"))
-		want, werr := readAllFile(tc.src.Open(tc.dir+"/METADATA"))
+		want, werr := readAllFile(tc.src.Open(tc.dir + "/METADATA"))
 		if got != want || (gerr == nil) != (werr == nil) {
 			t.Errorf("%T %s: Folder gave %q, %v; Open gave %q, %v", tc.src, tc.dir, got, gerr, want, werr)
 		}
