@@ -384,12 +384,12 @@ func (v *View) addBytes(n int) {
 // of it that serves and keeps small files in the cache, as Open does, by
 // their whole path: one read through a Folder is not read again by a
 // later Open, nor the other way round.
-func (v *View) openFolder(dir string, list bool) (folder, error) {
+func (v *View) openFolder(dir string) (folder, error) {
 	fo, ok := v.c.src.(folderOpener)
 	if !ok {
 		return nil, errNoFolder
 	}
-	f, err := fo.openFolder(dir, list)
+	f, err := fo.openFolder(dir)
 	if err != nil {
 		return nil, err
 	}

@@ -67,13 +67,13 @@ func TestFolderOpensAsOpenDoes(t *testing.T) {
 	root, _ := folderTree(t)
 	names := []string{"METADATA", "RECORD", "ABS", "CLIMB", "FIFO", "SUB", "absent", "a/b", "..", ""}
 	for _, dir := range []string{"/site/pkg-1.0.dist-info", "/site64/pkg-1.0.dist-info"} {
-		for _, list := range []bool{true, false} {
+		{
 			src, err := Root(root, Env{})
 			if err != nil {
 				t.Fatal(err)
 			}
 			for _, s := range []Source{src, NewCache(src).View()} {
-				d := OpenFolder(s, dir, list)
+				d := OpenFolder(s, dir)
 				if d.f == nil {
 					t.Fatalf("%T: OpenFolder(%s) fell back to the generic path", s, dir)
 				}
@@ -82,10 +82,10 @@ func TestFolderOpensAsOpenDoes(t *testing.T) {
 						got, gerr := readAllFile(d.Open(n))
 						want, werr := readAllFile(s.Open(dir + "/" + n))
 						if got != want || (gerr == nil) != (werr == nil) {
-							t.Errorf("%T list=%v %s/%s: Folder gave %q, %v; Open gave %q, %v", s, list, dir, n, got, gerr, want, werr)
+							t.Errorf("%T %s/%s: Folder gave %q, %v; Open gave %q, %v", s, dir, n, got, gerr, want, werr)
 						}
 						if gerr != nil && werr != nil && errors.Is(werr, ErrNotRegular) != errors.Is(gerr, ErrNotRegular) {
-							t.Errorf("%T list=%v %s/%s: Folder error %v, Open error %v", s, list, dir, n, gerr, werr)
+							t.Errorf("%T %s/%s: Folder error %v, Open error %v", s, dir, n, gerr, werr)
 						}
 					})
 				}
@@ -103,7 +103,7 @@ func TestFolderHostileEntries(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d := OpenFolder(src, "/site/pkg-1.0.dist-info", true)
+	d := OpenFolder(src, "/site/pkg-1.0.dist-info")
 	defer d.Close()
 	if got, err := readAllFile(d.Open("METADATA")); err != nil || got[:22] != "Metadata-Version: 2.1\n" {
 		t.Errorf("METADATA = %q, %v", got, err)
@@ -124,7 +124,7 @@ func TestFolderHostileEntries(t *testing.T) {
 	}
 }
 
-// The listing is a snapshot: a file swapped for a FIFO after it is still
+// A file swapped for a FIFO between its lstat and its open is still
 // refused, by the type of the opened file, and the open does not block.
 func TestFolderSwappedForFIFO(t *testing.T) {
 	root, _ := folderTree(t)
@@ -132,21 +132,27 @@ func TestFolderSwappedForFIFO(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d := OpenFolder(src, "/site/pkg-1.0.dist-info", true)
+	d := OpenFolder(src, "/site/pkg-1.0.dist-info")
 	defer d.Close()
 	rec := filepath.Join(root, "site", "pkg-1.0.dist-info", "RECORD")
-	if err := os.Remove(rec); err != nil {
-		t.Fatal(err)
+	testHookFolderOpen = func(name string) {
+		if name != "RECORD" {
+			return
+		}
+		if err := os.Remove(rec); err != nil {
+			t.Fatal(err)
+		}
+		if err := syscall.Mkfifo(rec, 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
-	if err := syscall.Mkfifo(rec, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	defer func() { testHookFolderOpen = nil }()
 	withDeadline(t, 5*time.Second, "opening a swapped-in FIFO", func() {
 		if f, err := d.Open("RECORD"); !errors.Is(err, ErrNotRegular) {
 			if f != nil {
 				f.Close()
 			}
-			t.Errorf("RECORD swapped for a FIFO after the listing: %v, want ErrNotRegular", err)
+			t.Errorf("RECORD swapped for a FIFO after its lstat: %v, want ErrNotRegular", err)
 		}
 	})
 }
@@ -161,7 +167,7 @@ func TestFolderReadsKeptInCache(t *testing.T) {
 	}
 	c := NewCache(src)
 	v1, v2 := c.View(), c.View()
-	d := OpenFolder(v1, "/site/pkg-1.0.dist-info", true)
+	d := OpenFolder(v1, "/site/pkg-1.0.dist-info")
 	first, err := readAllFile(d.Open("METADATA"))
 	d.Close()
 	if err != nil {
@@ -195,7 +201,7 @@ func TestFolderFallsBack(t *testing.T) {
 		src Source
 		dir string
 	}{{plain, "/site/pkg-1.0.dist-info"}, {src, "/site/absent.dist-info"}, {src, "/inside"}} {
-		d := OpenFolder(tc.src, tc.dir, true)
+		d := OpenFolder(tc.src, tc.dir)
 		if d.f != nil {
 			t.Errorf("OpenFolder(%T, %s) opened a handle; want the generic path", tc.src, tc.dir)
 		}
@@ -216,7 +222,7 @@ func TestFolderOnHost(t *testing.T) {
 		t.Fatal(err)
 	}
 	dir := filepath.Join(root, "site", "pkg-1.0.dist-info")
-	d := OpenFolder(src, dir, true)
+	d := OpenFolder(src, dir)
 	if d.f == nil {
 		t.Fatal("no folder handle on the host")
 	}

@@ -101,13 +101,6 @@ func (ls *listings) put(l *listing) {
 // lookup says what the listing of p's folder says of p: listed is false
 // when that folder was not listed (or p is "/"); otherwise e is p's entry,
 // nil when p is absent.
-// get returns the listing of the folder p, or nil.
-func (ls *listings) get(p string) *listing {
-	ls.mu.Lock()
-	defer ls.mu.Unlock()
-	return ls.m[p]
-}
-
 func (ls *listings) lookup(p string) (e *dirent, listed bool) {
 	i := strings.LastIndexByte(p, '/')
 	if i < 0 || i == len(p)-1 {

@@ -434,12 +434,8 @@ func (c *collector) readDist(cd *candidate) {
 	var dir *source.Folder
 	if isDir {
 		// The folder is resolved once for its four or five files
-		// (source.Folder). Listing it pays where five files are read
-		// (install info too): a file it lacks (direct_url.json, mostly;
-		// PKG-INFO beside METADATA) is then never looked up, and no file
-		// needs an lstat before its open. For `packages`, which reads
-		// METADATA alone, the listing costs more calls than it saves.
-		dir = source.OpenFolder(c.src, cd.dir, !c.listOnly)
+		// (source.Folder).
+		dir = source.OpenFolder(c.src, cd.dir)
 		defer dir.Close()
 		for _, n := range []string{"METADATA", "PKG-INFO"} {
 			text, err = readHeaders(dir.Open(n))
