@@ -49,7 +49,16 @@ type dirHandles struct {
 	mu  sync.Mutex
 	m   map[string]*dirHandle // clean in-source path -> handle
 	lru list.List             // of *dirHandle, most recently used at the front
+	// absent are the folders found absent (ENOENT), with the error each
+	// gave: a run asks for the same absent folders again and again (/opt
+	// for venvs, /usr/local/sbin on PATH for each tool), and each asking
+	// cost a failing openat (68 in a seed-tree run). A run takes its
+	// source as unchanging (Cache says why); at most maxAbsentFolders
+	// are kept, so a hostile root cannot grow it without bound.
+	absent map[string]error
 }
+
+const maxAbsentFolders = 4096
 
 // maxDirHandles bounds the open directory handles of one source. A
 // distribution's files are read one after another, so the folders in use
@@ -99,6 +108,10 @@ func (d *dirHandles) acquire(p string) (*dirHandle, error) {
 		d.mu.Unlock()
 		return h, nil
 	}
+	if err, ok := d.absent[p]; ok {
+		d.mu.Unlock()
+		return nil, err
+	}
 	d.mu.Unlock()
 	parent, err := d.acquire(path.Dir(p))
 	if err != nil {
@@ -115,6 +128,16 @@ func (d *dirHandles) acquire(p string) (*dirHandle, error) {
 	}
 	d.release(parent)
 	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			d.mu.Lock()
+			if d.absent == nil {
+				d.absent = map[string]error{}
+			}
+			if len(d.absent) < maxAbsentFolders {
+				d.absent[p] = err
+			}
+			d.mu.Unlock()
+		}
 		return nil, err
 	}
 	h := &dirHandle{fd: r, p: p, refs: 1}

@@ -229,3 +229,44 @@ func openFDs(t *testing.T) int {
 	}
 	return len(ents)
 }
+
+// A folder found absent is remembered for the run (the source is taken as
+// unchanging, as the Cache takes it): asking again makes no call, so a
+// folder made meanwhile is not seen by this source, and is by a new one.
+// The memory is bounded: a hostile root's absent names cannot grow it.
+func TestAbsentFoldersRemembered(t *testing.T) {
+	dir := t.TempDir()
+	src, err := Root(dir, Env{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := src.Stat("/opt/venv/bin/python3"); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("Stat of a path under an absent folder: %v, want ErrNotExist", err)
+	}
+	d := src.(*dirSource).dirs
+	if _, ok := d.absent["/opt"]; !ok {
+		t.Fatalf("absent folders remembered: %v, want /opt among them", d.absent)
+	}
+	if err := os.MkdirAll(filepath.Join(dir, "opt", "venv", "bin"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "opt", "venv", "bin", "python3"), nil, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := src.Stat("/opt/venv/bin/python3"); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("the same source, after the folder was made: %v; want it still absent (no call made)", err)
+	}
+	fresh, err := Root(dir, Env{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := fresh.Stat("/opt/venv/bin/python3"); err != nil {
+		t.Errorf("a new source: %v, want the file found", err)
+	}
+	for i := range maxAbsentFolders + 1000 {
+		src.Stat(fmt.Sprintf("/absent%d/x", i))
+	}
+	if n := len(d.absent); n > maxAbsentFolders {
+		t.Errorf("%d absent folders remembered, want at most %d", n, maxAbsentFolders)
+	}
+}

@@ -110,11 +110,16 @@ func (s *dirSource) openFolder(dir string) (folder, error) {
 		}
 		f.fd = fd
 	} else {
-		h, err := s.dirs.acquire(p)
+		// A descriptor of its own, opened on its parent's kept handle,
+		// not one kept by dirHandles: each metadata folder is used once,
+		// and a thousand of them passing through the kept handles pushed
+		// out the ones used again and again (site-packages, the PATH
+		// folders): 115 folders were opened again in a seed-tree run.
+		fd, err := inDir(s.dirs, p, openDirAt)
 		if err != nil {
 			return nil, &fs.PathError{Op: "open", Path: dir, Err: unwrapPathErr(err)}
 		}
-		f.h, f.fd = h, h.fd
+		f.fd, f.underRoot = fd, true
 	}
 	return f, nil
 }
@@ -130,7 +135,9 @@ type dirFolder struct {
 	dir string // as asked, for errors and the general path
 	p   string // resolved
 	fd  int
-	h   *dirHandle // under a root: the kept handle, released by close
+	// underRoot: the folder is a root's (its files are rawFiles),
+	// else the host's (hostFiles, which the kernel is advised about).
+	underRoot bool
 }
 
 func (f *dirFolder) open(name, full string) (File, error) {
@@ -155,7 +162,7 @@ func (f *dirFolder) open(name, full string) (File, error) {
 		p = joinName(f.p, name)
 	}
 	var file File
-	if f.h == nil {
+	if !f.underRoot {
 		hf := new(hostFile)
 		err, file = hf.init(fd, "", p), hf
 	} else {
@@ -174,10 +181,7 @@ func (f *dirFolder) open(name, full string) (File, error) {
 }
 
 func (f *dirFolder) close() {
-	if f.h != nil {
-		f.s.dirs.release(f.h)
-		f.h = nil
-	} else if f.fd >= 0 {
+	if f.fd >= 0 {
 		unix.Close(f.fd)
 	}
 	f.fd = -1
