@@ -476,3 +476,56 @@ func TestListOnlyListsWhatFullReadLists(t *testing.T) {
 		}
 	}
 }
+
+// Options.Located is called once, before the distributions are all read,
+// with a copy of the selected environment that has none of them (the
+// collectors started from it must not see a half-read list) and with the
+// other environments as the facts give them; with nil where no
+// interpreter is found. What is collected does not depend on it.
+func TestLocatedBeforeDistributions(t *testing.T) {
+	dir := t.TempDir()
+	if err := fixture.Seed(dir); err != nil {
+		t.Fatal(err)
+	}
+	src, err := source.Root(dir, source.Env{"PATH": fixture.SeedPATH, "HOME": "/root"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var calls int
+	var sel *facts.PythonEnv
+	var others []facts.PythonEnv
+	py, _ := CollectWith(context.Background(), src, "", Options{Located: func(s *facts.PythonEnv, o []facts.PythonEnv) {
+		calls++
+		sel, others = s, o
+	}})
+	if calls != 1 || sel == nil {
+		t.Fatalf("Located called %d times, with %v", calls, sel)
+	}
+	if sel == py.Selected || sel.Distributions != nil || sel.NumDists != 0 {
+		t.Errorf("Located got the environment itself or its distributions (%d)", len(sel.Distributions))
+	}
+	if sel.Prefix != py.Selected.Prefix || !slices.Equal(sel.SitePath, py.Selected.SitePath) || sel.Version != py.Selected.Version {
+		t.Errorf("Located got prefix %s, sys.path %q; the facts say %s, %q", sel.Prefix, sel.SitePath, py.Selected.Prefix, py.Selected.SitePath)
+	}
+	if len(py.Selected.Distributions) != 41 {
+		t.Errorf("%d distributions collected, want 41", len(py.Selected.Distributions))
+	}
+	if len(others) != len(py.Others) {
+		t.Errorf("Located got %d other environments, the facts have %d", len(others), len(py.Others))
+	}
+	plain, _ := Collect(context.Background(), src, "")
+	if len(plain.Selected.Distributions) != len(py.Selected.Distributions) || len(plain.Others) != len(py.Others) {
+		t.Errorf("with Located: %d distributions, %d others; without: %d, %d",
+			len(py.Selected.Distributions), len(py.Others), len(plain.Selected.Distributions), len(plain.Others))
+	}
+
+	empty, err := source.Root(t.TempDir(), source.Env{"PATH": "/usr/bin"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	calls = 0
+	CollectWith(context.Background(), empty, "", Options{Located: func(s *facts.PythonEnv, o []facts.PythonEnv) { calls++; sel = s }})
+	if calls != 1 || sel != nil {
+		t.Errorf("no Python: Located called %d times with %v, want once with nil", calls, sel)
+	}
+}
