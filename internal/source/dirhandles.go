@@ -129,14 +129,7 @@ func (d *dirHandles) acquire(p string) (*dirHandle, error) {
 	d.release(parent)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
-			d.mu.Lock()
-			if d.absent == nil {
-				d.absent = map[string]error{}
-			}
-			if len(d.absent) < maxAbsentFolders {
-				d.absent[p] = err
-			}
-			d.mu.Unlock()
+			d.noteAbsent(p, err)
 		}
 		return nil, err
 	}
@@ -166,6 +159,19 @@ func (d *dirHandles) acquire(p string) (*dirHandle, error) {
 		unix.Close(fd)
 	}
 	return h, nil
+}
+
+// noteAbsent remembers that the folder p does not exist: acquiring it
+// then fails with err, as opening it did.
+func (d *dirHandles) noteAbsent(p string, err error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.absent == nil {
+		d.absent = map[string]error{}
+	}
+	if len(d.absent) < maxAbsentFolders {
+		d.absent[p] = err
+	}
 }
 
 func (d *dirHandles) release(h *dirHandle) {

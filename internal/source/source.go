@@ -235,7 +235,13 @@ func (s *dirSource) lstat(p string) (fs.FileInfo, error) {
 	if s.plain {
 		return s.osr.Lstat(rel(p))
 	}
-	return inDir(s.dirs, p, lstatAt)
+	fi, err := inDir(s.dirs, p, lstatAt)
+	if errors.Is(err, syscall.ENOENT) && p != "/" {
+		// What opening p as a folder would have said: a path under an
+		// absent name is then answered without a call.
+		s.dirs.noteAbsent(p, &fs.PathError{Op: "openat", Path: path.Base(p) + "/.", Err: syscall.ENOENT})
+	}
+	return fi, err
 }
 
 func (s *dirSource) readlink(p string) (string, error) {
