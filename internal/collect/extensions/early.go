@@ -35,6 +35,13 @@ type Early struct {
 	more    sync.Cond
 	queued  int
 	stopped bool
+	// workers are the readers started so far, at most maxWorkers, and
+	// idle those of them waiting for a job: a reader is started when a
+	// job comes and none is idle, so a tree with one native library
+	// starts one, not one per core and more (each start is a goroutine
+	// scheduled on a core that then sleeps: measurable where the whole
+	// run is a few milliseconds).
+	workers, idle, maxWorkers int
 	// done is what was read, by path (a string key hashes faster than the
 	// whole job, and the map grows to thousands of entries); the job is
 	// kept to tell two distributions listing one path apart.
@@ -50,30 +57,30 @@ type earlyRead struct {
 
 // NewEarly starts the early readers on src; Collect stops them.
 func NewEarly(ctx context.Context, src source.Source) *Early {
-	e := &Early{ctx: ctx, src: src, done: map[string]earlyRead{}}
-	e.more.L = &e.mu
 	// Twice the cores: the metadata readers take the rest, and a
 	// worker waiting on a cold disk leaves its core to the others.
-	for range runtime.GOMAXPROCS(0) * 2 {
-		e.wg.Go(func() {
-			for {
-				j, ok := e.take1()
-				if !ok || e.ctx.Err() != nil {
-					return // Collect reads what is left itself
-				}
-				c := &collector{src: e.src}
-				source.AcquireReader() // the descriptor budget (source/readers.go)
-				m := c.read(j)
-				source.ReleaseReader()
-				e.mu.Lock()
-				// A second job of the same path replaces the first, which
-				// Collect then reads itself.
-				e.done[j.path] = earlyRead{job: j, m: m, warns: c.warns}
-				e.mu.Unlock()
-			}
-		})
-	}
+	e := &Early{ctx: ctx, src: src, done: map[string]earlyRead{}, maxWorkers: runtime.GOMAXPROCS(0) * 2}
+	e.more.L = &e.mu
 	return e
+}
+
+// work is one early reader: it reads jobs until the reading stops.
+func (e *Early) work() {
+	for {
+		j, ok := e.take1()
+		if !ok || e.ctx.Err() != nil {
+			return // Collect reads what is left itself
+		}
+		c := &collector{src: e.src}
+		source.AcquireReader() // the descriptor budget (source/readers.go)
+		m := c.read(j)
+		source.ReleaseReader()
+		e.mu.Lock()
+		// A second job of the same path replaces the first, which
+		// Collect then reads itself.
+		e.done[j.path] = earlyRead{job: j, m: m, warns: c.warns}
+		e.mu.Unlock()
+	}
 }
 
 // take1 waits for the next job; false once the reading has stopped.
@@ -81,7 +88,9 @@ func (e *Early) take1() (job, bool) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	for e.next == len(e.queue) && !e.stopped {
+		e.idle++
 		e.more.Wait()
+		e.idle--
 	}
 	if e.stopped {
 		return job{}, false
@@ -106,7 +115,12 @@ func (e *Early) Add(dist, version, location string, files []string) {
 		}
 		e.queued++
 		e.queue = append(e.queue, newJob(dist, version, location, rel))
-		e.more.Signal()
+		if e.idle == 0 && e.workers < e.maxWorkers {
+			e.workers++
+			e.wg.Go(e.work)
+		} else {
+			e.more.Signal()
+		}
 	}
 }
 
