@@ -46,6 +46,11 @@ functions transformers will resolve to a package and which to torch.`,
 
 // loadModels locates and judges each --model argument against the facts.
 func loadModels(s *SourceFlags, f *facts.Facts, args []string) ([]*model.Report, error) {
+	if len(args) == 0 {
+		// No --model: nothing to read (a second source and transformers'
+		// modeling files cost a doctor run 0.1 ms for nothing).
+		return nil, nil
+	}
 	var src source.Source
 	var err error
 	if s.Facts != "" {
