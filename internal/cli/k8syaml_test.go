@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"encoding/json"
+	"math"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -130,7 +131,7 @@ func TestJSONYAMLCorners(t *testing.T) {
 			compareYAML(t, map[string]any{s: "v", "z": map[string]any{s: []any{s}}})
 		}
 	}
-	for _, f := range []any{0.0, -0.0, 1.0, -1.0, 1.5, 1e20, 1e21, 1.5e300, 1e-7, 0.000001, 123456789012345678.0, 9.3e18, 1.8e19, 2e19, json.Number("1.0"), json.Number("10000000000000000000"), json.Number("-5")} {
+	for _, f := range []any{0.0, math.Copysign(0, -1), 1.0, -1.0, 1.5, 1e20, 1e21, 1.5e300, 1e-7, 0.000001, 123456789012345678.0, 9.3e18, 1.8e19, 2e19, json.Number("1.0"), json.Number("10000000000000000000"), json.Number("-5")} {
 		compareYAML(t, map[string]any{"n": f, "l": []any{f}})
 	}
 	compareYAML(t, map[string]any{"a10": 1.0, "a9": 2.0, "a09": 3.0, "a010": 4.0, "B": true, "b": false, "_": nil, "1": 1.0, "10": 1.0, "2": 1.0, "é": 1.0, "z0": 1.0, "z": 1.0, "": 1.0})
