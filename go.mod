@@ -3,7 +3,6 @@ module github.com/fastpath-dev/fastpath
 go 1.26.0
 
 require (
-	github.com/aquasecurity/go-pep440-version v0.0.1
 	github.com/google/go-cmp v0.7.0
 	github.com/google/go-containerregistry v0.22.1
 	github.com/ianlancetaylor/demangle v0.0.0-20260724033716-83e58baca724
@@ -22,7 +21,6 @@ require (
 )
 
 require (
-	github.com/aquasecurity/go-version v0.0.1 // indirect
 	github.com/cpuguy83/go-md2man/v2 v2.0.7 // indirect
 	github.com/docker/cli v29.7.2+incompatible // indirect
 	github.com/docker/docker-credential-helpers v0.9.3 // indirect
@@ -44,7 +42,6 @@ require (
 	golang.org/x/sync v0.22.0 // indirect
 	golang.org/x/text v0.41.0 // indirect
 	golang.org/x/tools v0.49.0 // indirect
-	golang.org/x/xerrors v0.0.0-20231012003039-104605ab7028 // indirect
 	google.golang.org/protobuf v1.36.12-0.20260120151049-f2248ac996af // indirect
 	gopkg.in/inf.v0 v0.9.1 // indirect
 	gotest.tools/v3 v3.5.2 // indirect

@@ -272,10 +272,13 @@ func TestJudgesArePure(t *testing.T) {
 
 // TestBinaryDeps: the shipped program links neither the test fixture nor
 // the harness that drives it (go list -deps ./cmd/fastpath), nor the
-// Kubernetes API types: their package inits and size cost every start of
-// fastpath (issue 17), and k8s manifest needs only a few fields of three
-// objects (internal/cli/k8s_types.go). Tests may still use them as an
-// oracle.
+// Kubernetes API types, nor the three libraries whose package inits cost
+// every start of fastpath most (issue 17): go-pep440-version (regular
+// expressions compiled at init; internal/pep440 is ours), x/net/html (its
+// entity map; internal/plan/anchors.go reads index pages) and the YAML
+// libraries (internal/cli/k8syaml.go writes manifests). k8s manifest needs
+// only a few fields of three objects (internal/cli/k8s_types.go). Tests may
+// still use all of them as oracles.
 func TestBinaryDeps(t *testing.T) {
 	goTool, err := exec.LookPath("go")
 	if err != nil {
@@ -298,6 +301,17 @@ func TestBinaryDeps(t *testing.T) {
 		for _, never := range []string{"k8s.io/api/", "k8s.io/apimachinery/"} {
 			if strings.HasPrefix(dep, never) {
 				t.Errorf("cmd/fastpath links %s: the Kubernetes API types slow every start; k8s manifest has its own (internal/cli/k8s_types.go)", dep)
+			}
+		}
+		for _, never := range []struct{ prefix, ours string }{
+			{"github.com/aquasecurity/go-pep440-version", "internal/pep440"},
+			{"golang.org/x/net/html", "internal/plan/anchors.go"},
+			{"sigs.k8s.io/yaml", "internal/cli/k8syaml.go"},
+			{"go.yaml.in/yaml", "internal/cli/k8syaml.go"},
+			{"gopkg.in/yaml", "internal/cli/k8syaml.go"},
+		} {
+			if strings.HasPrefix(dep, never.prefix) {
+				t.Errorf("cmd/fastpath links %s: its package init slows every start (issue 17); use %s", dep, never.ours)
 			}
 		}
 	}

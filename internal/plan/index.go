@@ -1,7 +1,6 @@
 package plan
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -16,8 +15,6 @@ import (
 	"strings"
 	"syscall"
 	"time"
-
-	"golang.org/x/net/html"
 )
 
 // maxPage caps what is read of an index page or API answer: a project page
@@ -173,37 +170,17 @@ func parseSimpleJSON(body []byte, page string) ([]Link, error) {
 
 // parseLinks reads the anchors of a PEP 503 page or a find-links page: the
 // file name is the last path segment of each href (what pip takes too).
-// golang.org/x/net/html's tokenizer reads the page as a browser does (and
-// pip's html5lib-era parser did): entities in attribute values, unquoted and
-// upper-case attributes, anchors inside comments or scripts left alone.
+// anchorHrefs reads the page as the HTML5 tokenizer does (entities in
+// attribute values, unquoted and upper-case attributes, anchors inside
+// comments or scripts left alone).
 func parseLinks(body []byte, page string) []Link {
 	var out []Link
-	z := html.NewTokenizer(bytes.NewReader(body))
-	for {
-		switch z.Next() {
-		case html.ErrorToken:
-			return out // io.EOF, or the page ended inside a tag
-		case html.StartTagToken, html.SelfClosingTagToken:
-		default:
-			continue
-		}
-		name, hasAttr := z.TagName()
-		if string(name) != "a" || !hasAttr {
-			continue
-		}
-		var href string
-		for more := true; more; {
-			var key, val []byte
-			key, val, more = z.TagAttr()
-			if string(key) == "href" {
-				href = string(val)
-				break
-			}
-		}
+	for _, href := range anchorHrefs(body) {
 		if l, ok := linkTo(page, href); ok {
 			out = append(out, l)
 		}
 	}
+	return out
 }
 
 // linkTo resolves an anchor's href against page and names the file it
