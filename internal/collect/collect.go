@@ -104,18 +104,21 @@ func Collect(ctx context.Context, src source.Source, o Options) *facts.Facts {
 	// a distribution's RECORD names them.
 	earlyView, earlyStart := cache.View(), time.Now()
 	early := extensions.NewEarly(ctx, earlyView)
-	// The second wave looks inside the selected environment. torch, nvcc
-	// and the toolchain need only where it is (its prefix and sys.path,
-	// and the other environments' for nvcc's pip layouts), so they start
-	// as soon as the Python collector knows that (pyenv.Options.Located),
-	// while it still reads every distribution's metadata; each gets its
-	// own copy of what it reads. Where torch lives is one stat away
+	// The second wave looks inside the selected environment. torch and
+	// the toolchain need only where it is (its prefix and sys.path), so
+	// they start as soon as the Python collector knows that
+	// (pyenv.Options.Located), while it still reads every distribution's
+	// metadata; nvcc, which also looks in the other environments'
+	// site-packages, starts when those are found (OthersFound). Each gets
+	// its own copy of what it reads. Where torch lives is one stat away
 	// (torch.Locate); nvcc (which only looks in torch/bin) and the
 	// extension scan (which needs only torch/lib for the ABI check) take
 	// that instead of waiting for the torch facts, whose binary reads take
 	// the longest.
 	var located *facts.Torch
-	second := func(sel *facts.PythonEnv, others []facts.PythonEnv) {
+	var selected *facts.PythonEnv
+	second := func(sel *facts.PythonEnv) {
+		selected = sel
 		if sel != nil {
 			if site, ok := torch.Locate(cache.View(), sel); ok {
 				loc := path.Join(site, "torch")
@@ -129,14 +132,6 @@ func Collect(ctx context.Context, src source.Source, o Options) *facts.Facts {
 				warn(ws)
 			})
 		})
-		py, loc := facts.Python{Selected: sel, Others: others}, located
-		wg.Go(func() {
-			timed("nvcc", func(src source.Source) {
-				var ws []string
-				f.CUDA, ws = nvcc.Collect(ctx, src, py, loc, o.ExecTimeout)
-				warn(ws)
-			})
-		})
 		wg.Go(func() {
 			timed("toolchain", func(src source.Source) {
 				var ws []string
@@ -145,9 +140,19 @@ func Collect(ctx context.Context, src source.Source, o Options) *facts.Facts {
 			})
 		})
 	}
+	withOthers := func(others []facts.PythonEnv) {
+		py, loc := facts.Python{Selected: selected, Others: others}, located
+		wg.Go(func() {
+			timed("nvcc", func(src source.Source) {
+				var ws []string
+				f.CUDA, ws = nvcc.Collect(ctx, src, py, loc, o.ExecTimeout)
+				warn(ws)
+			})
+		})
+	}
 	timed("python", func(src source.Source) {
 		var ws []string
-		f.Python, ws = pyenv.CollectWith(ctx, src, o.Python, pyenv.Options{Native: early.Add, Located: second})
+		f.Python, ws = pyenv.CollectWith(ctx, src, o.Python, pyenv.Options{Native: early.Add, Located: second, OthersFound: withOthers})
 		warn(ws)
 	})
 	wg.Go(func() {

@@ -40,14 +40,16 @@ type Options struct {
 	// meanwhile (extensions.Early). The facts do not depend on it.
 	Native func(dist, version, location string, files []string)
 	// Located, when set, is called once, as soon as the selected
-	// environment's interpreter, prefix and sys.path are known and the
-	// other environments are found, while the selected environment's
-	// distributions are still being read: with a copy of the selected
-	// environment that has none (nil when no interpreter was found) and
-	// the others. The collectors that need only where things are (torch,
-	// nvcc, the toolchain) start from it instead of waiting for every
-	// METADATA and RECORD. The facts do not depend on it.
-	Located func(selected *facts.PythonEnv, others []facts.PythonEnv)
+	// environment's interpreter, prefix and sys.path are known, while its
+	// distributions are still being read: with a copy of it that has none
+	// (nil when no interpreter was found). The collectors that need only
+	// where things are (torch, the toolchain) start from it instead of
+	// waiting for every METADATA and RECORD. The facts do not depend on it.
+	Located func(selected *facts.PythonEnv)
+	// OthersFound, when set, is called once after Located, when the other
+	// environments are found (nvcc looks in their site-packages too),
+	// with them as the facts will give them.
+	OthersFound func(others []facts.PythonEnv)
 }
 
 // CollectWith is Collect with options.
@@ -94,6 +96,9 @@ func CollectWith(ctx context.Context, src source.Source, python string, o Option
 		}
 	}
 	py.Resolution = steps
+	if o.Located != nil {
+		o.Located(located)
+	}
 	if ctx.Err() == nil && !o.ListOnly {
 		// A copy: pip's shim resolution may set pyenvDir, which nothing
 		// reading distributions looks at, but which must not be written
@@ -102,8 +107,8 @@ func CollectWith(ctx context.Context, src source.Source, python string, o Option
 		py.Others = bg.others(located)
 		py.Pip = bg.pip(located)
 	}
-	if o.Located != nil {
-		o.Located(located, py.Others)
+	if o.OthersFound != nil {
+		o.OthersFound(py.Others)
 	}
 	dists.Wait()
 	sort.Strings(warnings)

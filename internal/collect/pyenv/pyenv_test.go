@@ -477,11 +477,12 @@ func TestListOnlyListsWhatFullReadLists(t *testing.T) {
 	}
 }
 
-// Options.Located is called once, before the distributions are all read,
-// with a copy of the selected environment that has none of them (the
-// collectors started from it must not see a half-read list) and with the
-// other environments as the facts give them; with nil where no
-// interpreter is found. What is collected does not depend on it.
+// Options.Located is called once, before the other environments are
+// looked for and before the distributions are all read, with a copy of the
+// selected environment that has none of them (the collectors started from
+// it must not see a half-read list); OthersFound follows, once, with the
+// other environments as the facts give them. Located gets nil where no
+// interpreter is found. What is collected does not depend on either.
 func TestLocatedBeforeDistributions(t *testing.T) {
 	dir := t.TempDir()
 	if err := fixture.Seed(dir); err != nil {
@@ -491,15 +492,15 @@ func TestLocatedBeforeDistributions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var calls int
+	var calls []string
 	var sel *facts.PythonEnv
 	var others []facts.PythonEnv
-	py, _ := CollectWith(context.Background(), src, "", Options{Located: func(s *facts.PythonEnv, o []facts.PythonEnv) {
-		calls++
-		sel, others = s, o
-	}})
-	if calls != 1 || sel == nil {
-		t.Fatalf("Located called %d times, with %v", calls, sel)
+	py, _ := CollectWith(context.Background(), src, "", Options{
+		Located:     func(s *facts.PythonEnv) { calls = append(calls, "located"); sel = s },
+		OthersFound: func(o []facts.PythonEnv) { calls = append(calls, "others"); others = o },
+	})
+	if !slices.Equal(calls, []string{"located", "others"}) || sel == nil {
+		t.Fatalf("calls %q, selected %v; want located then others, once each", calls, sel)
 	}
 	if sel == py.Selected || sel.Distributions != nil || sel.NumDists != 0 {
 		t.Errorf("Located got the environment itself or its distributions (%d)", len(sel.Distributions))
@@ -510,12 +511,12 @@ func TestLocatedBeforeDistributions(t *testing.T) {
 	if len(py.Selected.Distributions) != 41 {
 		t.Errorf("%d distributions collected, want 41", len(py.Selected.Distributions))
 	}
-	if len(others) != len(py.Others) {
-		t.Errorf("Located got %d other environments, the facts have %d", len(others), len(py.Others))
+	if len(others) != len(py.Others) || len(others) == 0 {
+		t.Errorf("OthersFound got %d other environments, the facts have %d (the seed has /usr's)", len(others), len(py.Others))
 	}
 	plain, _ := Collect(context.Background(), src, "")
 	if len(plain.Selected.Distributions) != len(py.Selected.Distributions) || len(plain.Others) != len(py.Others) {
-		t.Errorf("with Located: %d distributions, %d others; without: %d, %d",
+		t.Errorf("with the callbacks: %d distributions, %d others; without: %d, %d",
 			len(py.Selected.Distributions), len(py.Others), len(plain.Selected.Distributions), len(plain.Others))
 	}
 
@@ -523,9 +524,12 @@ func TestLocatedBeforeDistributions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	calls = 0
-	CollectWith(context.Background(), empty, "", Options{Located: func(s *facts.PythonEnv, o []facts.PythonEnv) { calls++; sel = s }})
-	if calls != 1 || sel != nil {
-		t.Errorf("no Python: Located called %d times with %v, want once with nil", calls, sel)
+	calls = nil
+	CollectWith(context.Background(), empty, "", Options{
+		Located:     func(s *facts.PythonEnv) { calls = append(calls, "located"); sel = s },
+		OthersFound: func(o []facts.PythonEnv) { calls = append(calls, "others") },
+	})
+	if !slices.Equal(calls, []string{"located", "others"}) || sel != nil {
+		t.Errorf("no Python: calls %q with %v, want located (nil) then others", calls, sel)
 	}
 }
