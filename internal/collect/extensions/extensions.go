@@ -27,7 +27,6 @@ import (
 	"github.com/fastpath-dev/fastpath/internal/elfdyn"
 	"github.com/fastpath-dev/fastpath/internal/facts"
 	"github.com/fastpath-dev/fastpath/internal/fatbin"
-	"github.com/fastpath-dev/fastpath/internal/lazyregexp"
 	"github.com/fastpath-dev/fastpath/internal/source"
 )
 
@@ -187,9 +186,26 @@ func IsTorchLibrary(needed string) bool {
 	return (strings.HasPrefix(needed, "libc10") || strings.HasPrefix(needed, "libtorch")) && strings.Contains(needed, ".so")
 }
 
-// cudartRe matches the CUDA runtime's sonames: libcudart.so.12, libcudart.so.13, and
+// isCUDARuntime matches the CUDA runtime's sonames: libcudart.so.12, libcudart.so.13, and
 // CUDA 11's libcudart.so.11.0 (its soname kept the minor).
-var cudartRe = lazyregexp.New(`^libcudart\.so\.(\d+)(\.0)?$`)
+// It is ^libcudart\.so\.(\d+)(\.0)?$, matched by a scan (every doctor start
+// compiled the regexp; scan_test.go compares the two).
+func isCUDARuntime(name string) bool {
+	v, ok := strings.CutPrefix(name, "libcudart.so.")
+	if !ok {
+		return false
+	}
+	v = strings.TrimSuffix(v, ".0") // CUDA 11's soname kept the minor
+	if v == "" {
+		return false
+	}
+	for i := 0; i < len(v); i++ {
+		if v[i] < '0' || v[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
 
 // read opens one file and keeps it when it links torch, holds CUDA code or
 // needs the CUDA runtime.
@@ -238,7 +254,7 @@ func (c *collector) read(j job) *module {
 		if IsTorchLibrary(n) {
 			m.ext.LinksTorch = true
 		}
-		if cudartRe.MatchString(n) && m.ext.CUDARuntime == "" {
+		if isCUDARuntime(n) && m.ext.CUDARuntime == "" {
 			m.ext.CUDARuntime = n
 		}
 	}

@@ -15,7 +15,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/fastpath-dev/fastpath/internal/facts"
-	"github.com/fastpath-dev/fastpath/internal/lazyregexp"
 	"github.com/fastpath-dev/fastpath/internal/source"
 )
 
@@ -33,7 +32,21 @@ type candidate struct {
 	durlEdit string // its editable project folder, when editable
 }
 
-var soRe = lazyregexp.New(`\.so(\.[0-9]+)*$`)
+// isSharedObject reports whether a RECORD path names a shared object as
+// \.so(\.[0-9]+)*$ does (libfoo.so, libfoo.so.1.2): a scan, run on every
+// RECORD line (names_test.go compares it with the regexp).
+func isSharedObject(p []byte) bool {
+	for {
+		if bytes.HasSuffix(p, []byte(".so")) {
+			return true
+		}
+		i := bytes.LastIndexByte(p, '.')
+		if i < 0 || !allDigits(p[i+1:]) {
+			return false
+		}
+		p = p[:i]
+	}
+}
 
 // canonicalize is packaging.utils.canonicalize_name:
 // re.sub(r"[-_.]+", "-", name).lower().
@@ -550,7 +563,7 @@ func (c *collector) readRecord(cd *candidate, dir *source.Folder) {
 			continue
 		}
 		d.Files++
-		if bytes.Contains(file, []byte(".so")) && soRe.Match(file) {
+		if isSharedObject(file) {
 			d.Extensions = append(d.Extensions, string(file))
 		}
 	}

@@ -50,14 +50,32 @@ type env struct {
 	debian  bool
 }
 
-var pyNameRe = lazyregexp.New(`^python(\d+\.\d+)$`)
-
-// mmFromName returns "3.12" for "python3.12".
+// mmFromName returns "3.12" for "python3.12": what ^python(\d+\.\d+)$
+// captures (a scan, not a regexp: it runs on every start; names_test.go
+// compares the two).
 func mmFromName(name string) string {
-	if m := pyNameRe.FindStringSubmatch(name); m != nil {
-		return m[1]
+	mm, ok := strings.CutPrefix(name, "python")
+	if !ok {
+		return ""
 	}
-	return ""
+	major, minor, ok := strings.Cut(mm, ".")
+	if !ok || !allDigits(major) || !allDigits(minor) {
+		return ""
+	}
+	return mm
+}
+
+// allDigits reports whether s is one or more ASCII digits (regexp's \d).
+func allDigits[T string | []byte](s T) bool {
+	if len(s) == 0 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
 }
 
 // majorMinor returns "3.12" for "3.12.3" (or "" when s is not a version).
@@ -224,15 +242,49 @@ func (c *collector) prefixFromExe(exe string, mm *string) string {
 
 var digitsRe = lazyregexp.New(`\d+`)
 
-var pyVersionRe = lazyregexp.New(`#define\s+PY_VERSION\s+"([^"]+)"`)
+// pyVersion finds PY_VERSION in patchlevel.h: the first match of
+// #define\s+PY_VERSION\s+"([^"]+)" (regexp's \s: space, \t, \n, \f, \r),
+// found by a scan (names_test.go compares the two).
+func pyVersion(text string) (string, bool) {
+	for rest := text; ; {
+		i := strings.Index(rest, "#define")
+		if i < 0 {
+			return "", false
+		}
+		rest = rest[i+len("#define"):]
+		s, ok := cutSpaces(rest)
+		if !ok {
+			continue
+		}
+		s, ok = strings.CutPrefix(s, "PY_VERSION")
+		if !ok {
+			continue
+		}
+		if s, ok = cutSpaces(s); !ok || !strings.HasPrefix(s, `"`) {
+			continue
+		}
+		if v, _, ok := strings.Cut(s[1:], `"`); ok && v != "" {
+			return v, true
+		}
+	}
+}
+
+// cutSpaces cuts one or more of regexp's \s from the start of s.
+func cutSpaces(s string) (string, bool) {
+	n := 0
+	for n < len(s) && (s[n] == ' ' || s[n] == '\t' || s[n] == '\n' || s[n] == '\f' || s[n] == '\r') {
+		n++
+	}
+	return s[n:], n > 0
+}
 
 // baseVersion reads the full version of e's base installation: patchlevel.h,
 // conda-meta's python record, or the pyenv version folder's name.
 func (c *collector) baseVersion(e *env) string {
 	for _, inc := range []string{"python" + e.mm, "python" + e.mm + "m"} {
 		if text, err := readHead(c.src, path.Join(e.BasePrefix, "include", inc, "patchlevel.h"), maxSmall); err == nil {
-			if m := pyVersionRe.FindStringSubmatch(text); m != nil && majorMinor(m[1]) == e.mm {
-				return m[1]
+			if v, ok := pyVersion(text); ok && majorMinor(v) == e.mm {
+				return v
 			}
 		}
 	}

@@ -89,7 +89,7 @@ func (c *collector) version(t *facts.Tool, cc1 string) {
 		out, err := c.src.Exec(ctx, t.Path, "-dumpfullversion")
 		cancel()
 		v := strings.TrimSpace(string(out))
-		if err == nil && gccVersionRE.MatchString(v) {
+		if err == nil && isGCCVersion(v) {
 			t.Version, t.VersionFrom = v, path.Base(t.Path)+" -dumpfullversion"
 			return
 		}
@@ -98,11 +98,36 @@ func (c *collector) version(t *facts.Tool, cc1 string) {
 	t.Version, t.VersionFrom = c.staticGCCVersion(t.Path, cc1)
 }
 
-var (
-	gccVersionRE = lazyregexp.New(`^\d{1,3}(\.\d{1,4}){0,2}$`)
-	// nameVersionRE is the version suffix of gcc-13, x86_64-linux-gnu-g++-12.
-	nameVersionRE = lazyregexp.New(`-(\d{1,3}(?:\.\d{1,4}){0,2})$`)
-)
+// isGCCVersion reports whether v is a GCC version as ^\d{1,3}(\.\d{1,4}){0,2}$
+// has it (13, 12.3, 13.2.0): a scan, not a regexp, since it runs on every
+// start (version_test.go compares the two).
+func isGCCVersion(v string) bool {
+	parts := strings.Split(v, ".")
+	if len(parts) > 3 {
+		return false
+	}
+	for i, p := range parts {
+		if n := len(p); n == 0 || (i == 0 && n > 3) || n > 4 {
+			return false
+		}
+		for j := 0; j < len(p); j++ {
+			if p[j] < '0' || p[j] > '9' {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// nameVersion is the version suffix of gcc-13, x86_64-linux-gnu-g++-12:
+// what -(\d{1,3}(?:\.\d{1,4}){0,2})$ captures.
+func nameVersion(name string) (string, bool) {
+	i := strings.LastIndexByte(name, '-')
+	if i < 0 || !isGCCVersion(name[i+1:]) {
+		return "", false
+	}
+	return name[i+1:], true
+}
 
 func truncate(s string) string {
 	if len(s) > 80 {
@@ -122,15 +147,15 @@ var gccLibDirs = []string{"/usr/lib/gcc", "/usr/libexec/gcc", "/usr/lib64/gcc"}
 func (c *collector) staticGCCVersion(p, cc1 string) (string, string) {
 	named, namedFrom := "", ""
 	if r, err := c.src.Resolve(p); err == nil {
-		if m := nameVersionRE.FindStringSubmatch(path.Base(r)); m != nil {
-			named, namedFrom = m[1], "link name "+path.Base(r)
+		if v, ok := nameVersion(path.Base(r)); ok {
+			named, namedFrom = v, "link name "+path.Base(r)
 		}
 	}
 	best, bestDir := "", ""
 	for _, lib := range gccLibDirs {
 		for _, dir := range source.Glob(c.src, path.Join(lib, "*", "*")) {
 			v := path.Base(dir)
-			if !gccVersionRE.MatchString(v) {
+			if !isGCCVersion(v) {
 				continue
 			}
 			has := source.Exists(c.src, path.Join(dir, cc1))
@@ -182,8 +207,8 @@ func (c *collector) hostCXX() *facts.Tool {
 	base := path.Base(resolvedOr(c.src, t.Path))
 	if strings.Contains(base, "g++") || strings.Contains(base, "gcc") {
 		c.version(t, "cc1plus")
-	} else if m := nameVersionRE.FindStringSubmatch(base); m != nil {
-		t.Version, t.VersionFrom = m[1], "link name "+base
+	} else if v, ok := nameVersion(base); ok {
+		t.Version, t.VersionFrom = v, "link name "+base
 	}
 	return t
 }

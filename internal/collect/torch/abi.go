@@ -9,7 +9,6 @@ import (
 
 	"github.com/fastpath-dev/fastpath/internal/elfdyn"
 	"github.com/fastpath-dev/fastpath/internal/facts"
-	"github.com/fastpath-dev/fastpath/internal/lazyregexp"
 	"github.com/fastpath-dev/fastpath/internal/source"
 )
 
@@ -19,12 +18,31 @@ const (
 	dynstrCap = 16 << 20
 )
 
-// cmakeABIFlag is what TorchConfig.cmake sets up to torch 2.6:
+// cmakeABIFlag finds what TorchConfig.cmake sets up to torch 2.6:
 // set(TORCH_CXX_FLAGS "-D_GLIBCXX_USE_CXX11_ABI=0"), configured from the
 // very variable the build used. torch 2.7 made every build C++11-ABI and
 // later releases dropped the line (torch 2.11.0's TorchConfig.cmake, read
-// from its PyPI wheel, has no TORCH_CXX_FLAGS at all).
-var cmakeABIFlag = lazyregexp.New(`-D_GLIBCXX_USE_CXX11_ABI=([01])\b`)
+// from its PyPI wheel, has no TORCH_CXX_FLAGS at all). It is the first
+// match of -D_GLIBCXX_USE_CXX11_ABI=([01])\b, found by a scan (a regexp
+// compiled on every doctor start cost 20 µs; abi_test.go compares them).
+func cmakeABIFlag(data []byte) (byte, bool) {
+	const flag = "-D_GLIBCXX_USE_CXX11_ABI="
+	for rest := data; ; {
+		i := bytes.Index(rest, []byte(flag))
+		if i < 0 {
+			return 0, false
+		}
+		rest = rest[i+len(flag):]
+		if len(rest) > 0 && (rest[0] == '0' || rest[0] == '1') && (len(rest) == 1 || !isWordByte(rest[1])) {
+			return rest[0], true
+		}
+	}
+}
+
+// isWordByte is regexp's \w: an ASCII letter, digit or underscore.
+func isWordByte(b byte) bool {
+	return b == '_' || '0' <= b && b <= '9' || 'a' <= b && b <= 'z' || 'A' <= b && b <= 'Z'
+}
 
 // Mangled-name markers of the two libstdc++ string ABIs. Under the C++11 ABI
 // std::string is std::__cxx11::basic_string<...>, mangled with the namespace
@@ -57,9 +75,9 @@ func collectCXX11ABI(src source.Source, t *facts.Torch) []string {
 	if t.CMake != "" {
 		p := path.Join(t.CMake, "Torch", "TorchConfig.cmake")
 		if data, err := source.ReadFile(src, p, torchConfigCap); err == nil {
-			if m := cmakeABIFlag.FindSubmatch(data); m != nil {
-				v := m[1][0] == '1'
-				t.CXX11ABI, t.CXX11ABIFrom = &v, fmt.Sprintf("%s: -D_GLIBCXX_USE_CXX11_ABI=%s", p, m[1])
+			if flag, ok := cmakeABIFlag(data); ok {
+				v := flag == '1'
+				t.CXX11ABI, t.CXX11ABIFrom = &v, fmt.Sprintf("%s: -D_GLIBCXX_USE_CXX11_ABI=%c", p, flag)
 				return nil
 			}
 		}
