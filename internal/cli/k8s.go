@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"sigs.k8s.io/yaml"
 
 	"github.com/fastpath-dev/fastpath/internal/diagnose"
 	"github.com/fastpath-dev/fastpath/internal/facts"
@@ -242,14 +243,14 @@ func writeManifest(w io.Writer, o *K8sOptions, loop string) error {
 	return err
 }
 
-// manifestYAML is obj as YAML: encoding/json's object, keys sorted, byte
-// for byte as sigs.k8s.io/yaml prints it (jsonYAML, k8syaml.go).
+// manifestYAML is obj as YAML: encoding/json's object, keys sorted, as
+// sigs.k8s.io/yaml prints it.
 func manifestYAML(obj any) ([]byte, error) {
 	m, err := manifestMap(obj)
 	if err != nil {
 		return nil, err
 	}
-	return jsonYAML(m)
+	return yaml.Marshal(m)
 }
 
 // manifestMap is obj as a JSON object (a map, so that its keys print

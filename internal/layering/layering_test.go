@@ -272,13 +272,12 @@ func TestJudgesArePure(t *testing.T) {
 
 // TestBinaryDeps: the shipped program links neither the test fixture nor
 // the harness that drives it (go list -deps ./cmd/fastpath), nor the
-// Kubernetes API types, nor the three libraries whose package inits cost
+// Kubernetes API types, nor the two libraries whose package inits cost
 // every start of fastpath most (issue 17): go-pep440-version (regular
-// expressions compiled at init; internal/pep440 is ours), x/net/html (its
-// entity map; internal/plan/anchors.go reads index pages) and the YAML
-// libraries (internal/cli/k8syaml.go writes manifests). k8s manifest needs
-// only a few fields of three objects (internal/cli/k8s_types.go). Tests may
-// still use all of them as oracles.
+// expressions compiled at init; internal/pep440 is ours) and x/net/html (its
+// entity map; internal/plan/anchors.go reads index pages). k8s manifest
+// needs only a few fields of three objects (internal/cli/k8s_types.go).
+// Tests may still use all of them as oracles.
 func TestBinaryDeps(t *testing.T) {
 	goTool, err := exec.LookPath("go")
 	if err != nil {
@@ -306,9 +305,6 @@ func TestBinaryDeps(t *testing.T) {
 		for _, never := range []struct{ prefix, ours string }{
 			{"github.com/aquasecurity/go-pep440-version", "internal/pep440"},
 			{"golang.org/x/net/html", "internal/plan/anchors.go"},
-			{"sigs.k8s.io/yaml", "internal/cli/k8syaml.go"},
-			{"go.yaml.in/yaml", "internal/cli/k8syaml.go"},
-			{"gopkg.in/yaml", "internal/cli/k8syaml.go"},
 		} {
 			if strings.HasPrefix(dep, never.prefix) {
 				t.Errorf("cmd/fastpath links %s: its package init slows every start (issue 17); use %s", dep, never.ours)
