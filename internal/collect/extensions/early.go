@@ -55,7 +55,8 @@ type earlyRead struct {
 	warns []string
 }
 
-// NewEarly starts the early readers on src; Collect stops them.
+// NewEarly prepares the early readers on src: they start as jobs come
+// (Add), and Collect stops them.
 func NewEarly(ctx context.Context, src source.Source) *Early {
 	// Twice the cores: the metadata readers take the rest, and a
 	// worker waiting on a cold disk leaves its core to the others.
