@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	"sigs.k8s.io/yaml"
 
 	"github.com/fastpath-dev/fastpath/internal/diagnose"
 	"github.com/fastpath-dev/fastpath/internal/facts"
@@ -243,14 +242,14 @@ func writeManifest(w io.Writer, o *K8sOptions, loop string) error {
 	return err
 }
 
-// manifestYAML is obj as YAML: encoding/json's object, keys sorted, as
-// sigs.k8s.io/yaml prints it.
+// manifestYAML is obj as YAML: encoding/json's object, keys sorted
+// (manifestyaml.go).
 func manifestYAML(obj any) ([]byte, error) {
 	m, err := manifestMap(obj)
 	if err != nil {
 		return nil, err
 	}
-	return yaml.Marshal(m)
+	return manifestYAMLOf(m)
 }
 
 // manifestMap is obj as a JSON object (a map, so that its keys print

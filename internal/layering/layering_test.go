@@ -274,8 +274,10 @@ func TestJudgesArePure(t *testing.T) {
 // the harness that drives it (go list -deps ./cmd/fastpath), nor the
 // Kubernetes API types, nor the two libraries whose package inits cost
 // every start of fastpath most (issue 17): go-pep440-version (regular
-// expressions compiled at init; internal/pep440 is ours) and x/net/html (its
-// entity map; internal/plan/anchors.go reads index pages). k8s manifest
+// expressions compiled at init; internal/pep440 is ours), x/net/html (its
+// entity map; internal/plan/anchors.go reads index pages) and the YAML
+// library behind sigs.k8s.io/yaml (internal/cli/manifestyaml.go writes the
+// k8s manifest). k8s manifest
 // needs only a few fields of three objects (internal/cli/k8s_types.go).
 // Tests may still use all of them as oracles.
 func TestBinaryDeps(t *testing.T) {
@@ -305,6 +307,8 @@ func TestBinaryDeps(t *testing.T) {
 		for _, never := range []struct{ prefix, ours string }{
 			{"github.com/aquasecurity/go-pep440-version", "internal/pep440"},
 			{"golang.org/x/net/html", "internal/plan/anchors.go"},
+			{"sigs.k8s.io/yaml", "internal/cli/manifestyaml.go"},
+			{"go.yaml.in/yaml", "internal/cli/manifestyaml.go"},
 		} {
 			if strings.HasPrefix(dep, never.prefix) {
 				t.Errorf("cmd/fastpath links %s: its package init slows every start (issue 17); use %s", dep, never.ours)
