@@ -41,6 +41,8 @@ var layers = [][]string{
 	{"internal/lazyregexp"},
 	// Where we look.
 	{"internal/source"},
+	// The registry client (standard library only) under the image source.
+	{"internal/imagesource/registry"},
 	{"internal/imagesource"},
 	// Binary readers and target rules.
 	{"internal/cudaarch", "internal/elfdyn"},
@@ -275,7 +277,10 @@ func TestJudgesArePure(t *testing.T) {
 // Kubernetes API types, nor the two libraries whose package inits cost
 // every start of fastpath most (issue 17): go-pep440-version (regular
 // expressions compiled at init; internal/pep440 is ours) and x/net/html (its
-// entity map; internal/plan/anchors.go reads index pages). k8s manifest
+// entity map; internal/plan/anchors.go reads index pages), nor
+// go-containerregistry with go-digest, image-spec, docker/cli and logrus
+// (go-digest compiles regular expressions at init;
+// internal/imagesource/registry is our registry client). k8s manifest
 // needs only a few fields of three objects (internal/cli/k8s_types.go).
 // Tests may still use all of them as oracles.
 func TestBinaryDeps(t *testing.T) {
@@ -305,6 +310,11 @@ func TestBinaryDeps(t *testing.T) {
 		for _, never := range []struct{ prefix, ours string }{
 			{"github.com/aquasecurity/go-pep440-version", "internal/pep440"},
 			{"golang.org/x/net/html", "internal/plan/anchors.go"},
+			{"github.com/google/go-containerregistry", "internal/imagesource/registry"},
+			{"github.com/opencontainers/go-digest", "internal/imagesource/registry"},
+			{"github.com/opencontainers/image-spec", "internal/imagesource/registry"},
+			{"github.com/docker/", "internal/imagesource/registry"},
+			{"github.com/sirupsen/logrus", "internal/imagesource/registry"},
 		} {
 			if strings.HasPrefix(dep, never.prefix) {
 				t.Errorf("cmd/fastpath links %s: its package init slows every start (issue 17); use %s", dep, never.ours)

@@ -145,9 +145,6 @@ func ParseReference(s string) (Reference, error) {
 	if r.Registry != DockerHub && !validRegistry(r.Registry) {
 		return Reference{}, fmt.Errorf("registry %q: want host[:port]", clip(r.Registry))
 	}
-	if len(r.Registry)+1+len(r.Repository) > maxNameLen {
-		return Reference{}, fmt.Errorf("image name of %d bytes (at most %d)", len(r.Registry)+1+len(r.Repository), maxNameLen)
-	}
 	if !validRepository(r.Repository) {
 		return Reference{}, fmt.Errorf("repository %q: want lower-case letters and digits in path components separated by /, joined within by ., _, __ or -", clip(r.Repository))
 	}
@@ -157,12 +154,16 @@ func ParseReference(s string) (Reference, error) {
 	if r.Registry == DockerHub && !strings.Contains(r.Repository, "/") {
 		r.Repository = "library/" + r.Repository
 	}
+	// docker counts the name as it pulls it: "docker.io/library/ubuntu".
+	if n := len(r.Registry) + 1 + len(r.Repository); n > maxNameLen {
+		return Reference{}, fmt.Errorf("image name of %d bytes (at most %d)", n, maxNameLen)
+	}
 	return r, nil
 }
 
 func clip(s string) string {
-	if len(s) > 80 {
-		return s[:80] + "…"
+	if len(s) > 64 {
+		return s[:64] + "…"
 	}
 	return s
 }
@@ -172,9 +173,15 @@ func clip(s string) string {
 func CheckDigest(d string) error { return checkDigest(d) }
 
 func checkDigest(d string) error {
-	alg, hexd, ok := strings.Cut(d, ":")
-	want := map[string]int{"sha256": 64, "sha512": 128}[alg]
-	if !ok || want == 0 || len(hexd) != want || !isHex(hexd, true) {
+	alg, hexd, _ := strings.Cut(d, ":")
+	want := 0
+	switch alg {
+	case "sha256":
+		want = 64
+	case "sha512":
+		want = 128
+	}
+	if want == 0 || len(hexd) != want || !isHex(hexd, true) {
 		return fmt.Errorf("digest %q: want sha256:<64 hex digits> or sha512:<128 hex digits>", clip(d))
 	}
 	return nil
