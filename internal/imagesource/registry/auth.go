@@ -233,23 +233,28 @@ func (d DockerConfig) runHelper(ctx context.Context, name, server string) (Crede
 	return Credentials{Username: resp.Username, Password: resp.Secret}, nil
 }
 
-// cappedBuffer keeps at most max bytes and notes that more came.
+// cappedBuffer keeps at most max bytes and notes that more came. The
+// buffer is a field, not embedded: an embedded bytes.Buffer's ReadFrom
+// would let io.Copy past Write's cap.
 type cappedBuffer struct {
-	bytes.Buffer
+	buf  bytes.Buffer
 	max  int
 	over bool
 }
 
 func (c *cappedBuffer) Write(p []byte) (int, error) {
-	if room := c.max - c.Len(); len(p) > room {
+	if room := c.max - c.buf.Len(); len(p) > room {
 		c.over = true
 		if room > 0 {
-			c.Buffer.Write(p[:room])
+			c.buf.Write(p[:room])
 		}
 		return len(p), nil
 	}
-	return c.Buffer.Write(p)
+	return c.buf.Write(p)
 }
+
+func (c *cappedBuffer) Bytes() []byte  { return c.buf.Bytes() }
+func (c *cappedBuffer) String() string { return c.buf.String() }
 
 func readCapped(p string, max int64) ([]byte, error) {
 	f, err := os.Open(p)

@@ -12,6 +12,7 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
 )
@@ -201,6 +202,10 @@ func (c *Client) get(ctx context.Context, u, accept string, hdr http.Header) (*h
 	}
 	resp, err := c.http.Do(req)
 	if err != nil {
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = fmt.Errorf("GET %s: %w", ue.URL, ue.Err)
+		}
 		return nil, c.auth.explain(err)
 	}
 	if resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden {

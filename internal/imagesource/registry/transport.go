@@ -190,11 +190,7 @@ func (t *authTransport) token(ctx context.Context, params map[string]string) (st
 	defer resp.Body.Close()
 	where := req.Method + " " + realm.Scheme + "://" + realm.Host + realm.Path
 	if resp.StatusCode != http.StatusOK {
-		err := statusError(realm.Scheme+"://"+realm.Host+realm.Path, resp)
-		if t.credsErr != nil {
-			err = fmt.Errorf("%w (credentials for %s: %v)", err, t.registry, t.credsErr)
-		}
-		return "", fmt.Errorf("token for %s: %w", t.repo, err)
+		return "", fmt.Errorf("token for %s: %w", t.repo, statusError(realm.Scheme+"://"+realm.Host+realm.Path, resp))
 	}
 	b, err := io.ReadAll(io.LimitReader(resp.Body, maxTokenBody+1))
 	if err != nil {
