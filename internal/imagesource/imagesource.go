@@ -116,6 +116,7 @@ type Source struct {
 	mu          sync.Mutex
 	warnings    []string
 	lostWarning int
+	unverified  error // a registry layer whose bytes did not match its digest
 }
 
 var _ source.Source = (*Source)(nil)
@@ -177,6 +178,9 @@ func Open(ctx context.Context, ref string, o Options) (*Source, error) {
 	s.links = source.NewResolver(s.lstatMode, s.readLinkRaw)
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("--image %s: %w", trunc(ref), err)
+	}
+	if s.unverified != nil {
+		return nil, fmt.Errorf("--image %s: %w", trunc(ref), s.unverified)
 	}
 	return s, nil
 }
@@ -247,13 +251,49 @@ func (s *Source) openRemote(ctx context.Context, ref string, want *platform, o O
 			size = -1
 		}
 		u := c.BlobURL(d)
+		var opened atomic.Bool
 		b := &layerBlob{index: i, digest: d, mediaType: ld.MediaType, size: size,
-			open:   func() (io.ReadCloser, error) { return c.OpenBlob(ctx, d, size) },
 			openAt: func(off, n int64) (io.ReadCloser, error) { return rangeGet(ctx, client, u, off, n) },
+		}
+		b.open = func() (io.ReadCloser, error) {
+			rc, err := c.OpenBlob(ctx, d, size)
+			if err != nil || opened.Swap(true) {
+				return rc, err
+			}
+			return &checkedToEnd{rc: rc, fail: func(err error) { s.setUnverified(fmt.Errorf("%s: %w", b, err)) }}, nil
 		}
 		res.layers = append(res.layers, b)
 	}
 	return res, nil
+}
+
+// checkedToEnd is the one pass's stream of a registry layer: closing it
+// reads what the pass left of the blob (a tar ends before its gzip
+// stream; a broken layer is abandoned early), so the blob's size and
+// digest are always checked (registry.Client.OpenBlob checks them at the
+// end of the stream) and a layer that fails is reported. Later passes
+// (rereads) stop where they like.
+type checkedToEnd struct {
+	rc   io.ReadCloser
+	fail func(error)
+}
+
+func (c *checkedToEnd) Read(p []byte) (int, error) { return c.rc.Read(p) }
+
+func (c *checkedToEnd) Close() error {
+	if _, err := io.Copy(io.Discard, c.rc); err != nil {
+		c.fail(err)
+	}
+	return c.rc.Close()
+}
+
+// setUnverified records the first layer that did not match its digest.
+func (s *Source) setUnverified(err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.unverified == nil {
+		s.unverified = err
+	}
 }
 
 // remoteDoc is a manifest or an index fetched from a registry.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -183,12 +184,19 @@ func (t *authTransport) token(ctx context.Context, params map[string]string) (st
 		}
 	}
 	client := &http.Client{Transport: t.base, CheckRedirect: checkRedirect}
+	where := req.Method + " " + realm.Scheme + "://" + realm.Host + realm.Path
 	resp, err := client.Do(req)
 	if err != nil {
-		return "", fmt.Errorf("token for %s: %w", t.repo, err)
+		if ctx.Err() != nil {
+			return "", fmt.Errorf("token for %s: %s: no answer in %v: %w", t.repo, where, t.timeout, ctx.Err())
+		}
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err
+		}
+		return "", fmt.Errorf("token for %s: %s: %w", t.repo, where, err)
 	}
 	defer resp.Body.Close()
-	where := req.Method + " " + realm.Scheme + "://" + realm.Host + realm.Path
 	if resp.StatusCode != http.StatusOK {
 		return "", fmt.Errorf("token for %s: %w", t.repo, statusError(realm.Scheme+"://"+realm.Host+realm.Path, resp))
 	}
