@@ -65,7 +65,7 @@ func New(ref Reference, o Options) *Client {
 		o.Timeout = 30 * time.Second
 	}
 	at := &authTransport{
-		base: o.Transport, host: ref.APIHost(), registry: ref.Registry, repo: ref.Repository,
+		base: o.Transport, host: ref.APIHost(), scheme: ref.Scheme(), registry: ref.Registry, repo: ref.Repository,
 		kc: o.Keychain, timeout: o.Timeout,
 	}
 	return &Client{

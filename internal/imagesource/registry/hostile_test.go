@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"runtime"
@@ -268,6 +269,62 @@ func TestHostileRegistry(t *testing.T) {
 			_, err := c.Manifest(ctx, "v1", 4<<20)
 			return err
 		})
+	})
+}
+
+// A registry on the local link (*.local) is spoken to over plain http,
+// anonymously only: its challenge is refused, and a token realm there is
+// never sent credentials.
+func TestNoCredentialsOverPlainHTTPToAnotherMachine(t *testing.T) {
+	var sawAuth atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") != "" {
+			sawAuth.Add(1)
+		}
+		w.Header().Set("WWW-Authenticate", `Basic realm="nas"`)
+		w.WriteHeader(http.StatusUnauthorized)
+	}))
+	defer srv.Close()
+	addr := strings.TrimPrefix(srv.URL, "http://")
+	toServer := &http.Transport{DialContext: func(ctx context.Context, network, _ string) (net.Conn, error) {
+		return (&net.Dialer{}).DialContext(ctx, network, addr)
+	}}
+	ref, err := registry.ParseReference("nas.local:5000/x/y:v1")
+	if err != nil || ref.Scheme() != "http" {
+		t.Fatalf("%+v %s, %v", ref, ref.Scheme(), err)
+	}
+	c := registry.New(ref, registry.Options{Transport: toServer, Keychain: staticKeychain{Username: "u", Password: "p"}, Timeout: 5 * time.Second})
+	wantErr(t, "*.local registry asking for Basic", "not sent over plain http", 5*time.Second, 8<<20, func() error {
+		_, err := c.Manifest(context.Background(), "v1", 4<<20)
+		return err
+	})
+	if sawAuth.Load() != 0 {
+		t.Error("credentials were sent over plain http to a *.local registry")
+	}
+}
+
+// A private registry refusing an anonymous pull: the error says no
+// credentials were found.
+func TestNoCredentialsExplained(t *testing.T) {
+	c, _ := hostile(t, 5*time.Second, staticKeychain{}, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("WWW-Authenticate", `Basic realm="r"`)
+		w.WriteHeader(http.StatusUnauthorized)
+	})
+	wantErr(t, "private registry, no credentials", "asks for a user name and password", 5*time.Second, 8<<20, func() error {
+		_, err := c.Manifest(context.Background(), "v1", 4<<20)
+		return err
+	})
+	tokens := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Write([]byte(`{"token":"anonymous"}`))
+	}))
+	defer tokens.Close()
+	c, _ = hostile(t, 5*time.Second, staticKeychain{}, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="`+tokens.URL+`"`)
+		w.WriteHeader(http.StatusUnauthorized)
+	})
+	wantErr(t, "private repository, anonymous token", "no credentials for 127.0.0.1", 5*time.Second, 8<<20, func() error {
+		_, err := c.Manifest(context.Background(), "v1", 4<<20)
+		return err
 	})
 }
 

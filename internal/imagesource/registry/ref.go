@@ -72,11 +72,11 @@ func (r Reference) APIHost() string {
 }
 
 // Scheme is "http" for registries on this machine (localhost, *.localhost,
-// 127.0.0.0/8, ::1) and for *.local (mDNS names on the local link), as the
-// registry clients of docker and go-containerregistry allow without
-// configuration; "https" for every other registry, private addresses
-// included (go-containerregistry would also try http on RFC 1918
-// addresses: fastpath never sends credentials there in the clear).
+// 127.0.0.0/8, ::1) and for *.local (mDNS names on the local link), as
+// go-containerregistry's client allows without configuration; "https" for
+// every other registry, private addresses included (go-containerregistry
+// would also try http on RFC 1918 addresses). Credentials and tokens go
+// over plain http to this machine only (authTransport).
 func (r Reference) Scheme() string {
 	if insecureHost(r.APIHost()) {
 		return "http"
@@ -84,18 +84,30 @@ func (r Reference) Scheme() string {
 	return "https"
 }
 
-// insecureHost reports whether host[:port] may be spoken to over plain http.
+// insecureHost reports whether host[:port] may be spoken to over plain
+// http: this machine, or an mDNS name on the local link.
 func insecureHost(hostport string) bool {
-	h := hostport
-	if sh, _, err := net.SplitHostPort(hostport); err == nil {
-		h = sh
-	}
-	h = strings.ToLower(strings.TrimSuffix(strings.TrimPrefix(h, "["), "]"))
-	if h == "localhost" || strings.HasSuffix(h, ".localhost") || strings.HasSuffix(h, ".local") {
+	return loopbackHost(hostport) || strings.HasSuffix(hostName(hostport), ".local")
+}
+
+// loopbackHost reports whether host[:port] is this machine: the only
+// place credentials may be sent over plain http.
+func loopbackHost(hostport string) bool {
+	h := hostName(hostport)
+	if h == "localhost" || strings.HasSuffix(h, ".localhost") {
 		return true
 	}
 	ip := net.ParseIP(h)
 	return ip != nil && ip.IsLoopback()
+}
+
+// hostName is host[:port]'s host, lower case, without IPv6 brackets.
+func hostName(hostport string) string {
+	h := hostport
+	if sh, _, err := net.SplitHostPort(hostport); err == nil {
+		h = sh
+	}
+	return strings.ToLower(strings.TrimSuffix(strings.TrimPrefix(h, "["), "]"))
 }
 
 // ParseReference reads an image reference as `docker pull` does: the first

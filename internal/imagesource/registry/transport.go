@@ -30,6 +30,7 @@ const (
 type authTransport struct {
 	base     http.RoundTripper
 	host     string
+	scheme   string
 	registry string
 	repo     string
 	kc       Keychain
@@ -83,12 +84,17 @@ func (t *authTransport) credentials(ctx context.Context) Credentials {
 	return t.creds
 }
 
-// explain adds why credentials were not used to a registry's refusal.
+// explain adds to a registry's refusal why credentials were not used, or
+// that there were none.
 func (t *authTransport) explain(err error) error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.credsErr != nil {
 		return fmt.Errorf("%w (credentials for %s: %v)", err, t.registry, t.credsErr)
+	}
+	var se *StatusError
+	if t.asked && t.creds.Empty() && errors.As(err, &se) && (se.Code == http.StatusUnauthorized || se.Code == http.StatusForbidden) {
+		return fmt.Errorf("%w (no credentials for %s were found: `docker login %s` stores them)", err, t.registry, t.registry)
 	}
 	return err
 }
@@ -101,6 +107,9 @@ func (t *authTransport) authorize(ctx context.Context, challenges []string, old 
 	defer t.mu.Unlock()
 	if t.authz != old {
 		return t.authz, nil // another request has authorized meanwhile
+	}
+	if t.scheme != "https" && !loopbackHost(t.host) {
+		return "", fmt.Errorf("%s asks for authorization, and credentials and tokens are not sent over plain http to another machine", t.host)
 	}
 	var chs []challenge
 	total := 0
@@ -151,7 +160,7 @@ func (t *authTransport) token(ctx context.Context, params map[string]string) (st
 	if c.RegistryToken != "" {
 		return c.RegistryToken, nil
 	}
-	if !c.Empty() && realm.Scheme != "https" && !insecureHost(realm.Host) {
+	if !c.Empty() && realm.Scheme != "https" && !loopbackHost(realm.Host) {
 		return "", fmt.Errorf("%s: token realm %s is plain http; credentials are not sent there", t.host, clip(realm.Redacted()))
 	}
 	scope := "repository:" + t.repo + ":pull"
