@@ -55,3 +55,31 @@ func FuzzParseChallenges(f *testing.F) {
 		}
 	})
 }
+
+// Challenges as real registries send them, and the token request each one
+// leads to.
+func TestRealRegistryChallenges(t *testing.T) {
+	for _, tc := range []struct {
+		source, header string
+		scheme         string
+		params         map[string]string
+	}{
+		// The example of Docker's token authentication spec
+		// (https://distribution.github.io/distribution/spec/auth/token/).
+		{"docker token spec", `Bearer realm="https://auth.docker.io/token",service="registry.docker.io",scope="repository:samalba/my-app:pull,push"`,
+			"bearer", map[string]string{"realm": "https://auth.docker.io/token", "service": "registry.docker.io", "scope": "repository:samalba/my-app:pull,push"}},
+		// NVIDIA NGC (GET https://nvcr.io/v2/<repo>/manifests/<tag>,
+		// anonymous): no service parameter.
+		{"nvcr.io", `Bearer realm="https://nvcr.io/proxy_auth",scope="repository:nvidia/pytorch:pull"`,
+			"bearer", map[string]string{"realm": "https://nvcr.io/proxy_auth", "scope": "repository:nvidia/pytorch:pull"}},
+		// Amazon ECR answers with Basic (the password is a token from
+		// `aws ecr get-login-password`).
+		{"ECR", `Basic realm="https://123456789012.dkr.ecr.us-east-1.amazonaws.com/",service="ecr.amazonaws.com"`,
+			"basic", map[string]string{"realm": "https://123456789012.dkr.ecr.us-east-1.amazonaws.com/", "service": "ecr.amazonaws.com"}},
+	} {
+		chs := parseChallenges(tc.header)
+		if len(chs) != 1 || chs[0].scheme != tc.scheme || !reflect.DeepEqual(chs[0].params, tc.params) {
+			t.Errorf("%s: %v", tc.source, chs)
+		}
+	}
+}

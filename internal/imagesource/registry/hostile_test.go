@@ -379,3 +379,29 @@ func readAll(rc interface{ Read([]byte) (int, error) }) ([]byte, error) {
 		}
 	}
 }
+
+// A challenge without a service (nvcr.io sends none): the token request
+// names only the scope, and the token is then used.
+func TestTokenWithoutService(t *testing.T) {
+	var query atomic.Value
+	tokens := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		query.Store(r.URL.RawQuery)
+		w.Write([]byte(`{"token":"ngc","expires_in":300}`))
+	}))
+	defer tokens.Close()
+	c, _ := hostile(t, 5*time.Second, nil, func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") != "Bearer ngc" {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="`+tokens.URL+`/proxy_auth",scope="repository:x/y:pull"`)
+			w.WriteHeader(http.StatusUnauthorized)
+			return
+		}
+		w.Header().Set("Content-Type", registry.MediaOCIManifest)
+		w.Write([]byte(manifestJSON))
+	})
+	if _, err := c.Manifest(context.Background(), "v1", 4<<20); err != nil {
+		t.Fatal(err)
+	}
+	if q, _ := query.Load().(string); q != "scope=repository%3Ax%2Fy%3Apull" {
+		t.Errorf("token request query %q", q)
+	}
+}
