@@ -179,8 +179,11 @@ func Open(ctx context.Context, ref string, o Options) (*Source, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("--image %s: %w", trunc(ref), err)
 	}
-	if s.unverified != nil {
-		return nil, fmt.Errorf("--image %s: %w", trunc(ref), s.unverified)
+	s.mu.Lock()
+	unverified := s.unverified
+	s.mu.Unlock()
+	if unverified != nil {
+		return nil, fmt.Errorf("--image %s: %w", trunc(ref), unverified)
 	}
 	return s, nil
 }

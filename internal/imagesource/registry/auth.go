@@ -46,7 +46,7 @@ const (
 	maxHelperOutput = 64 << 10
 )
 
-// DockerConfig is the user's docker CLI configuration as `docker pull`
+// DockerConfig is the user's docker CLI configuration as docker pull
 // reads it: $DOCKER_CONFIG/config.json, else ~/.docker/config.json.
 // Timeout bounds a credential helper's run.
 type DockerConfig struct {

@@ -18,7 +18,7 @@ import (
 	"strings"
 )
 
-// Docker Hub's names: the registry as references and `docker pull` spell
+// Docker Hub's names: the registry as references and docker pull spell
 // it, the host its API answers on, and the key its credentials are stored
 // under in config.json.
 const (
@@ -43,7 +43,7 @@ type Reference struct {
 }
 
 // Identifier is what the manifest is fetched by: the digest when there is
-// one (a tag written next to it is then only a label, as `docker pull`
+// one (a tag written next to it is then only a label, as docker pull
 // treats it), else the tag.
 func (r Reference) Identifier() string {
 	if r.Digest != "" {
@@ -110,7 +110,7 @@ func hostName(hostport string) string {
 	return strings.ToLower(strings.TrimSuffix(strings.TrimPrefix(h, "["), "]"))
 }
 
-// ParseReference reads an image reference as `docker pull` does: the first
+// ParseReference reads an image reference as docker pull does: the first
 // path component is the registry when it holds a "." or a ":", is
 // "localhost", or has an upper-case letter (a repository never has one);
 // otherwise the registry is Docker Hub, whose one-component names are in

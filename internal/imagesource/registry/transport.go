@@ -94,7 +94,7 @@ func (t *authTransport) explain(err error) error {
 	}
 	var se *StatusError
 	if t.asked && t.creds.Empty() && errors.As(err, &se) && (se.Code == http.StatusUnauthorized || se.Code == http.StatusForbidden) {
-		return fmt.Errorf("%w (no credentials for %s were found: `docker login %s` stores them)", err, t.registry, t.registry)
+		return fmt.Errorf("%w (no credentials for %s were found in the docker config)", err, t.registry)
 	}
 	return err
 }
