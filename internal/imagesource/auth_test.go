@@ -16,11 +16,17 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-containerregistry/pkg/name"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/empty"
+	"github.com/google/go-containerregistry/pkg/v1/mutate"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/google/go-containerregistry/pkg/v1/static"
 	"github.com/google/go-containerregistry/pkg/v1/types"
 
 	"github.com/fastpath-dev/fastpath/internal/fixture"
 	"github.com/fastpath-dev/fastpath/internal/imagesource"
+	"github.com/fastpath-dev/fastpath/internal/source"
 )
 
 // front serves go-containerregistry's registry (rs) through wrap on a new
@@ -145,5 +151,52 @@ func TestRegistryLayerNotMatchingItsDigestRefused(t *testing.T) {
 	}
 	if err == nil || !strings.Contains(err.Error(), "hash to") || !strings.Contains(err.Error(), "layer 1") {
 		t.Errorf("a layer not matching its digest: %v", err)
+	}
+}
+
+// A registry index as buildx pushes them, and deeper: an attestation
+// manifest (platform unknown/unknown) first, a nested index holding amd64
+// and arm64, and an image listed without a platform (its config says
+// linux/riscv64). Each platform finds its image; the attestation is never
+// a candidate, nor named in the error.
+func TestRegistryNestedIndexAttestationAndNoPlatform(t *testing.T) {
+	rs := newRegistry(t)
+	osImage := func(plat, version string) v1.Image {
+		dir := t.TempDir()
+		fixture.New(dir).OSRelease("ubuntu", version, "Ubuntu "+version)
+		return image(t, plat, nil, layer(t, false, func(tw *tar.Writer) { tarDir(t, tw, dir, all) }))
+	}
+	var nested v1.ImageIndex = empty.Index
+	for _, p := range []struct{ plat, version string }{{"linux/amd64", "24.04"}, {"linux/arm64", "22.04"}} {
+		pl, _ := v1.ParsePlatform(p.plat)
+		nested = mutate.AppendManifests(nested, mutate.IndexAddendum{Add: osImage(p.plat, p.version), Descriptor: v1.Descriptor{Platform: pl}})
+	}
+	attestation := osImage("unknown/unknown", "0.0")
+	top := mutate.AppendManifests(empty.Index,
+		mutate.IndexAddendum{Add: attestation, Descriptor: v1.Descriptor{Platform: &v1.Platform{OS: "unknown", Architecture: "unknown"}}},
+		mutate.IndexAddendum{Add: nested},
+		mutate.IndexAddendum{Add: osImage("linux/riscv64", "25.10")},
+	)
+	r, _ := name.ParseReference(rs.host + "/nested/os:v1")
+	if err := remote.WriteIndex(r, top); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ platform, wantVersion, wantPlatform string }{
+		{"", "24.04", "linux/amd64"},
+		{"linux/arm64/v8", "22.04", "linux/arm64"},
+		{"linux/riscv64", "25.10", "linux/riscv64"},
+	} {
+		src := open(t, r.String(), imagesource.Options{Platform: tc.platform})
+		b, err := source.ReadFile(src, "/etc/os-release", 4096)
+		if err != nil || !strings.Contains(string(b), `VERSION_ID="`+tc.wantVersion+`"`) || src.Info().Platform != tc.wantPlatform {
+			t.Errorf("--platform %q: %s, os-release %q, %v", tc.platform, src.Info().Platform, b, err)
+		}
+		if d, _ := top.Digest(); tc.platform == "" && src.Info().Digest == d.String() {
+			t.Error("Info.Digest is the index's, not the image manifest's")
+		}
+	}
+	_, err := imagesource.Open(context.Background(), r.String(), imagesource.Options{Platform: "linux/s390x"})
+	if err == nil || !strings.Contains(err.Error(), "linux/amd64, linux/arm64, linux/riscv64") || strings.Contains(err.Error(), "unknown") {
+		t.Errorf("--platform linux/s390x: %v", err)
 	}
 }

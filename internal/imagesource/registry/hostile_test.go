@@ -303,6 +303,38 @@ func TestNoCredentialsOverPlainHTTPToAnotherMachine(t *testing.T) {
 	}
 }
 
+// A registry outside this network naming a token realm inside it (the
+// cloud metadata service, a private or loopback address) is refused
+// before anything is sent there.
+func TestRealmInsideNetworkRefused(t *testing.T) {
+	srv := httptest.NewTLSServer(nil)
+	defer srv.Close()
+	for _, realm := range []string{"http://169.254.169.254/latest/meta-data/", "https://10.0.0.1/token", "http://127.0.0.1:9/token", "https://[fd00:ec2::254]/token"} {
+		var dialed []string
+		srv.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="`+realm+`",service="s"`)
+			w.WriteHeader(http.StatusUnauthorized)
+		})
+		addr := strings.TrimPrefix(srv.URL, "https://")
+		tr := srv.Client().Transport.(*http.Transport).Clone()
+		tr.DialContext = func(ctx context.Context, network, a string) (net.Conn, error) {
+			dialed = append(dialed, a)
+			return (&net.Dialer{}).DialContext(ctx, network, addr)
+		}
+		ref, _ := registry.ParseReference("registry.example.com/x/y:v1")
+		c := registry.New(ref, registry.Options{Transport: tr, Timeout: 5 * time.Second})
+		wantErr(t, realm, "inside this network", 5*time.Second, 8<<20, func() error {
+			_, err := c.Manifest(context.Background(), "v1", 4<<20)
+			return err
+		})
+		for _, a := range dialed {
+			if a != "registry.example.com:443" {
+				t.Errorf("dialed %s", a)
+			}
+		}
+	}
+}
+
 // A private registry refusing an anonymous pull: the error says no
 // credentials were found.
 func TestNoCredentialsExplained(t *testing.T) {

@@ -101,6 +101,19 @@ func loopbackHost(hostport string) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
+// internalHost reports whether host[:port] names this machine or an
+// address inside its network: loopback, private (RFC 1918, fc00::/7),
+// link-local (the cloud metadata service, 169.254.169.254) or unspecified.
+// Only IP literals and localhost names are told; a DNS name that resolves
+// inside is not.
+func internalHost(hostport string) bool {
+	if loopbackHost(hostport) {
+		return true
+	}
+	ip := net.ParseIP(hostName(hostport))
+	return ip != nil && (ip.IsPrivate() || ip.IsLinkLocalUnicast() || ip.IsLinkLocalMulticast() || ip.IsUnspecified())
+}
+
 // hostName is host[:port]'s host, lower case, without IPv6 brackets.
 func hostName(hostport string) string {
 	h := hostport

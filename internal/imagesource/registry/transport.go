@@ -150,11 +150,18 @@ func (t *authTransport) authorize(ctx context.Context, challenges []string, old 
 // token from the config is used as it is; an identity token is exchanged
 // by a POST of grant_type=refresh_token (the OAuth2 form); otherwise a GET
 // with the user name and password as basic auth, or none. Credentials go
-// only to an https realm, or to a plain http one on this machine.
+// only to an https realm, or to a plain http one on this machine; a
+// registry outside this network may not name a realm inside it.
 func (t *authTransport) token(ctx context.Context, params map[string]string) (string, error) {
 	realm, err := url.Parse(params["realm"])
 	if err != nil || (realm.Scheme != "https" && realm.Scheme != "http") || realm.Host == "" {
 		return "", fmt.Errorf("%s: token realm %q is not an http(s) URL", t.host, clip(params["realm"]))
+	}
+	// A registry outside may not send fastpath to an address inside (the
+	// metadata service, a router): the realm of a public registry is a
+	// public host.
+	if internalHost(realm.Host) && !internalHost(t.host) && hostName(realm.Host) != hostName(t.host) {
+		return "", fmt.Errorf("%s: token realm %s is an address inside this network, and the registry is not: refused", t.host, clip(realm.Redacted()))
 	}
 	c := t.credentials(ctx)
 	if c.RegistryToken != "" {
