@@ -71,17 +71,26 @@ func New(ref Reference, o Options) *Client {
 	return &Client{
 		ref:     ref,
 		base:    ref.Scheme() + "://" + ref.APIHost() + "/v2/" + ref.Repository,
-		http:    &http.Client{Transport: at, CheckRedirect: checkRedirect},
+		http:    &http.Client{Transport: at, CheckRedirect: redirectPolicy(ref.APIHost())},
 		auth:    at,
 		timeout: o.Timeout,
 	}
 }
 
-func checkRedirect(req *http.Request, via []*http.Request) error {
-	if len(via) >= maxRedirects {
-		return fmt.Errorf("more than %d redirects", maxRedirects)
+// redirectPolicy follows at most maxRedirects redirects, and none from a
+// registry outside this network to an address inside it (as for token
+// realms: a public registry may not point fastpath at the metadata
+// service or a router).
+func redirectPolicy(registryHost string) func(*http.Request, []*http.Request) error {
+	return func(req *http.Request, via []*http.Request) error {
+		if len(via) >= maxRedirects {
+			return fmt.Errorf("more than %d redirects", maxRedirects)
+		}
+		if internalHost(req.URL.Host) && !internalHost(registryHost) {
+			return fmt.Errorf("redirect to %s, an address inside this network, from a registry outside it: refused", req.URL.Host)
+		}
+		return nil
 	}
-	return nil
 }
 
 // HTTPClient sends requests with the repository's authorization (to the

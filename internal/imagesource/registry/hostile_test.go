@@ -335,6 +335,31 @@ func TestRealmInsideNetworkRefused(t *testing.T) {
 	}
 }
 
+// The same for a redirect: a blob of a registry outside this network is
+// never fetched from an address inside it.
+func TestRedirectInsideNetworkRefused(t *testing.T) {
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, "http://169.254.169.254/latest/meta-data/", http.StatusTemporaryRedirect)
+	}))
+	defer srv.Close()
+	var dialed []string
+	addr := strings.TrimPrefix(srv.URL, "https://")
+	tr := srv.Client().Transport.(*http.Transport).Clone()
+	tr.DialContext = func(ctx context.Context, network, a string) (net.Conn, error) {
+		dialed = append(dialed, a)
+		return (&net.Dialer{}).DialContext(ctx, network, addr)
+	}
+	ref, _ := registry.ParseReference("registry.example.com/x/y:v1")
+	c := registry.New(ref, registry.Options{Transport: tr, Timeout: 5 * time.Second})
+	wantErr(t, "redirect to the metadata service", "inside this network", 5*time.Second, 8<<20, func() error {
+		_, err := c.OpenBlob(context.Background(), sha([]byte("x")), 1)
+		return err
+	})
+	if len(dialed) != 1 || dialed[0] != "registry.example.com:443" {
+		t.Errorf("dialed %v", dialed)
+	}
+}
+
 // A private registry refusing an anonymous pull: the error says no
 // credentials were found.
 func TestNoCredentialsExplained(t *testing.T) {

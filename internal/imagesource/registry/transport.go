@@ -199,7 +199,7 @@ func (t *authTransport) token(ctx context.Context, params map[string]string) (st
 			req.SetBasicAuth(c.Username, c.Password)
 		}
 	}
-	client := &http.Client{Transport: t.base, CheckRedirect: checkRedirect}
+	client := &http.Client{Transport: t.base, CheckRedirect: redirectPolicy(t.host)}
 	where := req.Method + " " + realm.Scheme + "://" + realm.Host + realm.Path
 	resp, err := client.Do(req)
 	if err != nil {
