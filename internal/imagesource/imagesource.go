@@ -1,7 +1,7 @@
 // Package imagesource reads a container image as a source.Source without a
 // Docker daemon and without unpacking it: an OCI layout folder, a `docker
 // save` archive, or a registry reference (the user's docker credentials,
-// through github.com/google/go-containerregistry).
+// through our own registry client, internal/imagesource/registry).
 //
 // Opening an image reads each layer once, from the top layer down, in one
 // streaming pass: it keeps an index of the file headers that survive the
@@ -17,8 +17,8 @@
 package imagesource
 
 import (
-	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -32,14 +32,15 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/google/go-containerregistry/pkg/authn"
-	"github.com/google/go-containerregistry/pkg/name"
-	v1 "github.com/google/go-containerregistry/pkg/v1"
-	"github.com/google/go-containerregistry/pkg/v1/remote"
-	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
-
+	"github.com/fastpath-dev/fastpath/internal/imagesource/registry"
 	"github.com/fastpath-dev/fastpath/internal/source"
 )
+
+// Keychain finds registry credentials (registry host -> credentials).
+type Keychain = registry.Keychain
+
+// Credentials are what a Keychain finds for a registry.
+type Credentials = registry.Credentials
 
 // DefaultPlatform is the platform picked from a multi-platform image when
 // none is asked for: the one CI runners and GPU nodes mostly are, and
@@ -69,9 +70,11 @@ type Options struct {
 	// Needs are the files the caller will read (collect.Needs): the one
 	// pass over each layer keeps them.
 	Needs []source.Need
-	// Keychain finds registry credentials; nil: the user's docker config
-	// (authn.DefaultKeychain).
-	Keychain authn.Keychain
+	// Keychain finds registry credentials when a registry refuses an
+	// anonymous pull; nil: the user's docker config
+	// (registry.DockerConfig: config.json's auths, credHelpers and
+	// credsStore).
+	Keychain Keychain
 	// Transport is the HTTP transport for registries; nil: one with
 	// Timeout on connecting, TLS and response headers.
 	Transport http.RoundTripper
@@ -113,6 +116,7 @@ type Source struct {
 	mu          sync.Mutex
 	warnings    []string
 	lostWarning int
+	unverified  error // a registry layer whose bytes did not match its digest
 }
 
 var _ source.Source = (*Source)(nil)
@@ -155,7 +159,7 @@ func Open(ctx context.Context, ref string, o Options) (*Source, error) {
 	} else if r, err = s.openRemote(ctx, ref, want, o); err != nil {
 		return nil, err
 	}
-	cfg, err := v1.ParseConfigFile(bytes.NewReader(r.config))
+	cfg, err := parseConfig(r.config)
 	if err != nil {
 		return nil, fmt.Errorf("--image %s: config: %w", trunc(ref), err)
 	}
@@ -174,6 +178,12 @@ func Open(ctx context.Context, ref string, o Options) (*Source, error) {
 	s.links = source.NewResolver(s.lstatMode, s.readLinkRaw)
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("--image %s: %w", trunc(ref), err)
+	}
+	s.mu.Lock()
+	unverified := s.unverified
+	s.mu.Unlock()
+	if unverified != nil {
+		return nil, fmt.Errorf("--image %s: %w", trunc(ref), unverified)
 	}
 	return s, nil
 }
@@ -200,7 +210,7 @@ func registryTransport(timeout time.Duration) http.RoundTripper {
 }
 
 func (s *Source) openRemote(ctx context.Context, ref string, want *platform, o Options) (*resolved, error) {
-	r, err := name.ParseReference(ref)
+	r, err := registry.ParseReference(ref)
 	if err != nil {
 		return nil, fmt.Errorf("--image %s: neither a file, an OCI layout folder nor an image reference: %w", trunc(ref), err)
 	}
@@ -208,161 +218,237 @@ func (s *Source) openRemote(ctx context.Context, ref string, want *platform, o O
 	if base == nil {
 		base = registryTransport(o.Timeout)
 	}
-	counted := &countingTransport{base: base, n: &s.stats.network}
-	kc := o.Keychain
-	if kc == nil {
-		kc = authn.DefaultKeychain
+	var kc registry.Keychain = registry.DockerConfig{Timeout: o.Timeout}
+	if o.Keychain != nil {
+		kc = o.Keychain
 	}
-	opts := []remote.Option{remote.WithContext(ctx), remote.WithAuthFromKeychain(kc), remote.WithTransport(counted)}
-	desc, err := remote.Get(r, opts...)
+	c := registry.New(r, registry.Options{Transport: &countingTransport{base: base, n: &s.stats.network}, Keychain: kc, Timeout: o.Timeout})
+	m, err := c.Manifest(ctx, r.Identifier(), maxManifestBytes)
 	if err != nil {
 		return nil, fmt.Errorf("--image %s: %w", ref, err)
 	}
-	var img v1.Image
-	switch {
-	case desc.MediaType.IsIndex():
-		idx, err := desc.ImageIndex()
-		if err != nil {
-			return nil, fmt.Errorf("--image %s: %w", ref, err)
-		}
-		img, err = pickRemote(idx, want)
-		if err != nil {
-			return nil, fmt.Errorf("--image %s: %w", ref, err)
-		}
-	case desc.MediaType.IsImage():
-		if img, err = desc.Image(); err != nil {
-			return nil, fmt.Errorf("--image %s: %w", ref, err)
-		}
-	default:
-		return nil, fmt.Errorf("--image %s: unsupported manifest type %s", ref, desc.MediaType)
-	}
-	md, err := img.Digest()
+	doc, err := parseDoc(m)
 	if err != nil {
 		return nil, fmt.Errorf("--image %s: %w", ref, err)
 	}
-	cfg, err := img.RawConfigFile()
+	if doc.isIndex {
+		if m, doc, err = pickRemote(ctx, c, doc, want); err != nil {
+			return nil, fmt.Errorf("--image %s: %w", ref, err)
+		}
+	}
+	if doc.Config == nil || registry.CheckDigest(doc.Config.Digest) != nil {
+		return nil, fmt.Errorf("--image %s: manifest %s names no config", ref, shortDigest(m.Digest))
+	}
+	cfg, err := c.Blob(ctx, doc.Config.Digest, maxConfigBytes)
 	if err != nil {
 		return nil, fmt.Errorf("--image %s: config: %w", ref, err)
 	}
-	if len(cfg) > maxConfigBytes {
-		return nil, fmt.Errorf("--image %s: config of %d bytes", ref, len(cfg))
-	}
-	layers, err := img.Layers()
-	if err != nil {
-		return nil, fmt.Errorf("--image %s: layers: %w", ref, err)
-	}
-	repo := r.Context()
-	var client *http.Client
-	auth, err := kc.Resolve(repo)
-	if err != nil {
-		auth = authn.Anonymous
-	}
-	if rt, err := transport.NewWithContext(ctx, repo.Registry, auth, counted, []string{repo.Scope(transport.PullScope)}); err == nil {
-		client = &http.Client{Transport: rt}
-	} else {
-		// Ranged reads are an optimisation: without them every layer is streamed.
-		s.warn(fmt.Sprintf("image %s: no ranged blob reads (%v); layers are streamed whole", ref, err))
-	}
-	res := &resolved{manifestDigest: md.String(), config: cfg}
-	for i, l := range layers {
-		l := l
-		b := &layerBlob{index: i, size: -1, open: l.Compressed}
-		if d, err := l.Digest(); err == nil {
-			b.digest = d.String()
-			if client != nil {
-				u := fmt.Sprintf("%s://%s/v2/%s/blobs/%s", repo.Scheme(), repo.RegistryStr(), repo.RepositoryStr(), d)
-				b.openAt = func(off, n int64) (io.ReadCloser, error) { return rangeGet(ctx, client, u, off, n) }
+	res := &resolved{manifestDigest: m.Digest, config: cfg}
+	client := c.HTTPClient()
+	for i, ld := range doc.Layers {
+		if err := registry.CheckDigest(ld.Digest); err != nil {
+			return nil, fmt.Errorf("--image %s: layer %d: %w", ref, i+1, err)
+		}
+		d, size := ld.Digest, ld.Size
+		if size < 0 {
+			size = -1
+		}
+		u := c.BlobURL(d)
+		var opened atomic.Bool
+		b := &layerBlob{index: i, digest: d, mediaType: ld.MediaType, size: size,
+			openAt: func(off, n int64) (io.ReadCloser, error) { return rangeGet(ctx, client, u, off, n) },
+		}
+		b.open = func() (io.ReadCloser, error) {
+			rc, err := c.OpenBlob(ctx, d, size)
+			if err != nil || opened.Swap(true) {
+				return rc, err
 			}
-		}
-		if n, err := l.Size(); err == nil {
-			b.size = n
-		}
-		if mt, err := l.MediaType(); err == nil {
-			b.mediaType = string(mt)
+			return &checkedToEnd{rc: rc, fail: func(err error) { s.setUnverified(fmt.Errorf("%s: %w", b, err)) }}, nil
 		}
 		res.layers = append(res.layers, b)
 	}
 	return res, nil
 }
 
+// checkedToEnd is the one pass's stream of a registry layer: closing it
+// reads what the pass left of the blob (a tar ends before its gzip
+// stream; a broken layer is abandoned early), so the blob's size and
+// digest are always checked (registry.Client.OpenBlob checks them at the
+// end of the stream) and a layer that fails is reported. Later passes
+// (rereads) stop where they like.
+type checkedToEnd struct {
+	rc   io.ReadCloser
+	fail func(error)
+}
+
+func (c *checkedToEnd) Read(p []byte) (int, error) { return c.rc.Read(p) }
+
+func (c *checkedToEnd) Close() error {
+	if _, err := io.Copy(io.Discard, c.rc); err != nil {
+		c.fail(err)
+	}
+	return c.rc.Close()
+}
+
+// setUnverified records the first layer that did not match its digest.
+func (s *Source) setUnverified(err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.unverified == nil {
+		s.unverified = err
+	}
+}
+
+// remoteDoc is a manifest or an index fetched from a registry.
+type remoteDoc struct {
+	ociDoc
+	isIndex bool
+}
+
+// parseDoc reads a fetched manifest; whether it is an index is told by its
+// media type (the body's, else the Content-Type), or by its fields when
+// neither names one.
+func parseDoc(m *registry.Manifest) (*remoteDoc, error) {
+	var d remoteDoc
+	if err := json.Unmarshal(m.Body, &d.ociDoc); err != nil {
+		return nil, fmt.Errorf("manifest %s: %v", shortDigest(m.Digest), err)
+	}
+	mt := d.MediaType
+	if mt == "" {
+		mt = m.MediaType
+	}
+	switch {
+	case isIndexType(mt):
+		d.isIndex = true
+	case isManifestType(mt):
+	case d.Manifests != nil && d.Config == nil:
+		d.isIndex = true
+	case d.Config != nil:
+	default:
+		return nil, fmt.Errorf("unsupported manifest type %q", trunc(mt))
+	}
+	return &d, nil
+}
+
 // pickRemote chooses the image for want from a registry's index (nested
 // indexes are followed), with the platform rules of the local indexes.
-func pickRemote(idx v1.ImageIndex, want *platform) (v1.Image, error) {
+func pickRemote(ctx context.Context, c *registry.Client, top *remoteDoc, want *platform) (*registry.Manifest, *remoteDoc, error) {
 	type cand struct {
-		idx  v1.ImageIndex
-		h    v1.Hash
-		plat *platform
+		digest string
+		plat   *platform
 	}
 	var cands []cand
-	var walk func(idx v1.ImageIndex, depth int) error
-	walk = func(idx v1.ImageIndex, depth int) error {
+	var walk func(idx *remoteDoc, depth int) error
+	walk = func(idx *remoteDoc, depth int) error {
 		if depth > maxIndexDepth {
 			return errors.New("image indexes nested too deep")
 		}
-		im, err := idx.IndexManifest()
-		if err != nil {
-			return err
-		}
-		for _, d := range im.Manifests {
+		for _, d := range idx.Manifests {
 			if len(cands) >= maxCandidates {
 				return fmt.Errorf("the index lists more than %d images", maxCandidates)
 			}
+			if err := registry.CheckDigest(d.Digest); err != nil {
+				return fmt.Errorf("index entry: %w", err)
+			}
 			switch {
-			case d.MediaType.IsIndex():
-				child, err := idx.ImageIndex(d.Digest)
+			case isIndexType(d.MediaType):
+				m, err := c.Manifest(ctx, d.Digest, maxManifestBytes)
 				if err != nil {
 					return err
+				}
+				child, err := parseDoc(m)
+				if err != nil {
+					return err
+				}
+				if !child.isIndex {
+					return fmt.Errorf("index entry %s is a manifest, not the index it is listed as", shortDigest(d.Digest))
 				}
 				if err := walk(child, depth+1); err != nil {
 					return err
 				}
-			case d.MediaType.IsImage():
+			case isManifestType(d.MediaType):
 				if d.Platform != nil && d.Platform.OS == "unknown" {
 					continue
 				}
-				c := cand{idx: idx, h: d.Digest}
-				if d.Platform != nil {
-					c.plat = &platform{OS: d.Platform.OS, Architecture: d.Platform.Architecture, Variant: d.Platform.Variant}
-				}
-				cands = append(cands, c)
+				cands = append(cands, cand{digest: d.Digest, plat: d.Platform})
 			}
 		}
 		return nil
 	}
-	if err := walk(idx, 0); err != nil {
-		return nil, err
+	if err := walk(top, 0); err != nil {
+		return nil, nil, err
 	}
 	if len(cands) == 0 {
-		return nil, errors.New("the index holds no image")
+		return nil, nil, errors.New("the index holds no image")
+	}
+	fetch := func(digest string) (*registry.Manifest, *remoteDoc, error) {
+		m, err := c.Manifest(ctx, digest, maxManifestBytes)
+		if err != nil {
+			return nil, nil, err
+		}
+		d, err := parseDoc(m)
+		if err != nil {
+			return nil, nil, err
+		}
+		if d.isIndex {
+			return nil, nil, fmt.Errorf("index entry %s is an index, not the image it is listed as", shortDigest(digest))
+		}
+		return m, d, nil
 	}
 	if want == nil && len(cands) == 1 {
-		return cands[0].idx.Image(cands[0].h)
+		return fetch(cands[0].digest)
 	}
 	if want == nil {
 		want = mustPlatform(DefaultPlatform)
 	}
 	var have []string
-	for _, c := range cands {
-		if c.plat == nil {
-			img, err := c.idx.Image(c.h)
+	for _, cd := range cands {
+		if cd.plat == nil {
+			m, d, err := fetch(cd.digest)
 			if err != nil {
-				return nil, err
+				return nil, nil, err
 			}
-			cfg, err := img.ConfigFile()
+			if d.Config == nil || registry.CheckDigest(d.Config.Digest) != nil {
+				return nil, nil, fmt.Errorf("manifest %s names no config", shortDigest(m.Digest))
+			}
+			b, err := c.Blob(ctx, d.Config.Digest, maxConfigBytes)
 			if err != nil {
-				return nil, err
+				return nil, nil, err
 			}
-			c.plat = &platform{OS: cfg.OS, Architecture: cfg.Architecture, Variant: cfg.Variant}
+			cfg, err := parseConfig(b)
+			if err != nil {
+				return nil, nil, err
+			}
+			cd.plat = &platform{OS: cfg.OS, Architecture: cfg.Architecture, Variant: cfg.Variant}
 		}
-		if c.plat.matches(want) {
-			return c.idx.Image(c.h)
+		if cd.plat.matches(want) {
+			return fetch(cd.digest)
 		}
-		have = append(have, c.plat.String())
+		have = append(have, cd.plat.String())
 	}
 	if len(have) > maxListed {
 		have = append(have[:maxListed], fmt.Sprintf("and %d more", len(have)-maxListed))
 	}
-	return nil, fmt.Errorf("no image for platform %s (the index has %s); pick one with --platform", want, strings.Join(have, ", "))
+	return nil, nil, fmt.Errorf("no image for platform %s (the index has %s); pick one with --platform", want, strings.Join(have, ", "))
+}
+
+// imageConfig is the part of an image config (OCI image spec, config.json)
+// fastpath reads.
+type imageConfig struct {
+	OS           string `json:"os"`
+	Architecture string `json:"architecture"`
+	Variant      string `json:"variant"`
+	Config       struct {
+		Env []string `json:"Env"`
+	} `json:"config"`
+}
+
+func parseConfig(b []byte) (*imageConfig, error) {
+	var c imageConfig
+	if err := json.Unmarshal(b, &c); err != nil {
+		return nil, err
+	}
+	return &c, nil
 }
 
 // imageEnv is the image config's environment with the overrides on top, and

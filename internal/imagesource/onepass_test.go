@@ -16,7 +16,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/go-containerregistry/pkg/authn"
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/empty"
@@ -449,9 +448,9 @@ func TestF2LongNamesBounded(t *testing.T) {
 
 type keychainFunc func(string)
 
-func (k keychainFunc) Resolve(r authn.Resource) (authn.Authenticator, error) {
-	k(r.String())
-	return nil, errors.New("no credentials in tests")
+func (k keychainFunc) Resolve(_ context.Context, registry string) (imagesource.Credentials, error) {
+	k(registry)
+	return imagesource.Credentials{}, errors.New("no credentials in tests")
 }
 
 // fastGzipLayer is a gzip layer compressed once, fast: for tests of many

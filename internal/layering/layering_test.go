@@ -41,6 +41,8 @@ var layers = [][]string{
 	{"internal/lazyregexp"},
 	// Where we look.
 	{"internal/source"},
+	// The registry client (standard library only) under the image source.
+	{"internal/imagesource/registry"},
 	{"internal/imagesource"},
 	// Binary readers and target rules.
 	{"internal/cudaarch", "internal/elfdyn"},
@@ -275,9 +277,11 @@ func TestJudgesArePure(t *testing.T) {
 // Kubernetes API types, nor the two libraries whose package inits cost
 // every start of fastpath most (issue 17): go-pep440-version (regular
 // expressions compiled at init; internal/pep440 is ours), x/net/html (its
-// entity map; internal/plan/anchors.go reads index pages) and the YAML
-// library behind sigs.k8s.io/yaml (internal/cli/manifestyaml.go writes the
-// k8s manifest). k8s manifest
+// entity map; internal/plan/anchors.go reads index pages), the YAML library
+// behind sigs.k8s.io/yaml (internal/cli/manifestyaml.go writes the k8s
+// manifest), and go-containerregistry with go-digest, image-spec,
+// docker/cli and logrus (go-digest compiles regular expressions at init;
+// internal/imagesource/registry is our registry client). k8s manifest
 // needs only a few fields of three objects (internal/cli/k8s_types.go).
 // Tests may still use all of them as oracles.
 func TestBinaryDeps(t *testing.T) {
@@ -309,6 +313,11 @@ func TestBinaryDeps(t *testing.T) {
 			{"golang.org/x/net/html", "internal/plan/anchors.go"},
 			{"sigs.k8s.io/yaml", "internal/cli/manifestyaml.go"},
 			{"go.yaml.in/yaml", "internal/cli/manifestyaml.go"},
+			{"github.com/google/go-containerregistry", "internal/imagesource/registry"},
+			{"github.com/opencontainers/go-digest", "internal/imagesource/registry"},
+			{"github.com/opencontainers/image-spec", "internal/imagesource/registry"},
+			{"github.com/docker/", "internal/imagesource/registry"},
+			{"github.com/sirupsen/logrus", "internal/imagesource/registry"},
 		} {
 			if strings.HasPrefix(dep, never.prefix) {
 				t.Errorf("cmd/fastpath links %s: its package init slows every start (issue 17); use %s", dep, never.ours)
