@@ -274,7 +274,7 @@ func TestJudgesArePure(t *testing.T) {
 
 // TestBinaryDeps: the shipped program links neither the test fixture nor
 // the harness that drives it (go list -deps ./cmd/fastpath), nor the
-// Kubernetes API types, nor the two libraries whose package inits cost
+// Kubernetes API types, nor the libraries whose package inits cost
 // every start of fastpath most (issue 17): go-pep440-version (regular
 // expressions compiled at init; internal/pep440 is ours), x/net/html (its
 // entity map; internal/plan/anchors.go reads index pages), the YAML library

@@ -3,6 +3,7 @@ package source
 import (
 	"context"
 	"errors"
+	"hash/maphash"
 	"io"
 	"io/fs"
 	"path"
@@ -26,20 +27,44 @@ import (
 type Cache struct {
 	src Source
 
-	mu      sync.Mutex
-	resolve map[string]result[string]
-	stat    map[string]result[fs.FileInfo]
-	lstat   map[string]result[fs.FileInfo]
-	link    map[string]result[string]
-	dir     map[string]result[[]fs.DirEntry]
-	small   map[string]*smallFile
-	// smallBytes is the content held by small.
-	smallBytes int64
+	// Each kind of lookup has its own lock, and opened files are spread
+	// over fileShards by name: with one lock for all of it, the metadata
+	// readers and the collectors running beside them spent a tenth of
+	// their time taking it in turns (BenchmarkDoctorSeed's profile,
+	// docs/speed.md, "The cache's lock, session 6").
+	resolve, link memoMap[string]
+	stat, lstat   memoMap[fs.FileInfo]
+	dir           memoMap[[]fs.DirEntry]
+	files         [fileShards]fileShard
+	// smallBytes and smallFiles are the content held by the shards' small
+	// maps and its count, checked against maxCachedBytes and
+	// maxCachedFiles.
+	smallBytes, smallFiles atomic.Int64
+	read                   atomic.Int64 // bytes read from the source, all views
+}
+
+// memoMap is one kind of lookup's results, by name.
+type memoMap[T any] struct {
+	mu sync.Mutex
+	m  map[string]result[T]
+}
+
+// fileShard holds the files whose names hash to it.
+type fileShard struct {
+	mu    sync.Mutex
+	small map[string]*smallFile
 	// opened holds the distinct names opened, each with a lock that the
 	// view opening it from the source holds, so that views opening one
 	// file at once reach the source once.
 	opened map[string]*sync.Mutex
-	read   atomic.Int64 // bytes read from the source, all views
+}
+
+const fileShards = 16
+
+var shardSeed = maphash.MakeSeed()
+
+func (c *Cache) shard(name string) *fileShard {
+	return &c.files[maphash.String(shardSeed, name)%fileShards]
 }
 
 type result[T any] struct {
@@ -78,9 +103,14 @@ const (
 
 // NewCache returns an empty per-run cache in front of src.
 func NewCache(src Source) *Cache {
-	return &Cache{src: src,
-		resolve: map[string]result[string]{}, stat: map[string]result[fs.FileInfo]{}, lstat: map[string]result[fs.FileInfo]{},
-		link: map[string]result[string]{}, dir: map[string]result[[]fs.DirEntry]{}, small: map[string]*smallFile{}, opened: map[string]*sync.Mutex{}}
+	c := &Cache{src: src}
+	c.resolve.m, c.link.m = map[string]result[string]{}, map[string]result[string]{}
+	c.stat.m, c.lstat.m = map[string]result[fs.FileInfo]{}, map[string]result[fs.FileInfo]{}
+	c.dir.m = map[string]result[[]fs.DirEntry]{}
+	for i := range c.files {
+		c.files[i].small, c.files[i].opened = map[string]*smallFile{}, map[string]*sync.Mutex{}
+	}
+	return c
 }
 
 // ReadStats is what one view asked of its source (defined in facts, which
@@ -90,9 +120,13 @@ type ReadStats = facts.ReadStats
 // Totals are the distinct files opened and the bytes read from the source
 // in the run so far, all views together.
 func (c *Cache) Totals() (files, bytes int64) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return int64(len(c.opened)), c.read.Load()
+	for i := range c.files {
+		sh := &c.files[i]
+		sh.mu.Lock()
+		files += int64(len(sh.opened))
+		sh.mu.Unlock()
+	}
+	return files, c.read.Load()
 }
 
 // View is a Source reading through a Cache that counts its own use.
@@ -116,44 +150,44 @@ func (v *View) Env() Env   { return v.c.src.Env() }
 
 // memo returns m[key], computing it with fn once: concurrent first callers
 // may both compute (the calls are idempotent lookups), the first stored wins.
-func memo[T any](v *View, m map[string]result[T], key string, fn func(string) (T, error)) (T, error) {
+func memo[T any](v *View, m *memoMap[T], key string, fn func(string) (T, error)) (T, error) {
 	v.lookups.Add(1)
-	v.c.mu.Lock()
-	r, ok := m[key]
-	v.c.mu.Unlock()
+	m.mu.Lock()
+	r, ok := m.m[key]
+	m.mu.Unlock()
 	if ok {
 		v.cached.Add(1)
 		return r.v, r.err
 	}
 	val, err := fn(key)
-	v.c.mu.Lock()
-	if r, ok := m[key]; ok {
-		v.c.mu.Unlock()
+	m.mu.Lock()
+	if r, ok := m.m[key]; ok {
+		m.mu.Unlock()
 		return r.v, r.err
 	}
-	m[key] = result[T]{val, err}
-	v.c.mu.Unlock()
+	m.m[key] = result[T]{val, err}
+	m.mu.Unlock()
 	return val, err
 }
 
 func (v *View) Resolve(name string) (string, error) {
-	return memo(v, v.c.resolve, name, v.c.src.Resolve)
+	return memo(v, &v.c.resolve, name, v.c.src.Resolve)
 }
 
-func (v *View) Stat(name string) (fs.FileInfo, error) { return memo(v, v.c.stat, name, v.c.src.Stat) }
+func (v *View) Stat(name string) (fs.FileInfo, error) { return memo(v, &v.c.stat, name, v.c.src.Stat) }
 
 func (v *View) Lstat(name string) (fs.FileInfo, error) {
-	return memo(v, v.c.lstat, name, v.c.src.Lstat)
+	return memo(v, &v.c.lstat, name, v.c.src.Lstat)
 }
 
 func (v *View) ReadLink(name string) (string, error) {
-	return memo(v, v.c.link, name, v.c.src.ReadLink)
+	return memo(v, &v.c.link, name, v.c.src.ReadLink)
 }
 
 // ReadDir returns a copy of the cached listing: callers may sort or
 // filter what they get.
 func (v *View) ReadDir(name string) ([]fs.DirEntry, error) {
-	ents, err := memo(v, v.c.dir, name, v.c.src.ReadDir)
+	ents, err := memo(v, &v.c.dir, name, v.c.src.ReadDir)
 	return slices.Clone(ents), err
 }
 
@@ -181,23 +215,24 @@ func (v *View) Open(name string) (File, error) {
 func (v *View) openWith(name string, folder folder, base string) (File, error) {
 	v.opens.Add(1)
 	c := v.c
-	c.mu.Lock()
-	gate := c.opened[name]
+	sh := c.shard(name)
+	sh.mu.Lock()
+	gate := sh.opened[name]
 	if gate == nil {
 		gate = new(sync.Mutex)
-		c.opened[name] = gate
+		sh.opened[name] = gate
 	}
-	sf := c.small[name]
-	c.mu.Unlock()
+	sf := sh.small[name]
+	sh.mu.Unlock()
 	if sf == nil {
 		// One view at a time opens a name from the source; the others
 		// wait, then find its cache entry (collectors start together and
 		// often open the same METADATA or version file at once).
 		gate.Lock()
 		defer gate.Unlock()
-		c.mu.Lock()
-		sf = c.small[name]
-		c.mu.Unlock()
+		sh.mu.Lock()
+		sf = sh.small[name]
+		sh.mu.Unlock()
 	}
 	if sf != nil {
 		v.cached.Add(1)
@@ -251,17 +286,23 @@ func binaryName(name string) bool {
 // slot returns the cache entry of name (an existing one when another view
 // opened it first), or nil when the cache is full.
 func (c *Cache) slot(name string, fi fs.FileInfo) *smallFile {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if sf, ok := c.small[name]; ok {
+	sh := c.shard(name)
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	if sf, ok := sh.small[name]; ok {
 		return sf
 	}
-	if c.smallBytes+fi.Size() > maxCachedBytes || len(c.small) >= maxCachedFiles {
+	if c.smallFiles.Add(1) > maxCachedFiles {
+		c.smallFiles.Add(-1)
 		return nil
 	}
-	c.smallBytes += fi.Size()
+	if c.smallBytes.Add(fi.Size()) > maxCachedBytes {
+		c.smallBytes.Add(-fi.Size())
+		c.smallFiles.Add(-1)
+		return nil
+	}
 	sf := &smallFile{name: name, fi: fi}
-	c.small[name] = sf
+	sh.small[name] = sf
 	return sf
 }
 

@@ -3,6 +3,7 @@ package source
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"io/fs"
 	"os"
@@ -241,3 +242,67 @@ type zeroInfo struct{ fs.FileInfo }
 func (zeroInfo) Size() int64       { return 0 }
 func (zeroInfo) Mode() fs.FileMode { return 0o444 }
 func (zeroInfo) Name() string      { return "fake" }
+
+// The cache's caps hold when many views fill it at once: past
+// maxCachedFiles files or maxCachedBytes bytes a file is read from the
+// source each time (and read right), and the counts never pass the caps.
+// Each cap is tested alone: 4,200 tiny files reach the file cap first;
+// 300 files of 60 KB the byte cap.
+func TestCacheCapsHeld(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		files int
+		size  int
+	}{{"files", maxCachedFiles + 104, 10}, {"bytes", 300, 60 << 10}} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			body := bytes.Repeat([]byte{'x'}, c.size)
+			for i := range c.files {
+				if err := os.WriteFile(filepath.Join(dir, fmt.Sprint(i)), body, 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			src, err := Root(dir, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cache := NewCache(src)
+			var wg sync.WaitGroup
+			var mu sync.Mutex
+			uncached := 0
+			for w := range 8 {
+				v := cache.View()
+				wg.Go(func() {
+					for i := w; i < c.files; i += 8 {
+						f, err := v.Open(fmt.Sprintf("/%d", i))
+						if err != nil {
+							t.Error(err)
+							return
+						}
+						if _, ok := f.(*countedFile); ok {
+							mu.Lock()
+							uncached++
+							mu.Unlock()
+						}
+						b, err := io.ReadAll(io.NewSectionReader(f, 0, 1<<20))
+						f.Close()
+						if err != nil || len(b) != c.size {
+							t.Errorf("file %d: %d bytes, %v", i, len(b), err)
+						}
+					}
+				})
+			}
+			wg.Wait()
+			files, held := cache.smallFiles.Load(), cache.smallBytes.Load()
+			if files > maxCachedFiles || held > maxCachedBytes {
+				t.Errorf("the cache holds %d files, %d bytes: past its caps", files, held)
+			}
+			if uncached == 0 || int64(uncached)+files != int64(c.files) {
+				t.Errorf("%d files kept, %d read in place, of %d: the cap was not reached, or a file went missing", files, uncached, c.files)
+			}
+			if held != files*int64(c.size) {
+				t.Errorf("held %d bytes for %d files of %d", held, files, c.size)
+			}
+		})
+	}
+}
