@@ -10,8 +10,9 @@
 #     allocations of all inits and of fastpath's own packages (these do not
 #     depend on the load; internal/layering's TestInitBudget bounds them);
 #   - `--version` and `doctor --root SEED --gpu 12.0 --env PATH=...`: medians
-#     of wall time, CPU time (user+sys, from wait4's rusage, in microseconds)
-#     and minor page faults.
+#     of wall time, CPU time (user+sys, from wait4's rusage, in milliseconds)
+#     and minor page faults, and the median of the rounds' paired
+#     differences (new minus base) in wall and CPU time.
 # CPU time is the figure to trust on a loaded machine; wall time is an upper
 # bound there. Needs python3 (for wait4) and awk. No network.
 set -uo pipefail
@@ -61,10 +62,16 @@ def once(argv):
 print(f"{'command':22} {'build':5} {'wall ms':>8} {'cpu ms':>7} {'faults':>7}   (medians of {runs}, interleaved)")
 for name, args in cases:
     res = {base: [], new: []}
-    for _ in range(runs):
-        for b in (base, new):
+    for r in range(runs):
+        # Each round runs both builds back to back, in turns first, so
+        # that a slow moment or the order itself falls on both alike.
+        for b in ((base, new) if r % 2 == 0 else (new, base)):
             res[b].append(once([b] + args))
     for label, b in (("base", base), ("new", new)):
         w, c, f = (statistics.median(x[i] for x in res[b]) for i in range(3))
         print(f"{name:22} {label:5} {w:8.2f} {c:7.2f} {f:7.0f}")
+    # The median of the rounds' differences: steadier than the difference
+    # of the medians when the machine's speed drifts during the run.
+    dw, dc = (statistics.median(n[i] - b_[i] for n, b_ in zip(res[new], res[base])) for i in range(2))
+    print(f"{name:22} {'new-base, paired':>13} {dw:+7.2f} {dc:+7.2f}")
 PY
