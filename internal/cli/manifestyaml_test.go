@@ -134,11 +134,11 @@ var yamlTrickyWords = []string{
 // Go's too (a manifest may go through Python tools on its way to a
 // cluster).
 func TestManifestYAMLPythonReadersNetwork(t *testing.T) {
-	dir := testenv.Wheels(t, "PyYAML==6.0.*", "ruamel.yaml==0.18.10")
+	dir := testenv.Wheels(t, "pyyaml==6.0.*", "ruamel.yaml==0.18.10")
 	py := testenv.Python3(t)
 	site := t.TempDir()
 	testenv.Run(t, []string{"PIP_DISABLE_PIP_VERSION_CHECK=1"}, py, "-m", "pip", "install", "--quiet", "--no-index", "--no-deps",
-		"--find-links", dir, "--target", site, "PyYAML==6.0.*", "ruamel.yaml==0.18.10")
+		"--find-links", dir, "--target", site, "pyyaml==6.0.*", "ruamel.yaml==0.18.10")
 	r := rand.New(rand.NewPCG(6, 1))
 	word := func() string {
 		w := yamlTrickyWords[r.IntN(len(yamlTrickyWords))]
