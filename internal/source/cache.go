@@ -29,9 +29,9 @@ type Cache struct {
 
 	// Each kind of lookup has its own lock, and opened files are spread
 	// over fileShards by name: with one lock for all of it, the metadata
-	// readers and the collectors running beside them spent a tenth of
-	// their time taking it in turns (BenchmarkDoctorSeed's profile,
-	// docs/speed.md, "The cache's lock, session 6").
+	// readers and the collectors running beside them spent about 7% of
+	// their CPU taking it in turns (BenchmarkDoctorSeed's profile;
+	// docs/speed.md, "The last third-party inits and the cache's lock").
 	resolve, link memoMap[string]
 	stat, lstat   memoMap[fs.FileInfo]
 	dir           memoMap[[]fs.DirEntry]
