@@ -13,8 +13,9 @@ import (
 
 // The k8s manifest's YAML is written here, not by sigs.k8s.io/yaml: that
 // package brings go.yaml.in/yaml, whose package init runs on every start of
-// every fastpath command (issue 17; docs/speed.md, "Package inits, session
-// 6"), for one command that prints three small objects.
+// every fastpath command (issue 17; docs/speed.md, "The last third-party
+// inits and the cache's lock"), for one command that prints three small
+// objects.
 //
 // The writer takes what encoding/json decodes into (maps, slices, strings,
 // float64, bool, nil) and prints block YAML in the layout kubectl's own
@@ -24,7 +25,9 @@ import (
 // when its lines allow; every other string double-quoted with escapes.
 // Ordinary manifests print byte for byte as sigs.k8s.io/yaml printed them
 // (TestK8sManifestGolden); for any flag value the YAML decodes to the same
-// JSON (TestManifestYAMLDecodesToJSON, FuzzManifestYAML).
+// JSON with sigs.k8s.io/yaml (TestK8sManifestMatchesAPITypes,
+// FuzzManifestYAML), PyYAML and ruamel.yaml
+// (TestManifestYAMLPythonReadersNetwork).
 
 // manifestYAMLOf writes v (a value encoding/json decoded) as a YAML document.
 func manifestYAMLOf(v any) ([]byte, error) {
