@@ -2,9 +2,6 @@ package imagesource
 
 import (
 	"archive/tar"
-	"crypto/sha256"
-	"crypto/sha512"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -16,7 +13,7 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/fastpath-dev/fastpath/internal/lazyregexp"
+	"github.com/fastpath-dev/fastpath/internal/imagesource/registry"
 )
 
 // Caps on what an image's bookkeeping may make fastpath read or hold. Real
@@ -116,8 +113,6 @@ type ociDoc struct {
 	Layers    []ociDesc `json:"layers"`
 }
 
-var digestRe = lazyregexp.New(`^(sha256:[a-f0-9]{64}|sha512:[a-f0-9]{128})$`)
-
 // candidate is one image an index lists.
 type candidate struct {
 	desc  ociDesc
@@ -175,7 +170,7 @@ func walkIndex(bs blobStore, top []ociDesc) ([]candidate, error) {
 		if len(out) >= maxCandidates {
 			return fmt.Errorf("the index lists more than %d images (repeats and nested indexes included)", maxCandidates)
 		}
-		if !digestRe.MatchString(d.Digest) {
+		if registry.CheckDigest(d.Digest) != nil {
 			return fmt.Errorf("descriptor digest %q is not a sha256 or sha512 digest", trunc(d.Digest))
 		}
 		mt := d.MediaType
@@ -373,7 +368,7 @@ func readManifest(bs blobStore, digest string) (*ociDoc, error) {
 	if err := json.Unmarshal(b, &m); err != nil {
 		return nil, fmt.Errorf("manifest %s: %v", shortDigest(digest), err)
 	}
-	if m.Config == nil || !digestRe.MatchString(m.Config.Digest) {
+	if m.Config == nil || registry.CheckDigest(m.Config.Digest) != nil {
 		return nil, fmt.Errorf("manifest %s: no config", shortDigest(digest))
 	}
 	return &m, nil
@@ -391,7 +386,7 @@ func resolveManifest(bs blobStore, digest string) (*resolved, error) {
 	}
 	r := &resolved{manifestDigest: digest, config: cfg}
 	for i, ld := range m.Layers {
-		if !digestRe.MatchString(ld.Digest) {
+		if registry.CheckDigest(ld.Digest) != nil {
 			return nil, fmt.Errorf("layer %d: digest %q is not a sha256 or sha512 digest", i+1, trunc(ld.Digest))
 		}
 		l, err := bs.layer(ld)
@@ -408,7 +403,7 @@ func resolveManifest(bs blobStore, digest string) (*resolved, error) {
 type layoutStore struct{ dir string }
 
 func (s layoutStore) blobPath(digest string) (string, error) {
-	if !digestRe.MatchString(digest) {
+	if registry.CheckDigest(digest) != nil {
 		return "", fmt.Errorf("digest %q is not a sha256 or sha512 digest", trunc(digest))
 	}
 	alg, hexd, _ := strings.Cut(digest, ":")
@@ -428,20 +423,10 @@ func (s layoutStore) read(digest string, max int64) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	if got := digestWith(digest, b); got != digest {
+	if got := registry.Digest(b, digest); got != digest {
 		return nil, fmt.Errorf("blob %s: its bytes hash to %s", shortDigest(digest), shortDigest(got))
 	}
 	return b, nil
-}
-
-// digestWith is b's digest in the algorithm digest names (sha256 or
-// sha512; blobPath accepts no other).
-func digestWith(digest string, b []byte) string {
-	if strings.HasPrefix(digest, "sha512:") {
-		h := sha512.Sum512(b)
-		return "sha512:" + hex.EncodeToString(h[:])
-	}
-	return digestOf(b)
 }
 
 // openRegular opens p for reading only if it is a regular file. The open
@@ -593,7 +578,7 @@ func (a *archiveStore) readMember(name string, max int64) ([]byte, error) {
 }
 
 func (a *archiveStore) read(digest string, max int64) ([]byte, error) {
-	if !digestRe.MatchString(digest) {
+	if registry.CheckDigest(digest) != nil {
 		return nil, fmt.Errorf("digest %q is not a sha256 or sha512 digest", trunc(digest))
 	}
 	alg, hexd, _ := strings.Cut(digest, ":")
@@ -724,9 +709,7 @@ func (a *archiveStore) manifestFor(cfgDigest string) string {
 	return ""
 }
 
-func digestOf(b []byte) string {
-	h := sha256.Sum256(b)
-	return "sha256:" + hex.EncodeToString(h[:])
-}
+// digestOf is b's sha256 digest: an image ID, a docker-save config's name.
+func digestOf(b []byte) string { return registry.Digest(b, "sha256") }
 
 func statPath(p string) (os.FileInfo, error) { return os.Stat(p) }
