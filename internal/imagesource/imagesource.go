@@ -227,47 +227,76 @@ func (s *Source) openRemote(ctx context.Context, ref string, want *platform, o O
 	if err != nil {
 		return nil, fmt.Errorf("--image %s: %w", ref, err)
 	}
-	doc, err := parseDoc(m)
+	isIndex, err := isIndexDoc(m)
 	if err != nil {
 		return nil, fmt.Errorf("--image %s: %w", ref, err)
 	}
-	if doc.isIndex {
-		if m, doc, err = pickRemote(ctx, c, doc, want); err != nil {
+	// From here on the registry is read as a layout folder is: the same
+	// walk of nested indexes, platform choice and manifest checks
+	// (local.go), through a store that fetches each manifest once.
+	store := &registryStore{ctx: ctx, c: c, s: s, client: c.HTTPClient(), manifests: map[string][]byte{m.Digest: m.Body}}
+	digest := m.Digest
+	if isIndex {
+		cands, err := walkIndex(store, []ociDesc{{MediaType: registry.MediaOCIIndex, Digest: m.Digest}})
+		if err != nil {
 			return nil, fmt.Errorf("--image %s: %w", ref, err)
 		}
+		chosen, err := choose(store, cands, selector{}, want)
+		if err != nil {
+			return nil, fmt.Errorf("--image %s: %w", ref, err)
+		}
+		digest = chosen.desc.Digest
 	}
-	if doc.Config == nil || registry.CheckDigest(doc.Config.Digest) != nil {
-		return nil, fmt.Errorf("--image %s: manifest %s names no config", ref, shortDigest(m.Digest))
-	}
-	cfg, err := c.Blob(ctx, doc.Config.Digest, maxConfigBytes)
+	res, err := resolveManifest(store, digest)
 	if err != nil {
-		return nil, fmt.Errorf("--image %s: config: %w", ref, err)
-	}
-	res := &resolved{manifestDigest: m.Digest, config: cfg}
-	client := c.HTTPClient()
-	for i, ld := range doc.Layers {
-		if err := registry.CheckDigest(ld.Digest); err != nil {
-			return nil, fmt.Errorf("--image %s: layer %d: %w", ref, i+1, err)
-		}
-		d, size := ld.Digest, ld.Size
-		if size < 0 {
-			size = -1
-		}
-		u := c.BlobURL(d)
-		var opened atomic.Bool
-		b := &layerBlob{index: i, digest: d, mediaType: ld.MediaType, size: size,
-			openAt: func(off, n int64) (io.ReadCloser, error) { return rangeGet(ctx, client, u, off, n) },
-		}
-		b.open = func() (io.ReadCloser, error) {
-			rc, err := c.OpenBlob(ctx, d, size)
-			if err != nil || opened.Swap(true) {
-				return rc, err
-			}
-			return &checkedToEnd{rc: rc, fail: func(err error) { s.setUnverified(fmt.Errorf("%s: %w", b, err)) }}, nil
-		}
-		res.layers = append(res.layers, b)
+		return nil, fmt.Errorf("--image %s: %w", ref, err)
 	}
 	return res, nil
+}
+
+// registryStore is a registry's repository as a blobStore: manifests (each
+// fetched once, by digest, and checked against it), configs (checked), and
+// layers streamed or read by range.
+type registryStore struct {
+	ctx       context.Context
+	c         *registry.Client
+	s         *Source
+	client    *http.Client
+	manifests map[string][]byte
+}
+
+func (r *registryStore) manifest(digest string) ([]byte, error) {
+	if b, ok := r.manifests[digest]; ok {
+		return b, nil
+	}
+	m, err := r.c.Manifest(r.ctx, digest, maxManifestBytes)
+	if err != nil {
+		return nil, err
+	}
+	r.manifests[digest] = m.Body
+	return m.Body, nil
+}
+
+func (r *registryStore) read(digest string, max int64) ([]byte, error) {
+	return r.c.Blob(r.ctx, digest, max)
+}
+
+func (r *registryStore) layer(ld ociDesc) (*layerBlob, error) {
+	ctx, c, d, size := r.ctx, r.c, ld.Digest, ld.Size
+	if size < 0 {
+		size = -1
+	}
+	u, client := c.BlobURL(d), r.client
+	var opened atomic.Bool
+	b := &layerBlob{size: size, openAt: func(off, n int64) (io.ReadCloser, error) { return rangeGet(ctx, client, u, off, n) }}
+	b.open = func() (io.ReadCloser, error) {
+		rc, err := c.OpenBlob(ctx, d, size)
+		if err != nil || opened.Swap(true) {
+			return rc, err
+		}
+		return &checkedToEnd{rc: rc, fail: func(err error) { r.s.setUnverified(fmt.Errorf("%s: %w", b, err)) }}, nil
+	}
+	return b, nil
 }
 
 // checkedToEnd is the one pass's stream of a registry layer: closing it
@@ -299,19 +328,13 @@ func (s *Source) setUnverified(err error) {
 	}
 }
 
-// remoteDoc is a manifest or an index fetched from a registry.
-type remoteDoc struct {
-	ociDoc
-	isIndex bool
-}
-
-// parseDoc reads a fetched manifest; whether it is an index is told by its
-// media type (the body's, else the Content-Type), or by its fields when
-// neither names one.
-func parseDoc(m *registry.Manifest) (*remoteDoc, error) {
-	var d remoteDoc
-	if err := json.Unmarshal(m.Body, &d.ociDoc); err != nil {
-		return nil, fmt.Errorf("manifest %s: %v", shortDigest(m.Digest), err)
+// isIndexDoc tells whether a fetched manifest is an index: by its media
+// type (the body's, else the Content-Type), or by its fields when neither
+// names one.
+func isIndexDoc(m *registry.Manifest) (bool, error) {
+	var d ociDoc
+	if err := json.Unmarshal(m.Body, &d); err != nil {
+		return false, fmt.Errorf("manifest %s: %v", shortDigest(m.Digest), err)
 	}
 	mt := d.MediaType
 	if mt == "" {
@@ -319,117 +342,15 @@ func parseDoc(m *registry.Manifest) (*remoteDoc, error) {
 	}
 	switch {
 	case isIndexType(mt):
-		d.isIndex = true
+		return true, nil
 	case isManifestType(mt):
+		return false, nil
 	case d.Manifests != nil && d.Config == nil:
-		d.isIndex = true
+		return true, nil
 	case d.Config != nil:
-	default:
-		return nil, fmt.Errorf("unsupported manifest type %q", trunc(mt))
+		return false, nil
 	}
-	return &d, nil
-}
-
-// pickRemote chooses the image for want from a registry's index (nested
-// indexes are followed), with the platform rules of the local indexes.
-func pickRemote(ctx context.Context, c *registry.Client, top *remoteDoc, want *platform) (*registry.Manifest, *remoteDoc, error) {
-	type cand struct {
-		digest string
-		plat   *platform
-	}
-	var cands []cand
-	var walk func(idx *remoteDoc, depth int) error
-	walk = func(idx *remoteDoc, depth int) error {
-		if depth > maxIndexDepth {
-			return errors.New("image indexes nested too deep")
-		}
-		for _, d := range idx.Manifests {
-			if len(cands) >= maxCandidates {
-				return fmt.Errorf("the index lists more than %d images", maxCandidates)
-			}
-			if err := registry.CheckDigest(d.Digest); err != nil {
-				return fmt.Errorf("index entry: %w", err)
-			}
-			switch {
-			case isIndexType(d.MediaType):
-				m, err := c.Manifest(ctx, d.Digest, maxManifestBytes)
-				if err != nil {
-					return err
-				}
-				child, err := parseDoc(m)
-				if err != nil {
-					return err
-				}
-				if !child.isIndex {
-					return fmt.Errorf("index entry %s is a manifest, not the index it is listed as", shortDigest(d.Digest))
-				}
-				if err := walk(child, depth+1); err != nil {
-					return err
-				}
-			case isManifestType(d.MediaType):
-				if d.Platform != nil && d.Platform.OS == "unknown" {
-					continue
-				}
-				cands = append(cands, cand{digest: d.Digest, plat: d.Platform})
-			}
-		}
-		return nil
-	}
-	if err := walk(top, 0); err != nil {
-		return nil, nil, err
-	}
-	if len(cands) == 0 {
-		return nil, nil, errors.New("the index holds no image")
-	}
-	fetch := func(digest string) (*registry.Manifest, *remoteDoc, error) {
-		m, err := c.Manifest(ctx, digest, maxManifestBytes)
-		if err != nil {
-			return nil, nil, err
-		}
-		d, err := parseDoc(m)
-		if err != nil {
-			return nil, nil, err
-		}
-		if d.isIndex {
-			return nil, nil, fmt.Errorf("index entry %s is an index, not the image it is listed as", shortDigest(digest))
-		}
-		return m, d, nil
-	}
-	if want == nil && len(cands) == 1 {
-		return fetch(cands[0].digest)
-	}
-	if want == nil {
-		want = mustPlatform(DefaultPlatform)
-	}
-	var have []string
-	for _, cd := range cands {
-		if cd.plat == nil {
-			m, d, err := fetch(cd.digest)
-			if err != nil {
-				return nil, nil, err
-			}
-			if d.Config == nil || registry.CheckDigest(d.Config.Digest) != nil {
-				return nil, nil, fmt.Errorf("manifest %s names no config", shortDigest(m.Digest))
-			}
-			b, err := c.Blob(ctx, d.Config.Digest, maxConfigBytes)
-			if err != nil {
-				return nil, nil, err
-			}
-			cfg, err := parseConfig(b)
-			if err != nil {
-				return nil, nil, err
-			}
-			cd.plat = &platform{OS: cfg.OS, Architecture: cfg.Architecture, Variant: cfg.Variant}
-		}
-		if cd.plat.matches(want) {
-			return fetch(cd.digest)
-		}
-		have = append(have, cd.plat.String())
-	}
-	if len(have) > maxListed {
-		have = append(have[:maxListed], fmt.Sprintf("and %d more", len(have)-maxListed))
-	}
-	return nil, nil, fmt.Errorf("no image for platform %s (the index has %s); pick one with --platform", want, strings.Join(have, ", "))
+	return false, fmt.Errorf("unsupported manifest type %q", trunc(mt))
 }
 
 // imageConfig is the part of an image config (OCI image spec, config.json)

@@ -22,6 +22,7 @@ const (
 	maxManifestBytes = 4 << 20
 	maxConfigBytes   = 16 << 20
 	maxCandidates    = 1024    // images an index may list, nested indexes and repeats included
+	maxIndexEntries  = 4096    // descriptors one walk of an index visits, images and indexes, repeats included
 	maxIndexDepth    = 4       // nested indexes
 	maxArchiveFiles  = 1 << 20 // members of a docker-save archive
 	maxListed        = 10      // names quoted in an error
@@ -155,6 +156,9 @@ func tagMatches(stored, tag string) bool {
 
 // blobStore reads content-addressed blobs by digest, capped.
 type blobStore interface {
+	// manifest reads an index or a manifest, at most maxManifestBytes.
+	manifest(digest string) ([]byte, error)
+	// read reads a small blob (a config), at most max bytes.
 	read(digest string, max int64) ([]byte, error)
 	layer(d ociDesc) (*layerBlob, error)
 }
@@ -165,10 +169,17 @@ type blobStore interface {
 func walkIndex(bs blobStore, top []ociDesc) ([]candidate, error) {
 	expanded := map[string][]ociDesc{}
 	var out []candidate
+	visits := 0
 	var expand func(d ociDesc, depth int, names []string, topDigest string) error
 	expand = func(d ociDesc, depth int, names []string, topDigest string) error {
 		if len(out) >= maxCandidates {
 			return fmt.Errorf("the index lists more than %d images (repeats and nested indexes included)", maxCandidates)
+		}
+		// An index naming one nested index thousands of times, which names
+		// another thousands of times, costs one read each (expanded) but
+		// could make the walk itself go on for billions of steps.
+		if visits++; visits > maxIndexEntries {
+			return fmt.Errorf("the index has more than %d entries (repeats and nested indexes included)", maxIndexEntries)
 		}
 		if registry.CheckDigest(d.Digest) != nil {
 			return fmt.Errorf("descriptor digest %q is not a sha256 or sha512 digest", trunc(d.Digest))
@@ -176,7 +187,7 @@ func walkIndex(bs blobStore, top []ociDesc) ([]candidate, error) {
 		mt := d.MediaType
 		if mt == "" || !isIndexType(mt) && !isManifestType(mt) {
 			// Tell by the blob itself: some writers leave the type out.
-			b, err := bs.read(d.Digest, maxManifestBytes)
+			b, err := bs.manifest(d.Digest)
 			if err != nil {
 				return err
 			}
@@ -205,7 +216,7 @@ func walkIndex(bs blobStore, top []ociDesc) ([]candidate, error) {
 		}
 		children, ok := expanded[d.Digest]
 		if !ok {
-			b, err := bs.read(d.Digest, maxManifestBytes)
+			b, err := bs.manifest(d.Digest)
 			if err != nil {
 				return err
 			}
@@ -360,7 +371,7 @@ func platformOf(bs blobStore, d ociDesc) (*platform, error) {
 }
 
 func readManifest(bs blobStore, digest string) (*ociDoc, error) {
-	b, err := bs.read(digest, maxManifestBytes)
+	b, err := bs.manifest(digest)
 	if err != nil {
 		return nil, err
 	}
@@ -414,6 +425,8 @@ func (s layoutStore) blobPath(digest string) (string, error) {
 // hash to its digest: a blob that does not (a file swapped in, or a link
 // to something else) is refused, as a registry client refuses it. Layers
 // are read as streams (layer) and not hashed.
+func (s layoutStore) manifest(digest string) ([]byte, error) { return s.read(digest, maxManifestBytes) }
+
 func (s layoutStore) read(digest string, max int64) ([]byte, error) {
 	p, err := s.blobPath(digest)
 	if err != nil {
@@ -575,6 +588,10 @@ func (a *archiveStore) readMember(name string, max int64) ([]byte, error) {
 		return nil, err
 	}
 	return b, nil
+}
+
+func (a *archiveStore) manifest(digest string) ([]byte, error) {
+	return a.read(digest, maxManifestBytes)
 }
 
 func (a *archiveStore) read(digest string, max int64) ([]byte, error) {

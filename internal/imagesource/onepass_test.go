@@ -4,14 +4,19 @@ import (
 	"archive/tar"
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -549,5 +554,104 @@ func TestLayoutBlobMustMatchItsDigest(t *testing.T) {
 	}
 	if _, err := imagesource.Open(context.Background(), dir+":noble", imagesource.Options{}); err != nil {
 		t.Errorf("the untouched layout: %v", err)
+	}
+}
+
+// nestedIndexes is three index documents: top names mid 3,000 times, mid
+// names leaf 3,000 times, and leaf names nothing. Each nested index is read
+// once, but a walk that only cached reads would still take 9 million steps.
+func nestedIndexes(t *testing.T) (top, mid, leaf []byte, midDigest, leafDigest string) {
+	t.Helper()
+	const n = 3000
+	const indexType = "application/vnd.oci.image.index.v1+json"
+	doc := func(digest string) []byte {
+		descs := []map[string]any{}
+		for range n {
+			if digest != "" {
+				descs = append(descs, map[string]any{"mediaType": indexType, "digest": digest, "size": 1})
+			}
+		}
+		if digest == "" {
+			descs = nil
+		}
+		b, err := json.Marshal(map[string]any{"schemaVersion": 2, "mediaType": indexType, "manifests": descs})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	sum := func(b []byte) string { h := sha256.Sum256(b); return "sha256:" + hex.EncodeToString(h[:]) }
+	leaf = doc("")
+	leafDigest = sum(leaf)
+	mid = doc(leafDigest)
+	midDigest = sum(mid)
+	top = doc(midDigest)
+	return top, mid, leaf, midDigest, leafDigest
+}
+
+// F2, through a layout: an index that names a nested index thousands of
+// times, which names another thousands of times, fails with a short error
+// at the walk's cap instead of walking for millions of steps.
+func TestF2NestedIndexRepeatsCapped(t *testing.T) {
+	top, mid, leaf, midDigest, leafDigest := nestedIndexes(t)
+	dir := t.TempDir()
+	for d, b := range map[string][]byte{midDigest: mid, leafDigest: leaf} {
+		p := filepath.Join(dir, "blobs", "sha256", strings.TrimPrefix(d, "sha256:"))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(dir, "oci-layout"), []byte(`{"imageLayoutVersion":"1.0.0"}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "index.json"), top, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err := imagesource.Open(context.Background(), dir, imagesource.Options{})
+	if err == nil || !strings.Contains(err.Error(), "more than 4096 entries") {
+		t.Fatalf("err = %v; want the walk's cap", err)
+	}
+}
+
+// F2, through a registry: the same indexes served by a registry cost one
+// request per distinct index, and the same short error.
+func TestF2RegistryNestedIndexRepeatsCapped(t *testing.T) {
+	top, mid, leaf, midDigest, leafDigest := nestedIndexes(t)
+	var mu sync.Mutex
+	gets := map[string]int{}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		gets[r.URL.Path]++
+		mu.Unlock()
+		body := map[string][]byte{
+			"/v2/hostile/manifests/latest":        top,
+			"/v2/hostile/manifests/" + midDigest:  mid,
+			"/v2/hostile/manifests/" + leafDigest: leaf,
+		}[r.URL.Path]
+		if body == nil {
+			http.NotFound(w, r)
+			return
+		}
+		w.Header().Set("Content-Type", "application/vnd.oci.image.index.v1+json")
+		w.Write(body)
+	}))
+	t.Cleanup(srv.Close)
+	ref := strings.TrimPrefix(srv.URL, "http://") + "/hostile:latest"
+	_, err := imagesource.Open(context.Background(), ref, imagesource.Options{Timeout: 10 * time.Second})
+	if err == nil || !strings.Contains(err.Error(), "more than 4096 entries") {
+		t.Fatalf("err = %v; want the walk's cap", err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	for p, n := range gets {
+		if n > 1 {
+			t.Errorf("%s fetched %d times", p, n)
+		}
+	}
+	if len(gets) > 3 {
+		t.Errorf("%d paths fetched: %v", len(gets), gets)
 	}
 }
