@@ -1,16 +1,16 @@
-// Package pep440 parses, normalises, orders and matches Python version
-// numbers (PEP 440) exactly as Python's `packaging` does: Version is
-// packaging.version.Version (its parse, str() and ordering), Satisfies is
-// packaging.specifiers.SpecifierSet(spec).contains(version) with the default
-// pre-release rule.
+// Package pep440 parses, normalises and orders Python version numbers
+// (PEP 440) exactly as Python's `packaging` does: Version is
+// packaging.version.Version (its parse, str() and ordering). Version
+// constraints are not matched here: fastpath's knowledge base states its
+// bounds as versions (Less), and nothing reads specifier strings.
 //
 // It is written by hand, with no regular expression and no table built at
 // package init: the library it replaces (aquasecurity/go-pep440-version)
 // compiled its regular expressions at init, 0.4 ms of every fastpath start
 // (issue 17), and fastpath reads only a few versions per run.
 //
-// The oracle is packaging itself: testdata/corpus.json holds several hundred
-// real and odd versions and specifiers with packaging's answers (the
+// The oracle is packaging itself: testdata/corpus.json holds over a thousand
+// real and odd versions with packaging's answers (the
 // packaging version is named in the file; testdata/gen.py wrote it), and
 // TestCorpusNetwork regenerates them with the real packaging and compares.
 //
@@ -188,25 +188,6 @@ func cmpLocal(a, b []string) int {
 		}
 	}
 	return cmpInt(len(a), len(b))
-}
-
-// IsPrerelease is packaging's is_prerelease: a pre or dev release.
-func (v Version) IsPrerelease() bool { return v.preL != "" || v.hasDev }
-
-// isPostrelease is packaging's is_postrelease.
-func (v Version) isPostrelease() bool { return v.postL != "" }
-
-// public is packaging's Version.public: String without the local label.
-func (v Version) public() string {
-	p := v
-	p.local = nil
-	return p.String()
-}
-
-// baseVersion is packaging's base_version: epoch and release only.
-func (v Version) baseVersion() string {
-	p := Version{epoch: v.epoch, release: v.release}
-	return p.String()
 }
 
 // Less reports whether a is older than b in PEP 440's order (2.11.0rc1 is

@@ -13,10 +13,6 @@ corpus.json holds:
   versions: [input, normalised form or null when packaging rejects it]
   order: the valid inputs sorted by packaging.version.Version, inputs that
          compare equal grouped in one list
-  checks: [specifier, valid, answers] where answers has one character per
-          valid input (in the order of versions): "1" when
-          SpecifierSet(specifier).contains(version), "0" when not, "E" when
-          packaging raised (fastpath answers false there)
 """
 import functools
 import json
@@ -24,7 +20,6 @@ import os
 import sys
 
 import packaging
-from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
 PIN = "25.0"
@@ -56,27 +51,11 @@ def main():
         else:
             groups.append([(s, v)])
 
-    checks = []
-    for spec in inputs["specifiers"]:
-        try:
-            sset = SpecifierSet(spec)
-        except InvalidSpecifier:
-            checks.append([spec, False, ""])
-            continue
-        answers = []
-        for _, v in valid:
-            try:
-                answers.append("1" if sset.contains(v) else "0")
-            except Exception:  # packaging raises InvalidVersion for ===foo
-                answers.append("E")
-        checks.append([spec, True, "".join(answers)])
-
     dump = functools.partial(json.dumps, ensure_ascii=True)
     with open(out, "w", encoding="ascii") as f:
         f.write('{"packaging": %s,\n' % dump(packaging.__version__))
         f.write('"versions": [\n%s\n],\n' % ",\n".join(dump(x) for x in versions))
-        f.write('"order": [\n%s\n],\n' % ",\n".join(dump([s for s, _ in g]) for g in groups))
-        f.write('"checks": [\n%s\n]}\n' % ",\n".join(dump(x) for x in checks))
+        f.write('"order": [\n%s\n]}\n' % ",\n".join(dump([s for s, _ in g]) for g in groups))
 
 
 if __name__ == "__main__":
