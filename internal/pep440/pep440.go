@@ -2,7 +2,8 @@
 // (PEP 440) exactly as Python's `packaging` does: Version is
 // packaging.version.Version (its parse, str() and ordering). Version
 // constraints are not matched here: fastpath's knowledge base states its
-// bounds as versions (Less), and nothing reads specifier strings.
+// bounds as versions (Less), and nothing matches a version against a
+// specifier (Requires-Dist lines are quoted, not evaluated).
 //
 // It is written by hand, with no regular expression and no table built at
 // package init: the library it replaces (aquasecurity/go-pep440-version)
