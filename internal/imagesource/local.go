@@ -11,9 +11,9 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-	"syscall"
 
 	"github.com/fastpath-dev/fastpath/internal/imagesource/registry"
+	"github.com/fastpath-dev/fastpath/internal/source"
 )
 
 // Caps on what an image's bookkeeping may make fastpath read or hold. Real
@@ -432,7 +432,7 @@ func (s layoutStore) read(digest string, max int64) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	b, err := readCapped(p, max)
+	b, err := source.ReadRegular(p, max)
 	if err != nil {
 		return nil, err
 	}
@@ -442,46 +442,12 @@ func (s layoutStore) read(digest string, max int64) ([]byte, error) {
 	return b, nil
 }
 
-// openRegular opens p for reading only if it is a regular file. The open
-// is non-blocking, so a FIFO planted in a layout folder or passed as an
-// archive (index.json, a blob) fails the type check instead of blocking the
-// open forever; the type is taken from the open file (fstat), so nothing
-// can be swapped in between the check and the read.
-func openRegular(p string) (*os.File, os.FileInfo, error) {
-	f, err := os.OpenFile(p, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0)
-	if err != nil {
-		return nil, nil, err
-	}
-	fi, err := f.Stat()
-	if err != nil {
-		f.Close()
-		return nil, nil, err
-	}
-	if !fi.Mode().IsRegular() {
-		f.Close()
-		return nil, nil, fmt.Errorf("%s: not a regular file", p)
-	}
-	return f, fi, nil
-}
-
-func readCapped(p string, max int64) ([]byte, error) {
-	f, fi, err := openRegular(p)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	if fi.Size() > max {
-		return nil, fmt.Errorf("%s: %d bytes, more than the %d read", p, fi.Size(), max)
-	}
-	return io.ReadAll(io.LimitReader(f, max))
-}
-
 func (s layoutStore) layer(d ociDesc) (*layerBlob, error) {
 	p, err := s.blobPath(d.Digest)
 	if err != nil {
 		return nil, err
 	}
-	f, fi, err := openRegular(p)
+	f, fi, err := source.OpenRegular(p)
 	if err != nil {
 		return nil, err
 	}
@@ -494,14 +460,14 @@ func fileLayer(p string, off, n int64) *layerBlob {
 	return &layerBlob{
 		size: n,
 		open: func() (io.ReadCloser, error) {
-			f, _, err := openRegular(p)
+			f, _, err := source.OpenRegular(p)
 			if err != nil {
 				return nil, err
 			}
 			return readCloser{io.NewSectionReader(f, off, n), f.Close}, nil
 		},
 		openAt: func(o, k int64) (io.ReadCloser, error) {
-			f, _, err := openRegular(p)
+			f, _, err := source.OpenRegular(p)
 			if err != nil {
 				return nil, err
 			}
@@ -512,7 +478,7 @@ func fileLayer(p string, off, n int64) *layerBlob {
 
 // openLayout resolves an image in an OCI layout folder.
 func openLayout(dir string, sel selector, want *platform) (*resolved, error) {
-	b, err := readCapped(filepath.Join(dir, "index.json"), maxManifestBytes)
+	b, err := source.ReadRegular(filepath.Join(dir, "index.json"), maxManifestBytes)
 	if err != nil {
 		return nil, fmt.Errorf("not an OCI layout folder: %w", err)
 	}
@@ -540,7 +506,7 @@ type archiveStore struct {
 }
 
 func scanArchive(p string) (*archiveStore, error) {
-	f, _, err := openRegular(p)
+	f, _, err := source.OpenRegular(p)
 	if err != nil {
 		return nil, err
 	}
@@ -578,7 +544,7 @@ func (a *archiveStore) readMember(name string, max int64) ([]byte, error) {
 	if m[1] > max {
 		return nil, fmt.Errorf("%s: %d bytes, more than the %d read", trunc(name), m[1], max)
 	}
-	f, _, err := openRegular(a.file)
+	f, _, err := source.OpenRegular(a.file)
 	if err != nil {
 		return nil, err
 	}

@@ -7,13 +7,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/fastpath-dev/fastpath/internal/source"
 )
 
 // Credentials are what a registry may be shown. Username and Password go
@@ -106,7 +107,7 @@ func (d DockerConfig) Resolve(ctx context.Context, registry string) (Credentials
 	if err != nil {
 		return Credentials{}, nil
 	}
-	b, err := readCapped(p, maxConfigFile)
+	b, err := source.ReadRegular(p, maxConfigFile)
 	if errors.Is(err, os.ErrNotExist) {
 		return Credentials{}, nil
 	}
@@ -255,26 +256,3 @@ func (c *cappedBuffer) Write(p []byte) (int, error) {
 
 func (c *cappedBuffer) Bytes() []byte  { return c.buf.Bytes() }
 func (c *cappedBuffer) String() string { return c.buf.String() }
-
-func readCapped(p string, max int64) ([]byte, error) {
-	f, err := os.Open(p)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s: not a regular file", p)
-	}
-	b, err := io.ReadAll(io.LimitReader(f, max+1))
-	if err != nil {
-		return nil, err
-	}
-	if int64(len(b)) > max {
-		return nil, fmt.Errorf("%s: more than %d bytes", p, max)
-	}
-	return b, nil
-}

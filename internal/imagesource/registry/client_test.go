@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -333,5 +334,29 @@ func TestDockerHubConfigKey(t *testing.T) {
 		if err != nil || c.Username != want {
 			t.Errorf("%s: %+v, %v; want user %q", reg, c, err, want)
 		}
+	}
+}
+
+// A FIFO or a device in config.json's place is refused at once: reading
+// it would block the pull forever (the open is non-blocking and the type
+// is checked on the open file).
+func TestDockerConfigNotARegularFile(t *testing.T) {
+	dir := t.TempDir()
+	if err := syscall.Mkfifo(filepath.Join(dir, "config.json"), 0o600); err != nil {
+		t.Skip("mkfifo:", err)
+	}
+	t.Setenv("DOCKER_CONFIG", dir)
+	done := make(chan error, 1)
+	go func() {
+		_, err := registry.DockerConfig{Timeout: time.Second}.Resolve(context.Background(), "ghcr.io")
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err == nil || !strings.Contains(err.Error(), "not a regular file") {
+			t.Errorf("err = %v; want a refusal", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("reading a FIFO as the docker config blocked")
 	}
 }

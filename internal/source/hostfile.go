@@ -1,0 +1,44 @@
+package source
+
+import (
+	"fmt"
+	"io"
+	"os"
+)
+
+// OpenRegular opens the host file p for reading only if it is a regular
+// file, for readers of files outside any Source (an image's layout folder
+// or archive, the docker config). The open is non-blocking, so a FIFO in
+// p's place fails the type check instead of blocking the open forever; the
+// type is taken from the open file (fstat), so nothing can be swapped in
+// between the check and the read.
+func OpenRegular(p string) (*os.File, os.FileInfo, error) {
+	f, err := os.OpenFile(p, openFlags, 0)
+	if err != nil {
+		return nil, nil, err
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		f.Close()
+		return nil, nil, fmt.Errorf("%s: not a regular file", p)
+	}
+	return f, fi, nil
+}
+
+// ReadRegular reads the host file p whole (OpenRegular), refusing one of
+// more than max bytes.
+func ReadRegular(p string, max int64) ([]byte, error) {
+	f, fi, err := OpenRegular(p)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if fi.Size() > max {
+		return nil, fmt.Errorf("%s: %d bytes, more than the %d read", p, fi.Size(), max)
+	}
+	return io.ReadAll(io.LimitReader(f, max))
+}
