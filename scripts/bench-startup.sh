@@ -13,6 +13,19 @@
 #     of wall time, CPU time (user+sys, from wait4's rusage, in milliseconds)
 #     and minor page faults, and the median of the rounds' paired
 #     differences (new minus base) in wall and CPU time.
+# Each build runs from COPIES (default 3) files of its own, in turns, in one
+# page-cache state for all (BENCH_STARTUP_STATE):
+#   disk    (default) written, dropped from the page cache, and read back by
+#           a first exec: 4 KB pages, as a binary loaded from disk after a
+#           reboot, or one the linker has just written, is held;
+#   copied  written by a copy in 1 MB writes: large folios, as a file a copy
+#           just wrote is held on kernels whose file system caches large
+#           folios (ext4 from Linux 6.16, XFS from 5.18);
+#   given   the files as given, once each.
+# The same bytes start up to 0.5 ms sooner from large folios on the 2-core
+# VM, and 4 KB copies differ among themselves by up to 0.4 ms (where their
+# pages fall): without copies and one state, that would swamp the difference
+# between two builds (docs/speed.md, "The binary's page cache").
 # CPU time is the figure to trust on a loaded machine; wall time is an upper
 # bound there. Needs python3 (for wait4) and awk. No network.
 set -uo pipefail
@@ -42,8 +55,8 @@ for pair in "base:$base" "new:$new"; do
     END {printf "%-5s package init, allocated: all %d bytes in %d allocs; fastpath'"'"'s own %d bytes in %d allocs\n", l, b, a, ob, oa}'
 done
 
-python3 - "$base" "$new" "$runs" "$tmp/seed" "$seedenv" <<'PY'
-import os, statistics, subprocess, sys, time
+python3 - "$base" "$new" "$runs" "$tmp/seed" "$seedenv" "$tmp" "${BENCH_STARTUP_STATE:-disk}" "${BENCH_STARTUP_COPIES:-3}" <<'PY'
+import os, shutil, statistics, subprocess, sys, time
 # Start the builds as a user's shell or container runtime would: from a
 # parent holding no descriptor above 63. A child's descriptor table is as
 # large as its parent's highest open descriptor needs, and a run that starts
@@ -51,6 +64,28 @@ import os, statistics, subprocess, sys, time
 # descriptor table"); bash scripts hold 255, some tool harnesses 251.
 os.closerange(3, 65536)
 base, new, runs, seed, env = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4], sys.argv[5]
+tmp, state, ncopies = sys.argv[6], sys.argv[7], int(sys.argv[8])
+def install(src, label):
+    if state == "given":
+        return [src]
+    paths = []
+    for k in range(ncopies):
+        dst = os.path.join(tmp, f"{label}.{k}")
+        with open(src, "rb") as fi, open(dst, "wb") as fo:
+            shutil.copyfileobj(fi, fo, 1 << 20)
+            fo.flush()
+            os.fsync(fo.fileno())
+            if state == "disk":
+                os.posix_fadvise(fo.fileno(), 0, 0, os.POSIX_FADV_DONTNEED)
+        os.chmod(dst, 0o755)
+        subprocess.run([dst, "--version"], stdout=subprocess.DEVNULL)  # exec reads it back
+        paths.append(dst)
+    return paths
+if state not in ("disk", "copied", "given"):
+    sys.exit(f"BENCH_STARTUP_STATE={state}: want disk, copied or given")
+# Keyed by role, not path: a build compared with itself shows the noise.
+copies = {"base": install(base, "base"), "new": install(new, "new")}
+print(f"page-cache state: {state}, {len(copies['base'])} file(s) per build")
 cases = [("--version", ["--version"]),
          ("doctor --root seed", ["doctor", "--root", seed, "--gpu", "12.0", "--env", env])]
 def once(argv):
@@ -61,17 +96,17 @@ def once(argv):
     return wall * 1e3, (ru.ru_utime + ru.ru_stime) * 1e3, ru.ru_minflt
 print(f"{'command':22} {'build':5} {'wall ms':>8} {'cpu ms':>7} {'faults':>7}   (medians of {runs}, interleaved)")
 for name, args in cases:
-    res = {base: [], new: []}
+    res = {"base": [], "new": []}
     for r in range(runs):
         # Each round runs both builds back to back, in turns first, so
         # that a slow moment or the order itself falls on both alike.
-        for b in ((base, new) if r % 2 == 0 else (new, base)):
-            res[b].append(once([b] + args))
-    for label, b in (("base", base), ("new", new)):
-        w, c, f = (statistics.median(x[i] for x in res[b]) for i in range(3))
+        for b in (("base", "new") if r % 2 == 0 else ("new", "base")):
+            res[b].append(once([copies[b][r % len(copies[b])]] + args))
+    for label in ("base", "new"):
+        w, c, f = (statistics.median(x[i] for x in res[label]) for i in range(3))
         print(f"{name:22} {label:5} {w:8.2f} {c:7.2f} {f:7.0f}")
     # The median of the rounds' differences: steadier than the difference
     # of the medians when the machine's speed drifts during the run.
-    dw, dc = (statistics.median(n[i] - b_[i] for n, b_ in zip(res[new], res[base])) for i in range(2))
+    dw, dc = (statistics.median(n[i] - b_[i] for n, b_ in zip(res["new"], res["base"])) for i in range(2))
     print(f"{name:22} {'new-base, paired':>13} {dw:+7.2f} {dc:+7.2f}")
 PY

@@ -37,11 +37,15 @@ say "speed.sh exit $? in $(( ($(now) - s) / 1000000 )) ms"
 cat "$work/speed/speed.log" >> "$log" 2>/dev/null
 
 # 2. Startup and the seed tree on an idle machine: init time, --version and
-#    doctor --root on the seed container, medians of 20, interleaved.
-say "== bench-startup.sh (medians of 20; CPU from wait4)"
-timeout 300 bash "$dir/bench-startup.sh" "$dir/fastpath-base" "$dir/fastpath" 20 > "$work/startup.txt" 2>&1
-say "bench-startup exit $?"
-tee -a "$log" < "$work/startup.txt"
+#    doctor --root on the seed container, medians of 20, interleaved, with the
+#    binaries held in 4 KB pages (as read from disk) and in large folios (as
+#    a copy leaves them): docs/speed.md, "The binary's page cache".
+for state in disk copied; do
+  say "== bench-startup.sh, page-cache state $state (medians of 20; CPU from wait4)"
+  BENCH_STARTUP_STATE=$state timeout 300 bash "$dir/bench-startup.sh" "$dir/fastpath-base" "$dir/fastpath" 20 > "$work/startup-$state.txt" 2>&1
+  say "bench-startup exit $?"
+  tee -a "$log" < "$work/startup-$state.txt"
+done
 
 # 3. nvidia-smi: the warm doctor waits for it. Each query alone and both at
 #    once (as doctor runs them), medians of 5, in ms.
