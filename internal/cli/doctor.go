@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bufio"
 	"context"
 	"fmt"
 	"os"
@@ -94,22 +95,29 @@ func renderDoctor(f *facts.Facts, models []*model.Report, format string, text re
 	if models == nil {
 		models = []*model.Report{}
 	}
+	// The report is written in pieces (a text report in about twenty):
+	// gathered here, it leaves in one write per 64 KB instead of a system
+	// call each.
+	out := bufio.NewWriterSize(ios.Out, 64<<10)
 	var err error
 	switch {
 	case format == "json":
-		err = report.JSON(ios.Out, report.Doctor{Schema: facts.Schema, Facts: f, Findings: findings, Models: models})
+		err = report.JSON(out, report.Doctor{Schema: facts.Schema, Facts: f, Findings: findings, Models: models})
 	case format == "markdown":
-		err = report.Markdown(ios.Out, f, findings)
+		err = report.Markdown(out, f, findings)
 	default:
-		err = report.Text(ios.Out, f, findings, text, models...)
+		err = report.Text(out, f, findings, text, models...)
 		if err == nil && f.Live != nil && !text.Quiet() {
-			fmt.Fprintln(ios.Out)
-			live.RenderProbe(ios.Out, f.Live, text)
+			fmt.Fprintln(out)
+			live.RenderProbe(out, f.Live, text)
 		}
 		if err == nil && f.Timings != nil && !text.Quiet() {
-			fmt.Fprintln(ios.Out)
-			err = report.Timings(ios.Out, f.Timings)
+			fmt.Fprintln(out)
+			err = report.Timings(out, f.Timings)
 		}
+	}
+	if ferr := out.Flush(); err == nil {
+		err = ferr
 	}
 	if err != nil {
 		return err
