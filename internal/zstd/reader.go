@@ -384,13 +384,14 @@ func (r *Reader) decodeBlock() error {
 	if size > r.blockMax {
 		return r.fail(ErrCorrupt, "block of %d bytes exceeds the maximum %d", size, r.blockMax)
 	}
-	start := r.histEnd
+	var start int
 	switch typ {
 	case 0: // raw
 		if !r.fill(3 + size) {
 			return r.truncated("raw block")
 		}
 		r.makeRoom(size)
+		start = r.histEnd
 		copy(r.hist[r.histEnd:], r.in[r.inPos+3:r.inPos+3+size])
 		r.histEnd += size
 		r.inPos += 3 + size
@@ -399,6 +400,7 @@ func (r *Reader) decodeBlock() error {
 			return r.truncated("RLE block")
 		}
 		r.makeRoom(size)
+		start = r.histEnd
 		c := r.in[r.inPos+3]
 		out := r.hist[r.histEnd : r.histEnd+size]
 		for i := range out {
