@@ -74,8 +74,8 @@ func TestWindowAboveCap(t *testing.T) {
 
 func TestDictionaryRefused(t *testing.T) {
 	for _, hdr := range [][]byte{
-		frameHeader(0x01, 0x00, 7),                // 1-byte id
-		frameHeader(0x02, 0x00, 1, 2),             // 2-byte id
+		frameHeader(0x01, 0x00, 7),                   // 1-byte id
+		frameHeader(0x02, 0x00, 1, 2),                // 2-byte id
 		frameHeader(0x23, 0x01, 0x02, 0x03, 0x04, 4), // single segment: 4-byte id, 1-byte size
 	} {
 		comp := append(hdr, rawBlock(true, []byte("abcd"))...)
