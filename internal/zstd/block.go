@@ -168,7 +168,7 @@ func (r *Reader) decodeLiterals(src, srcSlack []byte) ([]byte, int, string) {
 		if hs >= len(src) {
 			return nil, 0, "truncated RLE literals"
 		}
-		lits := r.lits[:size+slack]
+		lits := r.litBuffer(size)
 		c := src[hs]
 		for i := range lits[:size] {
 			lits[i] = c
@@ -217,7 +217,7 @@ func (r *Reader) decodeLiterals(src, srcSlack []byte) ([]byte, int, string) {
 	} else if !r.huffValid {
 		return nil, 0, "treeless literals without a previous Huffman table"
 	}
-	lits := r.lits[:regen+slack]
+	lits := r.litBuffer(regen)
 	var ok bool
 	if streams == 1 {
 		ok = r.huff.decode1(lits[:regen], data)
@@ -354,4 +354,13 @@ func (r *Reader) execSequences(src []byte, nseq int, lits []byte) string {
 	copy(hist[op:op+rest], lits[lp:litLen])
 	r.histEnd = op + rest
 	return ""
+}
+
+// litBuffer returns a buffer for n literals and slack bytes after them,
+// growing the reused one as needed (n <= maxBlockSize).
+func (r *Reader) litBuffer(n int) []byte {
+	if n+slack > len(r.lits) {
+		r.lits = make([]byte, max(n, min(2*len(r.lits), maxBlockSize))+slack)
+	}
+	return r.lits[:n+slack]
 }

@@ -162,16 +162,20 @@ func (r *Reader) fill(n int) bool {
 	if r.inEnd-r.inPos >= n {
 		return true
 	}
-	if r.in == nil {
-		r.in = make([]byte, inBufSize+slack)
-	}
-	if r.inPos+n > inBufSize {
+	if r.inPos+n > len(r.in)-slack {
 		m := copy(r.in, r.in[r.inPos:r.inEnd])
 		r.inBase += int64(r.inPos)
 		r.inPos, r.inEnd = 0, m
+		// The buffer starts small (a small frame costs little) and
+		// doubles up to inBufSize as the input proves long.
+		if size := len(r.in) - slack; n > size || (r.inEnd > size/2 && size < inBufSize) {
+			in := make([]byte, min(max(2*size, n, 4<<10), inBufSize)+slack)
+			copy(in, r.in[:r.inEnd])
+			r.in = in
+		}
 	}
 	for r.inEnd-r.inPos < n && r.srcErr == nil {
-		m, err := r.src.Read(r.in[r.inEnd:inBufSize])
+		m, err := r.src.Read(r.in[r.inEnd : len(r.in)-slack])
 		r.inEnd += m
 		if err != nil {
 			r.srcErr = err
@@ -332,9 +336,6 @@ func (r *Reader) readFrameHeader() error {
 		histMax = int(r.contentSize)
 	}
 	r.histMax = histMax + r.blockMax + slack
-	if r.lits == nil {
-		r.lits = make([]byte, maxBlockSize+slack)
-	}
 	return nil
 }
 
