@@ -254,6 +254,7 @@ func (r *Reader) execSequences(src []byte, nseq int, lits []byte) string {
 	// Matches may reach back over the whole frame so far, up to the
 	// window size; r.histEnd - r.frameStart bytes of it are in hist.
 	maxBack := r.window
+	frameStart := r.frameStart
 	for i := nseq - 1; i >= 0; i-- {
 		br.refill()
 		ofE := ofT[ofState&511]
@@ -314,7 +315,7 @@ func (r *Reader) execSequences(src []byte, nseq int, lits []byte) string {
 		}
 		op += ll
 		lp += ll
-		if off > op-r.frameStart || off > maxBack {
+		if off > op-frameStart || off > maxBack {
 			return "match offset beyond the window"
 		}
 		src := op - off

@@ -168,7 +168,7 @@ func (r *Reader) fill(n int) bool {
 		r.inPos, r.inEnd = 0, m
 		// The buffer starts small (a small frame costs little) and
 		// doubles up to inBufSize as the input proves long.
-		if size := len(r.in) - slack; n > size || (r.inEnd > size/2 && size < inBufSize) {
+		if size := len(r.in) - slack; size < inBufSize {
 			in := make([]byte, min(max(2*size, n, 4<<10), inBufSize)+slack)
 			copy(in, r.in[:r.inEnd])
 			r.in = in
