@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -92,14 +93,7 @@ func FuzzDecoderValid(f *testing.F) {
 	f.Add(bytes.Repeat([]byte{1, 2, 3, 4, 5, 6, 7}, 5000), uint8(3))
 	f.Add(testInputs(f)["go.sum"][:8000], uint8(6))
 	f.Fuzz(func(t *testing.T, data []byte, opts uint8) {
-		levels := []kzstd.EncoderLevel{kzstd.SpeedFastest, kzstd.SpeedDefault, kzstd.SpeedBetterCompression, kzstd.SpeedBestCompression}
-		windows := []int{1 << 10, 4 << 10, 64 << 10, 1 << 20}
-		enc, err := kzstd.NewWriter(nil, kzstd.WithEncoderConcurrency(1),
-			kzstd.WithEncoderLevel(levels[opts&3]), kzstd.WithWindowSize(windows[(opts>>2)&3]),
-			kzstd.WithEncoderCRC(opts&16 != 0), kzstd.WithAllLitEntropyCompression(opts&32 != 0))
-		if err != nil {
-			t.Fatal(err)
-		}
+		enc := fuzzEncoder(t, opts&63)
 		comp := enc.EncodeAll(data, nil)
 		if opts&64 != 0 {
 			comp = enc.EncodeAll(data, comp) // two frames
@@ -113,4 +107,24 @@ func FuzzDecoderValid(f *testing.F) {
 			t.Fatalf("decoded %d bytes, want %d", len(got), len(data))
 		}
 	})
+}
+
+// fuzzEncoders holds one klauspost encoder per option set (EncodeAll may be
+// called concurrently): making one per input cost most of the fuzzing time.
+var fuzzEncoders sync.Map
+
+func fuzzEncoder(t *testing.T, opts uint8) *kzstd.Encoder {
+	if e, ok := fuzzEncoders.Load(opts); ok {
+		return e.(*kzstd.Encoder)
+	}
+	levels := []kzstd.EncoderLevel{kzstd.SpeedFastest, kzstd.SpeedDefault, kzstd.SpeedBetterCompression, kzstd.SpeedBestCompression}
+	windows := []int{1 << 10, 4 << 10, 64 << 10, 1 << 20}
+	enc, err := kzstd.NewWriter(nil, kzstd.WithEncoderConcurrency(1),
+		kzstd.WithEncoderLevel(levels[opts&3]), kzstd.WithWindowSize(windows[(opts>>2)&3]),
+		kzstd.WithEncoderCRC(opts&16 != 0), kzstd.WithAllLitEntropyCompression(opts&32 != 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, _ := fuzzEncoders.LoadOrStore(opts, enc)
+	return e.(*kzstd.Encoder)
 }

@@ -348,7 +348,14 @@ func (r *Reader) makeRoom(n int) {
 		return
 	}
 	if len(r.hist) < r.histMax {
-		r.grow(min(r.histMax, max(need, 2*len(r.hist), 64<<10)))
+		// Double while the output is small; once it passes 1 MiB the
+		// frame has proven long: go straight to histMax (the doubling
+		// steps above it would be as much garbage as the buffer).
+		size := max(need, 2*len(r.hist), 64<<10)
+		if size > 1<<20 {
+			size = r.histMax
+		}
+		r.grow(min(size, r.histMax))
 		if need <= len(r.hist) {
 			return
 		}
