@@ -261,7 +261,9 @@ func (r *Reader) execSequences(src []byte, nseq int, lits []byte) string {
 		mlE := mlT[mlState&511]
 		llE := llT[llState&511]
 		ofv := int(ofE.base) + int(br.get(ofE.addBits))
-		if ofE.addBits+mlE.addBits+llE.addBits > 56-7-1 {
+		// Refill only when the next fields might not fit: the length
+		// extras take at most 32 bits, the state updates 26.
+		if br.consumed > 64-32 {
 			br.refill()
 		}
 		ml := int(mlE.base) + int(br.get(mlE.addBits))
@@ -292,7 +294,9 @@ func (r *Reader) execSequences(src []byte, nseq int, lits []byte) string {
 			}
 		}
 		if i != 0 {
-			br.refill()
+			if br.consumed > 64-26 {
+				br.refill()
+			}
 			llState = int(llE.newState) + int(br.get(llE.nbBits))
 			mlState = int(mlE.newState) + int(br.get(mlE.nbBits))
 			ofState = int(ofE.newState) + int(br.get(ofE.nbBits))
@@ -306,10 +310,7 @@ func (r *Reader) execSequences(src []byte, nseq int, lits []byte) string {
 			return "block larger than its maximum size"
 		}
 		if ll <= 16 {
-			d := hist[op : op+16 : op+16]
-			s := lits[lp : lp+16 : lp+16]
-			binary.LittleEndian.PutUint64(d[0:8], binary.LittleEndian.Uint64(s[0:8]))
-			binary.LittleEndian.PutUint64(d[8:16], binary.LittleEndian.Uint64(s[8:16]))
+			*(*[16]byte)(hist[op:]) = *(*[16]byte)(lits[lp:])
 		} else {
 			copy(hist[op:op+ll], lits[lp:lp+ll])
 		}
@@ -322,10 +323,7 @@ func (r *Reader) execSequences(src []byte, nseq int, lits []byte) string {
 		switch {
 		case off >= 16 && ml <= 64:
 			for j := 0; j < ml; j += 16 {
-				d := hist[op+j : op+j+16 : op+j+16]
-				s := hist[src+j : src+j+16 : src+j+16]
-				binary.LittleEndian.PutUint64(d[0:8], binary.LittleEndian.Uint64(s[0:8]))
-				binary.LittleEndian.PutUint64(d[8:16], binary.LittleEndian.Uint64(s[8:16]))
+				*(*[16]byte)(hist[op+j:]) = *(*[16]byte)(hist[src+j:])
 			}
 		case off >= ml:
 			copy(hist[op:op+ml], hist[src:src+ml])
