@@ -107,6 +107,7 @@ func NewReader(r io.Reader, maxWindow int) (*Reader, error) {
 // Close releases the buffers; later reads fail.
 func (r *Reader) Close() error {
 	r.hist, r.in, r.lits = nil, nil, nil
+	r.histEnd, r.readPos, r.inPos, r.inEnd = 0, 0, 0, 0
 	r.err = ErrClosed
 	return nil
 }

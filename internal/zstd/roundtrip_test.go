@@ -302,4 +302,16 @@ func TestXXH64(t *testing.T) {
 	}
 }
 
-var _ = errors.Is
+// TestReadAfterClose: a Reader closed with output not yet read fails
+// its next Read instead of reading freed buffers.
+func TestReadAfterClose(t *testing.T) {
+	enc, _ := kzstd.NewWriter(nil, kzstd.WithEncoderConcurrency(1))
+	r, _ := NewReader(bytes.NewReader(enc.EncodeAll(testInputs(t)["go.sum"], nil)), 1<<20)
+	if n, err := r.Read(make([]byte, 10)); n != 10 || err != nil {
+		t.Fatalf("first read: %d, %v", n, err)
+	}
+	r.Close()
+	if n, err := r.Read(make([]byte, 10)); n != 0 || !errors.Is(err, ErrClosed) {
+		t.Fatalf("read after Close: %d, %v", n, err)
+	}
+}
