@@ -1,11 +1,7 @@
 package zstd
 
-import (
-	"encoding/binary"
-)
-
 // Compressed blocks, RFC 8878 section 3.1.1.3: a literals section, then a
-// sequences section whose sequences are decoded and executed in one loop.
+// sequences section whose sequences are all decoded, then executed.
 
 const (
 	maxBlockSize = 128 << 10
@@ -56,6 +52,10 @@ func (r *Reader) decodeCompressed(src []byte, srcSlack []byte) string {
 		r.histEnd += litLen
 		return ""
 	}
+	if nseq > r.blockMax/3 {
+		// Every match is at least 3 bytes long.
+		return "more sequences than the block size allows"
+	}
 	if p >= len(src) {
 		return "missing symbol compression modes"
 	}
@@ -74,7 +74,11 @@ func (r *Reader) decodeCompressed(src []byte, srcSlack []byte) string {
 	if p, ok = r.readSeqTable(&r.ml, kindML, (modes>>2)&3, src, p); !ok {
 		return "bad match lengths table"
 	}
-	return r.execSequences(src[p:], nseq, lits)
+	if why := r.decodeSequences(src[p:], nseq, litLen); why != "" {
+		return why
+	}
+	r.executeSequences(r.seqs[:nseq], lits)
+	return ""
 }
 
 // readSeqTable sets *cur for one of the three sequence tables by its mode:
@@ -230,32 +234,49 @@ func (r *Reader) decodeLiterals(src, srcSlack []byte) ([]byte, int, string) {
 	return lits, hs + csize, ""
 }
 
-// execSequences decodes nseq sequences from the backward bitstream src and
-// executes each at once: copy its literals, then its match. lits holds the
-// literals and slack bytes after them.
-func (r *Reader) execSequences(src []byte, nseq int, lits []byte) string {
+// litBuffer returns a buffer for n literals and slack bytes after them,
+// growing the reused one as needed (n <= maxBlockSize).
+func (r *Reader) litBuffer(n int) []byte {
+	if n+slack > len(r.lits) {
+		r.lits = make([]byte, max(n, min(2*len(r.lits), maxBlockSize))+slack)
+	}
+	return r.lits[:n+slack]
+}
+
+// sequence is one decoded sequence: ll literals, then ml bytes copied from
+// hist[src:] (an index into hist, checked against the window).
+type sequence struct {
+	ll, ml, src uint32
+}
+
+// decodeSequences decodes nseq sequences from the backward bitstream src
+// into r.seqs, resolving repeat offsets and checking every limit: the
+// literals they use, the block size, the window. Decoding all of a block's
+// sequences before executing them frees the copies from the bitstream's
+// chain of dependent reads, so the processor can start a copy's (often
+// cache-missing) loads early: 10-20% faster at zstd -19 on this VM.
+func (r *Reader) decodeSequences(src []byte, nseq int, litLen int) string {
 	var br backReader
 	if !br.init(src) {
 		return "bad sequences bitstream"
 	}
+	if nseq > len(r.seqs) {
+		r.seqs = make([]sequence, max(nseq, min(2*len(r.seqs), maxBlockSize/3+1)))
+	}
+	seqs := r.seqs[:nseq]
 	llT, ofT, mlT := &r.ll.states, &r.of.states, &r.ml.states
 	llState := int(br.get(r.ll.accuracyLog))
 	ofState := int(br.get(r.of.accuracyLog))
 	mlState := int(br.get(r.ml.accuracyLog))
-	hist := r.hist
 	op := r.histEnd
 	limit := op + r.blockMax // the block may not produce more
-	if limit > len(hist)-slack {
-		return "output buffer too small" // cannot happen: makeRoom reserved it
-	}
-	litLen := len(lits) - slack
-	lp := 0
+	// A match may reach back to the frame's start (what of it is still in
+	// hist) and no further than the window.
+	lowest := r.frameStart
+	window := r.window
+	litLeft := litLen
 	rep0, rep1, rep2 := r.rep[0], r.rep[1], r.rep[2]
-	// Matches may reach back over the whole frame so far, up to the
-	// window size; r.histEnd - r.frameStart bytes of it are in hist.
-	maxBack := r.window
-	frameStart := r.frameStart
-	for i := nseq - 1; i >= 0; i-- {
+	for i := range seqs {
 		br.refill()
 		ofE := ofT[ofState&511]
 		mlE := mlT[mlState&511]
@@ -293,7 +314,7 @@ func (r *Reader) execSequences(src []byte, nseq int, lits []byte) string {
 				rep0, rep1, rep2 = off, rep0, rep1
 			}
 		}
-		if i != 0 {
+		if i != len(seqs)-1 {
 			if br.consumed > 64-26 {
 				br.refill()
 			}
@@ -301,14 +322,41 @@ func (r *Reader) execSequences(src []byte, nseq int, lits []byte) string {
 			mlState = int(mlE.newState) + int(br.get(mlE.nbBits))
 			ofState = int(ofE.newState) + int(br.get(ofE.nbBits))
 		}
-
-		// Execute.
-		if ll > litLen-lp {
+		if ll > litLeft {
 			return "sequence uses more literals than the block has"
 		}
+		litLeft -= ll
 		if ll+ml > limit-op {
 			return "block larger than its maximum size"
 		}
+		op += ll
+		if off > op-lowest || off > window {
+			return "match offset beyond the window"
+		}
+		seqs[i] = sequence{ll: uint32(ll), ml: uint32(ml), src: uint32(op - off)}
+		op += ml
+	}
+	br.refill()
+	if !br.finished() {
+		return "sequences bitstream not consumed exactly"
+	}
+	if litLeft > limit-op {
+		return "block larger than its maximum size"
+	}
+	r.rep = [3]int{rep0, rep1, rep2}
+	return ""
+}
+
+// executeSequences copies each sequence's literals, then its match, into
+// hist at histEnd, then the literals left. decodeSequences checked every
+// bound; lits holds the literals and slack bytes after them, hist has slack
+// bytes after the block: short copies move 16 bytes at a time.
+func (r *Reader) executeSequences(seqs []sequence, lits []byte) {
+	hist := r.hist
+	op := r.histEnd
+	lp := 0
+	for _, s := range seqs {
+		ll := int(s.ll)
 		if ll <= 16 {
 			*(*[16]byte)(hist[op:]) = *(*[16]byte)(lits[lp:])
 		} else {
@@ -316,10 +364,9 @@ func (r *Reader) execSequences(src []byte, nseq int, lits []byte) string {
 		}
 		op += ll
 		lp += ll
-		if off > op-frameStart || off > maxBack {
-			return "match offset beyond the window"
-		}
-		src := op - off
+		ml := int(s.ml)
+		src := int(s.src)
+		off := op - src
 		switch {
 		case off >= 16 && ml <= 64:
 			for j := 0; j < ml; j += 16 {
@@ -329,7 +376,7 @@ func (r *Reader) execSequences(src []byte, nseq int, lits []byte) string {
 			copy(hist[op:op+ml], hist[src:src+ml])
 		case off >= 8:
 			for j := 0; j < ml; j += 8 {
-				binary.LittleEndian.PutUint64(hist[op+j:op+j+8], binary.LittleEndian.Uint64(hist[src+j:src+j+8]))
+				*(*[8]byte)(hist[op+j:]) = *(*[8]byte)(hist[src+j:])
 			}
 		default:
 			// Overlapping with a short period: copy the period, then
@@ -341,25 +388,7 @@ func (r *Reader) execSequences(src []byte, nseq int, lits []byte) string {
 		}
 		op += ml
 	}
-	br.refill()
-	if !br.finished() {
-		return "sequences bitstream not consumed exactly"
-	}
-	r.rep = [3]int{rep0, rep1, rep2}
-	rest := litLen - lp
-	if rest > limit-op {
-		return "block larger than its maximum size"
-	}
-	copy(hist[op:op+rest], lits[lp:litLen])
-	r.histEnd = op + rest
-	return ""
-}
-
-// litBuffer returns a buffer for n literals and slack bytes after them,
-// growing the reused one as needed (n <= maxBlockSize).
-func (r *Reader) litBuffer(n int) []byte {
-	if n+slack > len(r.lits) {
-		r.lits = make([]byte, max(n, min(2*len(r.lits), maxBlockSize))+slack)
-	}
-	return r.lits[:n+slack]
+	litLen := len(lits) - slack
+	copy(hist[op:], lits[lp:litLen])
+	r.histEnd = op + litLen - lp
 }

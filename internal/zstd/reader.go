@@ -91,6 +91,7 @@ type Reader struct {
 	ll, of, ml *seqTable
 
 	lits          []byte
+	seqs          []sequence
 	fseScratch    [512]fseState
 	weightScratch [64]fseState
 }
