@@ -7,8 +7,10 @@
 // and skippable frames, concatenated; raw, RLE and compressed blocks;
 // content checksums (XXH64, see xxhash.go). It refuses dictionaries and
 // windows above the caller's cap. Nothing read from the input sizes an
-// allocation beyond the fixed maxima of the format: memory is the window
-// history plus a few blocks, never proportional to the content size.
+// allocation beyond the window and the format's fixed maxima: memory is at
+// most twice the window (history, and room to add to it before moving it
+// back) plus about 1 MiB of buffers, grown only as the output proves long,
+// never proportional to the content size.
 package zstd
 
 import (
