@@ -12,7 +12,8 @@
 #   - `--version` and `doctor --root SEED --gpu 12.0 --env PATH=...`: medians
 #     of wall time, CPU time (user+sys, from wait4's rusage, in milliseconds)
 #     and minor page faults, and the median of the rounds' paired
-#     differences (new minus base) in wall and CPU time.
+#     differences (new minus base) in wall and CPU time; under each, a Go
+#     hello-world timed in the same rounds (the machine's pace right then).
 # Each build runs from COPIES (default 3) files of its own, in turns, in one
 # page-cache state for all (BENCH_STARTUP_STATE):
 #   disk    (default) written, dropped from the page cache, and read back by
@@ -41,6 +42,14 @@ else
 fi
 "$new" demo --write-tree "$tmp/seed" >/dev/null
 seedenv='PATH=/root/venv/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin'
+# A Go hello-world, timed in the same rounds: the machine's speed at the
+# moment (this VM's drifts by a third within an hour), and the floor of any
+# Go program's start. Skipped without a Go toolchain.
+hello=""
+if command -v go >/dev/null; then
+  mkdir -p "$tmp/hello" && printf 'package main\n\nimport "os"\n\nfunc main() { os.Stdout.WriteString("hello\\n") }\n' > "$tmp/hello/main.go" &&
+    (cd "$tmp/hello" && GO111MODULE=off CGO_ENABLED=0 go build -o "$tmp/hello/hello" main.go) && hello="$tmp/hello/hello"
+fi
 
 echo "base: $base ($(stat -c %s "$base") bytes)   new: $new ($(stat -c %s "$new") bytes)   runs: $runs"
 
@@ -55,7 +64,7 @@ for pair in "base:$base" "new:$new"; do
     END {printf "%-5s package init, allocated: all %d bytes in %d allocs; fastpath'"'"'s own %d bytes in %d allocs\n", l, b, a, ob, oa}'
 done
 
-python3 - "$base" "$new" "$runs" "$tmp/seed" "$seedenv" "$tmp" "${BENCH_STARTUP_STATE:-disk}" "${BENCH_STARTUP_COPIES:-3}" <<'PY'
+python3 - "$base" "$new" "$runs" "$tmp/seed" "$seedenv" "$tmp" "${BENCH_STARTUP_STATE:-disk}" "${BENCH_STARTUP_COPIES:-3}" "$hello" <<'PY'
 import os, shutil, statistics, subprocess, sys, time
 # Start the builds as a user's shell or container runtime would: from a
 # parent holding no descriptor above 63. A child's descriptor table is as
@@ -64,7 +73,7 @@ import os, shutil, statistics, subprocess, sys, time
 # descriptor table"); bash scripts hold 255, some tool harnesses 251.
 os.closerange(3, 65536)
 base, new, runs, seed, env = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4], sys.argv[5]
-tmp, state, ncopies = sys.argv[6], sys.argv[7], int(sys.argv[8])
+tmp, state, ncopies, hello = sys.argv[6], sys.argv[7], int(sys.argv[8]), sys.argv[9]
 def install(src, label):
     if state == "given":
         return [src]
@@ -96,13 +105,15 @@ def once(argv):
     return wall * 1e3, (ru.ru_utime + ru.ru_stime) * 1e3, ru.ru_minflt
 print(f"{'command':22} {'build':5} {'wall ms':>8} {'cpu ms':>7} {'faults':>7}   (medians of {runs}, interleaved)")
 for name, args in cases:
-    res = {"base": [], "new": []}
+    res = {"base": [], "new": [], "hello": []}
     for r in range(runs):
         # Each round runs both builds back to back, in turns first, so
         # that a slow moment or the order itself falls on both alike.
         for b in (("base", "new") if r % 2 == 0 else ("new", "base")):
             res[b].append(once([copies[b][r % len(copies[b])]] + args))
-    for label in ("base", "new"):
+        if hello:
+            res["hello"].append(once([hello]))
+    for label in ("base", "new", "hello") if hello else ("base", "new"):
         w, c, f = (statistics.median(x[i] for x in res[label]) for i in range(3))
         print(f"{name:22} {label:5} {w:8.2f} {c:7.2f} {f:7.0f}")
     # The median of the rounds' differences: steadier than the difference
