@@ -136,46 +136,27 @@ func TestHostileRegistry(t *testing.T) {
 			w.Write(body)
 		})
 		d := sha([]byte("what the manifest names"))
+		// readBlob opens a layer blob and reads it to the end, where the
+		// digest and the size are checked.
+		readBlob := func(dig string, size int64) func() error {
+			return func() error {
+				rc, err := c.OpenBlob(ctx, dig, size)
+				if err != nil {
+					return err
+				}
+				defer rc.Close()
+				_, err = readAll(rc)
+				return err
+			}
+		}
 		wantErr(t, "config blob", "hash to", 5*time.Second, 8<<20, func() error {
 			_, err := c.Blob(ctx, d, 1<<20)
 			return err
 		})
-		wantErr(t, "layer blob", "hash to", 5*time.Second, 8<<20, func() error {
-			rc, err := c.OpenBlob(ctx, d, int64(len(body)))
-			if err != nil {
-				return err
-			}
-			defer rc.Close()
-			_, err = readAll(rc)
-			return err
-		})
-		wantErr(t, "layer blob longer than its size", "20 bytes, the manifest says 4", 5*time.Second, 8<<20, func() error {
-			rc, err := c.OpenBlob(ctx, d, 4)
-			if err != nil {
-				return err
-			}
-			defer rc.Close()
-			_, err = readAll(rc)
-			return err
-		})
-		wantErr(t, "streamed layer blob longer than its size", "more than the 4 bytes the manifest says", 5*time.Second, 8<<20, func() error {
-			rc, err := c.OpenBlob(ctx, streamed, 4)
-			if err != nil {
-				return err
-			}
-			defer rc.Close()
-			_, err = readAll(rc)
-			return err
-		})
-		wantErr(t, "streamed layer blob shorter than its size", "20 bytes, the manifest says 40", 5*time.Second, 8<<20, func() error {
-			rc, err := c.OpenBlob(ctx, streamed, 40)
-			if err != nil {
-				return err
-			}
-			defer rc.Close()
-			_, err = readAll(rc)
-			return err
-		})
+		wantErr(t, "layer blob", "hash to", 5*time.Second, 8<<20, readBlob(d, int64(len(body))))
+		wantErr(t, "layer blob longer than its size", "20 bytes, the manifest says 4", 5*time.Second, 8<<20, readBlob(d, 4))
+		wantErr(t, "streamed layer blob longer than its size", "more than the 4 bytes the manifest says", 5*time.Second, 8<<20, readBlob(streamed, 4))
+		wantErr(t, "streamed layer blob shorter than its size", "20 bytes, the manifest says 40", 5*time.Second, 8<<20, readBlob(streamed, 40))
 		if rc, err := c.OpenBlob(ctx, sha(body), int64(len(body))); err != nil {
 			t.Error(err)
 		} else if b, err := readAll(rc); err != nil || string(b) != string(body) {
