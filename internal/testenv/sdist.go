@@ -19,17 +19,33 @@ import (
 // fails the test: the data it checks was read from that exact file.
 func Sdist(t testing.TB, project, file, sha string) string {
 	t.Helper()
-	dir := filepath.Join(CacheDir(t), "sdists")
+	return cachedDownload(t, "sdists", file, sha, func() (string, error) { return pypiFileURL(project, file) })
+}
+
+// Download makes sure the file at url, with the given sha256, is in the
+// cache's downloads folder as name, downloading it once, and returns its
+// path: for real specimens from registries other than PyPI (crates.io,
+// Maven Central, npm). A digest mismatch fails the test.
+func Download(t testing.TB, url, name, sha string) string {
+	t.Helper()
+	return cachedDownload(t, "downloads", name, sha, func() (string, error) { return url, nil })
+}
+
+// cachedDownload returns the cached file folder/name if its sha256 is sha,
+// else downloads it from the URL locate gives and checks it.
+func cachedDownload(t testing.TB, folder, name, sha string, locate func() (string, error)) string {
+	t.Helper()
+	dir := filepath.Join(CacheDir(t), folder)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	path := filepath.Join(dir, file)
+	path := filepath.Join(dir, name)
 	if got, err := fileSHA256(path); err == nil && got == sha {
 		return path
 	}
-	url, err := pypiFileURL(project, file)
+	url, err := locate()
 	if err != nil {
-		t.Fatalf("%s: %v", file, err)
+		t.Fatalf("%s: %v", name, err)
 	}
 	if err := download(url, path+".part"); err != nil {
 		t.Fatalf("%s: %v", url, err)
