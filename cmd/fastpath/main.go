@@ -9,5 +9,8 @@ import (
 )
 
 func main() {
-	os.Exit(int(cli.Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)))
+	stop := startTrace() // a no-op unless built with -tags fastpath_trace (trace_on.go)
+	rc := cli.Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+	stop()
+	os.Exit(int(rc))
 }

@@ -9,7 +9,8 @@
 # speed.sh and bench-startup.sh (this branch's copies).
 # Writes $OUT/gpuhost.log (the summary) and $OUT/gpuhost.tar.gz (everything).
 # No network. Every step is bounded with timeout; the script keeps going
-# after failures. About 2 to 3 minutes.
+# after failures. About 2 to 3 minutes. NCOLD (default 10) is the number of
+# cold runs of each build.
 set -uo pipefail
 set -x
 src=.device/gpuhost
@@ -32,7 +33,7 @@ ls -la "$dir" >> "$log" 2>&1
 # 1. speed.sh: facts oracle, determinism, warm and cold medians (this build,
 #    main's, the readahead variant), collect_env, pip list, --timings, inspect.
 s=$(now)
-N=10 NPEER=5 NCOLD=5 timeout 900 bash "$dir/speed.sh" "$dir" "$work/speed" > "$work/speed.out" 2>&1
+N=10 NPEER=5 NCOLD=${NCOLD:-10} timeout 900 bash "$dir/speed.sh" "$dir" "$work/speed" > "$work/speed.out" 2>&1
 say "speed.sh exit $? in $(( ($(now) - s) / 1000000 )) ms"
 cat "$work/speed/speed.log" >> "$log" 2>/dev/null
 
