@@ -304,6 +304,11 @@ func TestBinaryDeps(t *testing.T) {
 			t.Errorf("cmd/fastpath links %s, which is for tests only", never)
 		}
 	}
+	// The execution tracer is for -tags fastpath_trace builds only
+	// (cmd/fastpath/trace_on.go).
+	if slices.Contains(deps, "runtime/trace") {
+		t.Error("cmd/fastpath links runtime/trace without -tags fastpath_trace")
+	}
 	for _, dep := range deps {
 		for _, never := range []string{"k8s.io/api/", "k8s.io/apimachinery/"} {
 			if strings.HasPrefix(dep, never) {
