@@ -20,7 +20,9 @@ trace -d=parsed`), with the stack that made it, and prints:
      many completed: the storage's random-read rate at that depth.
 
 docs/speed.md ("A cold doctor's disk waits") shows what it found on the H200.
-Standard library only.
+Standard library only. It reads the text `go tool trace -d=parsed` prints
+(Go 1.26); TestTraceBuild (cmd/fastpath) runs it on a real trace, so a Go
+release that changes that text fails there first.
 """
 import collections
 import re
