@@ -587,6 +587,9 @@ func packagesTable() PackagesData {
 			{
 				Name:    "xformers",
 				Compare: true,
+				Aliases: []string{
+					"xformers",
+				},
 				SourceMarkers: []string{
 					"xformers",
 				},
@@ -5254,7 +5257,7 @@ func signaturesTable() SignaturesData {
 				},
 				Pattern: "nvcc fatal\\s*: Unsupported gpu architecture '(?P<target>(?:compute|sm)_(?P<sm>\\d+)[a-z]?)(?:'|\\s*$)",
 				Title:   "nvcc cannot generate code for {target}",
-				Detail:  "The nvcc this build ran is older than the GPU target it was asked for ({target}); every target comes from TORCH_CUDA_ARCH_LIST or the visible GPUs.",
+				Detail:  "The nvcc this build ran is older than the GPU target it was asked for ({target}); the targets come from the build's list (TORCH_CUDA_ARCH_LIST for torch extensions, CMAKE_CUDA_ARCHITECTURES for CMake) or the visible GPUs.",
 				Origin: SignatureSource{
 					Text: "nvcc fatal   : Unsupported gpu architecture 'compute_120'",
 					From: "nvcc (CUDA 12.7 and older for sm_120; 11.7 and older for sm_90)",
