@@ -86,3 +86,25 @@ func TestKernelPackageFromFrames(t *testing.T) {
 		t.Errorf("xformers frames: %s\n%s", detail, fixes)
 	}
 }
+
+// TestGCCTooOldForTorch: torch's headers refuse gcc 8 (deepspeedai/DeepSpeed#7143):
+// the fix is a newer g++, never the "newest nvcc accepts" one; on a
+// machine whose g++ is new enough, the build is pointed at it.
+func TestGCCTooOldForTorch(t *testing.T) {
+	log := corpusLog(t, "deepspeed-7143-gcc-too-old.log")
+	_, fixes := explainText(t, log)
+	if !strings.Contains(fixes, "Install g++ 9 or newer") {
+		t.Errorf("no facts:\n%s", fixes)
+	}
+	s, err := Default().Scan(strings.NewReader(log))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fs := Findings(s, seedFacts(t))
+	if len(fs) == 0 || fs[0].ID != "host-compiler-unsupported" {
+		t.Fatalf("seed machine: %v", ids(fs))
+	}
+	if got := fixText(fs[0].Fixes); !strings.Contains(got, "Point the build at g++ 13") || !strings.Contains(got, "export CXX=/usr/bin/g++") {
+		t.Errorf("seed machine (g++ 13):\n%s", got)
+	}
+}

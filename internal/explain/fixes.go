@@ -2,6 +2,7 @@ package explain
 
 import (
 	"fmt"
+	"path"
 	"slices"
 	"strconv"
 	"strings"
@@ -294,9 +295,12 @@ func (e *env) fixes(id finding.ID, caps map[string]string) []finding.Fix {
 	case finding.NVCCCannotTargetGPU:
 		return e.targetFixes(caps)
 	case finding.HostCompilerUnsupported:
+		if min, err := strconv.Atoi(caps["min"]); err == nil && min > 0 {
+			return append(e.oldGCCFixes(min), e.retryBuild(caps))
+		}
 		max, err := strconv.Atoi(caps["max"])
 		if err != nil || max <= 0 {
-			return []finding.Fix{manual("Install a g++ that nvcc accepts (its crt/host_config.h names the newest) and point the build at it: CC/CXX for torch extension builds, CUDAHOSTCXX for CMake"), e.retryBuild(caps)}
+			return []finding.Fix{manual("Install a g++ that both torch's headers and nvcc accept (torch's c10 headers name the oldest, nvcc's crt/host_config.h the newest) and point the build at it: CC/CXX for torch extension builds, CUDAHOSTCXX for CMake"), e.retryBuild(caps)}
 		}
 		c := e.rctx()
 		return []finding.Fix{fix(remedy.HostCompiler(c, max, c.NVCC.Value)), e.retryBuild(caps)}
@@ -551,6 +555,29 @@ func (e *env) driverFixes(caps map[string]string) []finding.Fix {
 		}
 	}
 	return fixes
+}
+
+// oldGCCFixes: torch's headers refuse a gcc older than min. A g++ here
+// that is new enough is the build's to use (it ran another: a module, a
+// conda compiler); else Ubuntu's g++-min (every supported Ubuntu has
+// g++-9, the oldest torch's headers name, and every nvcc from 11.8 on
+// accepts it, gcc_max >= 11); elsewhere the package names are the OS's.
+func (e *env) oldGCCFixes(min int) []finding.Fix {
+	if e.f != nil && e.f.Toolchain.GXX != nil {
+		g := e.f.Toolchain.GXX
+		if major, err := strconv.Atoi(strings.SplitN(g.Version, ".", 2)[0]); err == nil && major >= min {
+			gcc := path.Join(path.Dir(g.Path), strings.Replace(path.Base(g.Path), "g++", "gcc", 1))
+			return []finding.Fix{{
+				Title:    fmt.Sprintf("Point the build at g++ %s (%s), which torch's headers accept: the build ran an older gcc", g.Version, g.Path),
+				Commands: []string{remedy.Export("CC", gcc), remedy.Export("CXX", g.Path)},
+			}}
+		}
+	}
+	c := e.rctx()
+	if strings.HasPrefix(c.Distro.Value, "ubuntu") {
+		return []finding.Fix{fix(remedy.HostCompiler(c, min, c.NVCC.Value))}
+	}
+	return []finding.Fix{manual(fmt.Sprintf("Install g++ %d or newer (your OS's gcc-toolset or g++-N package, a module on a cluster, or conda-forge's gxx) and point the build at it: CC and CXX for torch extension builds, CUDAHOSTCXX for CMake", min))}
 }
 
 // oldestRuntimeWheelMajor is the oldest CUDA major NVIDIA ships its

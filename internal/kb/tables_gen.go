@@ -5742,6 +5742,21 @@ func signaturesTable() SignaturesData {
 				},
 			},
 			{
+				Name:     "cpp-gcc-too-old",
+				Finding:  "host-compiler-unsupported",
+				Severity: "error",
+				Literals: []string{
+					"build PyTorch with a too old version of GCC",
+				},
+				Pattern: "build PyTorch with a too old version of GCC\\. We need GCC (?P<min>\\d+) or later",
+				Title:   "gcc is too old for torch's headers (they need gcc {min} or later)",
+				Detail:  "torch's headers stop the build when the host compiler is older than the gcc they were written for; nvcc hands the same headers to that gcc.",
+				Origin: SignatureSource{
+					Text: "error: #error \"You're trying to build PyTorch with a too old version of GCC. We need GCC 9 or later.\"",
+					From: "torch's c10/util/C++17.h (its gcc version guard); deepspeedai/DeepSpeed#7143",
+				},
+			},
+			{
 				Name:     "uv-build-dependency-hint",
 				Finding:  "build-isolation-hides-torch",
 				Severity: "error",
