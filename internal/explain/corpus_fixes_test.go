@@ -108,3 +108,17 @@ func TestGCCTooOldForTorch(t *testing.T) {
 		t.Errorf("seed machine (g++ 13):\n%s", got)
 	}
 }
+
+// TestDevelImageExists: nvidia/cuda has no -devel-ubuntu24.04 image before
+// CUDA 12.5; the 11.8 compiler fix of facebookresearch/3detr#59 (sm_89,
+// nvcc 11.5) names the ubuntu22.04 one, 12.8's the ubuntu24.04 one.
+func TestDevelImageExists(t *testing.T) {
+	_, fixes := explainText(t, corpusLog(t, "3detr-59-compute-89.log"))
+	if strings.Contains(fixes, "11.8.0-devel-ubuntu24.04") || !strings.Contains(fixes, "nvidia/cuda:11.8.0-devel-ubuntu22.04") {
+		t.Errorf("CUDA 11.8 image:\n%s", fixes)
+	}
+	_, fixes = explainText(t, corpusLog(t, "whispercpp-3030-compute-120.log"))
+	if !strings.Contains(fixes, "nvidia/cuda:12.8.1-devel-ubuntu24.04") {
+		t.Errorf("CUDA 12.8 image:\n%s", fixes)
+	}
+}

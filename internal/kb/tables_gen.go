@@ -237,13 +237,17 @@ func cudaTable() CUDAData {
 			Channel: "nvidia/label/cuda-{M}.{m}.{p}",
 		},
 		DevelImages: struct {
-			Source  string "json:\"source\""
-			NVIDIA  string "json:\"nvidia\""
-			PyTorch string "json:\"pytorch\""
+			Source      string "json:\"source\""
+			NVIDIA      string "json:\"nvidia\""
+			PyTorch     string "json:\"pytorch\""
+			NVIDIAOlder string "json:\"nvidia_older\""
+			NVIDIAFrom  string "json:\"nvidia_from\""
 		}{
-			Source:  "Docker Hub tags of nvidia/cuda (<version>-devel-<os>) and pytorch/pytorch (<torch>-cuda<M>.<m>-cudnn9-devel)",
-			NVIDIA:  "nvidia/cuda:{cuda_full}-devel-ubuntu24.04",
-			PyTorch: "pytorch/pytorch:{torch}-cuda{M}.{m}-cudnn9-devel",
+			Source:      "Docker Hub tags of nvidia/cuda (<version>-devel-<os>) and pytorch/pytorch (<torch>-cuda<M>.<m>-cudnn9-devel); Ubuntu 24.04 support starts with CUDA 12.5 (CUDA 12.5 release notes), and so do the -devel-ubuntu24.04 tags (12.5.1-devel-ubuntu24.04; 12.4.1-devel-ubuntu24.04 is not on Docker Hub): 11.8 to 12.4 are tagged -devel-ubuntu22.04 (11.8.0-devel-ubuntu22.04, 12.4.1-devel-ubuntu22.04)",
+			NVIDIA:      "nvidia/cuda:{cuda_full}-devel-ubuntu24.04",
+			PyTorch:     "pytorch/pytorch:{torch}-cuda{M}.{m}-cudnn9-devel",
+			NVIDIAOlder: "nvidia/cuda:{cuda_full}-devel-ubuntu22.04",
+			NVIDIAFrom:  "12.5",
 		},
 		TorchWheels: struct {
 			Source  string "json:\"source\""
