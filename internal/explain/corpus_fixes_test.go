@@ -122,3 +122,12 @@ func TestDevelImageExists(t *testing.T) {
 		t.Errorf("CUDA 12.8 image:\n%s", fixes)
 	}
 }
+
+// TestCMakeRetry: a CMake project built by hand (ggml-org/whisper.cpp#3030)
+// is not retried with pip, and its cache is cleared first.
+func TestCMakeRetry(t *testing.T) {
+	_, fixes := explainText(t, corpusLog(t, "whispercpp-3030-compute-120.log"))
+	if strings.Contains(fixes, "pip install") || !strings.Contains(fixes, "CMakeCache.txt") {
+		t.Errorf("CMake retry:\n%s", fixes)
+	}
+}

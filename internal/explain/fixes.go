@@ -191,6 +191,11 @@ func manual(title string) finding.Fix { return finding.Fix{Title: title, Command
 // step that follows any fix of a build prerequisite.
 func (e *env) retryBuild(caps map[string]string, env ...string) finding.Fix {
 	pkg := pkgArg(caps)
+	if pkg == "" && e.log != nil && e.log.BuildSystem != nil && e.log.BuildSystem.Value == "cmake" {
+		// A CMake project run by hand (no pip in the log): pip has nothing
+		// to rebuild, and CMake keeps the compiler and targets it found.
+		return manual("Then configure and build again in a fresh build folder: CMake keeps the CUDA compiler, its host compiler and the architectures it found in CMakeCache.txt, so delete that (or the build folder) first")
+	}
 	if pkg == "" {
 		return manual("Then build the package again against the installed torch: " + e.pip("--no-build-isolation") + " followed by its name (the log does not name it)")
 	}
