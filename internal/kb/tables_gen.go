@@ -600,6 +600,18 @@ func packagesTable() PackagesData {
 				Source: "xformers==0.0.35 (github.com/facebookresearch/xformers): its sources and extension live under xformers/, so a path naming it is its own; signatures.json's xformers-built-for-other-torch is its load-time warning",
 			},
 			{
+				Name: "bitsandbytes",
+				Aliases: []string{
+					"bitsandbytes",
+				},
+				SourceMarkers: []string{
+					"bitsandbytes/csrc/",
+					"bitsandbytes\\csrc\\",
+					"libbitsandbytes_",
+				},
+				Source: "bitsandbytes (github.com/bitsandbytes-foundation/bitsandbytes): its CUDA sources are csrc/*.cu, whose error check prints 'Error <cuda error> at line N in file <its csrc/ops.cu>' (bitsandbytes-foundation/bitsandbytes#91, #310), and its binaries are libbitsandbytes_cuda<XYZ>.so/.dll, so a line naming them is its own",
+			},
+			{
 				Name:    "vllm",
 				Compare: true,
 				Source:  "an inference server whose wheels pin an exact torch release (Requires-Dist torch==... in each vllm wheel's METADATA on PyPI), so machines that differ in it differ in torch",
