@@ -306,6 +306,23 @@ func (e *env) build(id finding.ID, hits []*Hit, why string, s *Scan) Finding {
 		fd.Title = fmt.Sprintf("torch's %s needs %s, which the libraries it loads do not define", m, caps["demangled"])
 		fd.Detail = "torch's own libraries and the CUDA libraries it depends on (nvidia-* wheels) do not match: one of them was upgraded or downgraded on its own."
 	}
+	if id == finding.NVCCCannotTargetGPU && first.Signature.Finding == string(id) {
+		// An nvcc too new for an old target fails with the same words as
+		// one too old for a new target.
+		if sm, err := strconv.Atoi(caps["sm"]); err == nil {
+			if removed, last, tooNew, either := droppedTarget(sm, caps["nvcc"]); either {
+				fd.Detail = fmt.Sprintf("The nvcc this build ran cannot target %s: either it is older than the first release that targets sm_%d, or it is CUDA %s or newer, which removed it (nvcc %s was the last to have it); the log does not say which nvcc ran. The targets come from the build's list (TORCH_CUDA_ARCH_LIST for torch extensions, CMAKE_CUDA_ARCHITECTURES for CMake) or the visible GPUs.", caps["target"], sm, removed, last)
+			} else if tooNew {
+				fd.Detail = fmt.Sprintf("The nvcc this build ran is too new for %s: ", caps["target"])
+				if removed != "" {
+					fd.Detail += fmt.Sprintf("CUDA %s removed sm_%d, ", removed, sm)
+				} else {
+					fd.Detail += fmt.Sprintf("sm_%d is older than every target of CUDA 11.0 and later, ", sm)
+				}
+				fd.Detail += "so the build's target list asks for a GPU the compiler no longer builds for."
+			}
+		}
+	}
 	if why != "" {
 		fd.Detail += " " + why
 	}

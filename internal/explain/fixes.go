@@ -2,6 +2,7 @@ package explain
 
 import (
 	"fmt"
+	"path"
 	"slices"
 	"strconv"
 	"strings"
@@ -190,6 +191,11 @@ func manual(title string) finding.Fix { return finding.Fix{Title: title, Command
 // step that follows any fix of a build prerequisite.
 func (e *env) retryBuild(caps map[string]string, env ...string) finding.Fix {
 	pkg := pkgArg(caps)
+	if pkg == "" && e.log != nil && e.log.BuildSystem != nil && e.log.BuildSystem.Value == "cmake" {
+		// A CMake project run by hand (no pip in the log): pip has nothing
+		// to rebuild, and CMake keeps the compiler and targets it found.
+		return manual("Then configure and build again in a fresh build folder: CMake keeps the CUDA compiler, its host compiler and the architectures it found in CMakeCache.txt, so delete that (or the build folder) first")
+	}
 	if pkg == "" {
 		return manual("Then build the package again against the installed torch: " + e.pip("--no-build-isolation") + " followed by its name (the log does not name it)")
 	}
@@ -294,9 +300,12 @@ func (e *env) fixes(id finding.ID, caps map[string]string) []finding.Fix {
 	case finding.NVCCCannotTargetGPU:
 		return e.targetFixes(caps)
 	case finding.HostCompilerUnsupported:
+		if min, err := strconv.Atoi(caps["min"]); err == nil && min > 0 {
+			return append(e.oldGCCFixes(min), e.retryBuild(caps))
+		}
 		max, err := strconv.Atoi(caps["max"])
 		if err != nil || max <= 0 {
-			return []finding.Fix{manual("Install a g++ that nvcc accepts (its crt/host_config.h names the newest) and point the build at it: CC/CXX for torch extension builds, CUDAHOSTCXX for CMake"), e.retryBuild(caps)}
+			return []finding.Fix{manual("Install a g++ that both torch's headers and nvcc accept (torch's c10 headers name the oldest, nvcc's crt/host_config.h the newest) and point the build at it: CC/CXX for torch extension builds, CUDAHOSTCXX for CMake"), e.retryBuild(caps)}
 		}
 		c := e.rctx()
 		return []finding.Fix{fix(remedy.HostCompiler(c, max, c.NVCC.Value)), e.retryBuild(caps)}
@@ -369,8 +378,14 @@ func (e *env) fixes(id finding.ID, caps map[string]string) []finding.Fix {
 			dist = pkgArg(caps)
 		}
 		cc := e.gpuCapability(caps)
-		if dist == "" || cc == "" {
+		switch {
+		case dist == "" && cc == "":
 			return []finding.Fix{manual("Rebuild the package for this GPU against the installed torch (the log names neither the package nor the GPU: `fastpath doctor` does)")}
+		case cc == "":
+			// The package is known from its own frames or message: name it.
+			return []finding.Fix{manual("Rebuild " + dist + " for this GPU against the installed torch, or install a " + dist + " build that has code for it (the log does not name the GPU's compute capability: `fastpath doctor` reads it)")}
+		case dist == "":
+			return []finding.Fix{manual("Rebuild the package for compute capability " + cc + " against the installed torch (the log does not name the package: `fastpath doctor` finds it)")}
 		}
 		return []finding.Fix{{
 			Title:    fmt.Sprintf("Rebuild %s for this GPU (compute capability %s) against the installed torch", dist, cc),
@@ -423,8 +438,65 @@ func (e *env) compilerFixes(mm string) []finding.Fix {
 }
 
 // targetFixes: an nvcc new enough for the target the log names.
+// droppedTarget reads an nvcc that rejects sm_XY. removed is the CUDA
+// release that dropped it ("" when it is older than every target of the
+// table, which starts at CUDA 11.0: sm_30), last the newest that still
+// targets it. tooNew: the nvcc is past the removal (the log's nvcc says
+// so, or the target is older than the table); either: the log does not
+// say which nvcc ran and the target was dropped by a release after the
+// table's start, so an nvcc too old for it fails the same way (CUDA 7.5
+// and sm_61 as well as CUDA 13.0 and sm_61).
+func droppedTarget(sm int, nvcc string) (removed, last string, tooNew, either bool) {
+	t := cudaarch.Target{Kind: cudaarch.SASS, SM: sm}
+	oldest := 0
+	for _, r := range cudaarch.TargetReleases() {
+		for _, a := range r.Add {
+			if oldest == 0 || a.SM < oldest {
+				oldest = a.SM
+			}
+		}
+		switch can := cudaarch.CanTarget(r.CUDA, t); {
+		case can:
+			last, removed = r.CUDA.String(), ""
+		case last != "" && removed == "":
+			removed = r.CUDA.String()
+		}
+	}
+	v, err := cudaarch.ParseVersion(nvcc)
+	known := nvcc != "" && err == nil
+	switch {
+	case removed != "":
+		if !known {
+			return removed, last, false, true
+		}
+		rv, _ := cudaarch.ParseVersion(removed)
+		return removed, last, !v.Less(rv), false
+	case last == "" && sm > 0 && sm < oldest:
+		return "", "", !known || !v.Less(cudaarch.Version{Major: 11}), false
+	}
+	return "", "", false, false
+}
+
+// droppedTargetFixes: take the dropped target out of the build's list, or
+// build with an nvcc old enough to still have it.
+func (e *env) droppedTargetFixes(caps map[string]string, sm int, last string) []finding.Fix {
+	cc := fmt.Sprintf("%d.%d", sm/10, sm%10)
+	fixes := []finding.Fix{manual(fmt.Sprintf("Take sm_%d (%s) out of the build's target list: TORCH_CUDA_ARCH_LIST for torch extensions, CMAKE_CUDA_ARCHITECTURES for CMake, or the -gencode flags its setup.py or Makefile sets; only a GPU of compute capability %s needs it", sm, cc, cc))}
+	if last != "" {
+		fixes = append(fixes, manual(fmt.Sprintf("Or, to run on a GPU of compute capability %s, build with nvcc %s or older, the newest that still targets it", cc, last)))
+	}
+	if pkgArg(caps) != "" {
+		fixes = append(fixes, e.retryBuild(caps))
+	}
+	return fixes
+}
+
 func (e *env) targetFixes(caps map[string]string) []finding.Fix {
 	sm, _ := strconv.Atoi(caps["sm"])
+	removed, last, tooNew, either := droppedTarget(sm, caps["nvcc"])
+	if tooNew {
+		return e.droppedTargetFixes(caps, sm, last)
+	}
 	t := cudaarch.Target{Kind: cudaarch.SASS, SM: sm}
 	need := ""
 	for _, r := range cudaarch.TargetReleases() {
@@ -449,7 +521,20 @@ func (e *env) targetFixes(caps map[string]string) []finding.Fix {
 	if mm == "" || kb.CompareDotted(mm, need) < 0 {
 		mm = need
 	}
+	if last != "" && kb.CompareDotted(mm, last) > 0 {
+		// A later release dropped the target: the newest that has it.
+		mm = last
+	}
 	fixes := []finding.Fix{{Title: fmt.Sprintf("sm_%d needs nvcc %s or newer", sm, need), Commands: []string{}}}
+	if either {
+		// Too old or too new: the log does not say which nvcc ran.
+		fixes[0].Title = fmt.Sprintf("If the nvcc is too old for sm_%d: install nvcc %s, the newest that targets it", sm, last)
+		fixes = append(fixes, e.compilerFixes(last)...)
+		dropped := e.droppedTargetFixes(map[string]string{}, sm, "")
+		dropped[0].Title = "If the nvcc is CUDA " + removed + " or newer: t" + strings.TrimPrefix(dropped[0].Title, "T")
+		fixes = append(fixes, dropped...)
+		return append(fixes, e.retryBuild(caps))
+	}
 	fixes = append(fixes, e.compilerFixes(mm)...)
 	return append(fixes, e.retryBuild(caps))
 }
@@ -477,6 +562,35 @@ func (e *env) driverFixes(caps map[string]string) []finding.Fix {
 	return fixes
 }
 
+// oldGCCFixes: torch's headers refuse a gcc older than min. A g++ here
+// that is new enough is the build's to use (it ran another: a module, a
+// conda compiler); else Ubuntu's g++-min (every supported Ubuntu has
+// g++-9, the oldest torch's headers name, and every nvcc from 11.8 on
+// accepts it, gcc_max >= 11); elsewhere the package names are the OS's.
+func (e *env) oldGCCFixes(min int) []finding.Fix {
+	if e.f != nil && e.f.Toolchain.GXX != nil {
+		g := e.f.Toolchain.GXX
+		if major, err := strconv.Atoi(strings.SplitN(g.Version, ".", 2)[0]); err == nil && major >= min {
+			gcc := path.Join(path.Dir(g.Path), strings.Replace(path.Base(g.Path), "g++", "gcc", 1))
+			return []finding.Fix{{
+				Title:    fmt.Sprintf("Point the build at g++ %s (%s), which torch's headers accept: the build ran an older gcc", g.Version, g.Path),
+				Commands: []string{remedy.Export("CC", gcc), remedy.Export("CXX", g.Path)},
+			}}
+		}
+	}
+	c := e.rctx()
+	if strings.HasPrefix(c.Distro.Value, "ubuntu") {
+		return []finding.Fix{fix(remedy.HostCompiler(c, min, c.NVCC.Value))}
+	}
+	return []finding.Fix{manual(fmt.Sprintf("Install g++ %d or newer (your OS's gcc-toolset or g++-N package, a module on a cluster, or conda-forge's gxx) and point the build at it: CC and CXX for torch extension builds, CUDAHOSTCXX for CMake", min))}
+}
+
+// oldestRuntimeWheelMajor is the oldest CUDA major NVIDIA ships its
+// runtime as a wheel for: nvidia-cuda-runtime-cu11 (11.7.99, 11.8.89) and
+// -cu12 on PyPI, nvidia-cuda-runtime 13.x; PyPI has no
+// nvidia-cuda-runtime-cu10 (`pip index versions`, 2026-12-01).
+const oldestRuntimeWheelMajor = 11
+
 // runtimeFixes: the CUDA runtime a binary needs, or a rebuild for torch's.
 func (e *env) runtimeFixes(caps map[string]string) []finding.Fix {
 	major, _ := strconv.Atoi(caps["major"])
@@ -494,6 +608,14 @@ func (e *env) runtimeFixes(caps map[string]string) []finding.Fix {
 	}
 	if major == 0 {
 		return fixes
+	}
+	if major < oldestRuntimeWheelMajor {
+		// No wheel to install: a pip command naming one would fail.
+		title := fmt.Sprintf("No NVIDIA wheel ships the CUDA %d runtime (nvidia-cuda-runtime-cu%d is the oldest): install the package's build for the CUDA this machine has, or put the CUDA %d toolkit's libcudart (NVIDIA's toolkit archive) on LD_LIBRARY_PATH", major, oldestRuntimeWheelMajor, major)
+		if len(fixes) > 0 {
+			title = fmt.Sprintf("Or put the CUDA %d toolkit's libcudart (NVIDIA's toolkit archive) on LD_LIBRARY_PATH: no NVIDIA wheel ships the CUDA %d runtime (nvidia-cuda-runtime-cu%d is the oldest)", major, major, oldestRuntimeWheelMajor)
+		}
+		return append(fixes, manual(title))
 	}
 	spec, dir := fmt.Sprintf("nvidia-cuda-runtime-cu%d", major), "nvidia/cuda_runtime/lib"
 	if major >= 13 {

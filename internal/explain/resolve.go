@@ -78,6 +78,12 @@ func extraCaptures(name string, line []byte, caps map[string]string) {
 	}
 	caps["self"] = formatBytes(self)
 	caps["others"] = formatBytes(others)
+	// When more was free than the allocation asked for, what other
+	// processes hold is not what stopped it (fragmentation, the driver's
+	// own reservations, a Windows display): no blame on them.
+	if want := parseBytes(caps["want"]); want > 0 && free >= want {
+		return
+	}
 	if float64(others) >= oomOthersShare*float64(total) && others >= oomOthersMin {
 		caps["others_hold_gpu"] = "yes"
 	}

@@ -58,6 +58,10 @@ type CUDAData struct {
 		Source  string `json:"source"`
 		NVIDIA  string `json:"nvidia"`
 		PyTorch string `json:"pytorch"`
+		// NVIDIAOlder is the nvidia/cuda tag for releases before
+		// NVIDIAFrom, which have no image of NVIDIA's newer OS.
+		NVIDIAOlder string `json:"nvidia_older"`
+		NVIDIAFrom  string `json:"nvidia_from"`
 	} `json:"devel_images"`
 	// TorchWheels are the CUDA builds of torch's newest release on
 	// download.pytorch.org, newest CUDA first, with their SASS targets.

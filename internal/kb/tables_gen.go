@@ -237,13 +237,17 @@ func cudaTable() CUDAData {
 			Channel: "nvidia/label/cuda-{M}.{m}.{p}",
 		},
 		DevelImages: struct {
-			Source  string "json:\"source\""
-			NVIDIA  string "json:\"nvidia\""
-			PyTorch string "json:\"pytorch\""
+			Source      string "json:\"source\""
+			NVIDIA      string "json:\"nvidia\""
+			PyTorch     string "json:\"pytorch\""
+			NVIDIAOlder string "json:\"nvidia_older\""
+			NVIDIAFrom  string "json:\"nvidia_from\""
 		}{
-			Source:  "Docker Hub tags of nvidia/cuda (<version>-devel-<os>) and pytorch/pytorch (<torch>-cuda<M>.<m>-cudnn9-devel)",
-			NVIDIA:  "nvidia/cuda:{cuda_full}-devel-ubuntu24.04",
-			PyTorch: "pytorch/pytorch:{torch}-cuda{M}.{m}-cudnn9-devel",
+			Source:      "Docker Hub tags of nvidia/cuda (<version>-devel-<os>) and pytorch/pytorch (<torch>-cuda<M>.<m>-cudnn9-devel); Ubuntu 24.04 support starts with CUDA 12.5 (CUDA 12.5 release notes), and so do the -devel-ubuntu24.04 tags (12.5.1-devel-ubuntu24.04; 12.4.1-devel-ubuntu24.04 is not on Docker Hub): 11.8 to 12.4 are tagged -devel-ubuntu22.04 (11.8.0-devel-ubuntu22.04, 12.4.1-devel-ubuntu22.04)",
+			NVIDIA:      "nvidia/cuda:{cuda_full}-devel-ubuntu24.04",
+			PyTorch:     "pytorch/pytorch:{torch}-cuda{M}.{m}-cudnn9-devel",
+			NVIDIAOlder: "nvidia/cuda:{cuda_full}-devel-ubuntu22.04",
+			NVIDIAFrom:  "12.5",
 		},
 		TorchWheels: struct {
 			Source  string "json:\"source\""
@@ -587,10 +591,25 @@ func packagesTable() PackagesData {
 			{
 				Name:    "xformers",
 				Compare: true,
+				Aliases: []string{
+					"xformers",
+				},
 				SourceMarkers: []string{
 					"xformers",
 				},
 				Source: "xformers==0.0.35 (github.com/facebookresearch/xformers): its sources and extension live under xformers/, so a path naming it is its own; signatures.json's xformers-built-for-other-torch is its load-time warning",
+			},
+			{
+				Name: "bitsandbytes",
+				Aliases: []string{
+					"bitsandbytes",
+				},
+				SourceMarkers: []string{
+					"bitsandbytes/csrc/",
+					"bitsandbytes\\csrc\\",
+					"libbitsandbytes_",
+				},
+				Source: "bitsandbytes (github.com/bitsandbytes-foundation/bitsandbytes): its CUDA sources are csrc/*.cu, whose error check prints 'Error <cuda error> at line N in file <its csrc/ops.cu>' (bitsandbytes-foundation/bitsandbytes#91, #310), and its binaries are libbitsandbytes_cuda<XYZ>.so/.dll, so a line naming them is its own",
 			},
 			{
 				Name:    "vllm",
@@ -5254,7 +5273,7 @@ func signaturesTable() SignaturesData {
 				},
 				Pattern: "nvcc fatal\\s*: Unsupported gpu architecture '(?P<target>(?:compute|sm)_(?P<sm>\\d+)[a-z]?)(?:'|\\s*$)",
 				Title:   "nvcc cannot generate code for {target}",
-				Detail:  "The nvcc this build ran is older than the GPU target it was asked for ({target}); every target comes from TORCH_CUDA_ARCH_LIST or the visible GPUs.",
+				Detail:  "The nvcc this build ran is older than the GPU target it was asked for ({target}); the targets come from the build's list (TORCH_CUDA_ARCH_LIST for torch extensions, CMAKE_CUDA_ARCHITECTURES for CMake) or the visible GPUs.",
 				Origin: SignatureSource{
 					Text: "nvcc fatal   : Unsupported gpu architecture 'compute_120'",
 					From: "nvcc (CUDA 12.7 and older for sm_120; 11.7 and older for sm_90)",
@@ -5736,6 +5755,21 @@ func signaturesTable() SignaturesData {
 				Origin: SignatureSource{
 					Text: "#error You need C++17 to compile PyTorch",
 					From: "torch's c10/macros/Macros.h (C++17 check); hustvl/Vim#63",
+				},
+			},
+			{
+				Name:     "cpp-gcc-too-old",
+				Finding:  "host-compiler-unsupported",
+				Severity: "error",
+				Literals: []string{
+					"build PyTorch with a too old version of GCC",
+				},
+				Pattern: "build PyTorch with a too old version of GCC\\. We need GCC (?P<min>\\d+) or later",
+				Title:   "gcc is too old for torch's headers (they need gcc {min} or later)",
+				Detail:  "torch's headers stop the build when the host compiler is older than the gcc they were written for; nvcc hands the same headers to that gcc.",
+				Origin: SignatureSource{
+					Text: "error: #error \"You're trying to build PyTorch with a too old version of GCC. We need GCC 9 or later.\"",
+					From: "torch's c10/util/C++17.h (its gcc version guard); deepspeedai/DeepSpeed#7143",
 				},
 			},
 			{

@@ -283,7 +283,11 @@ func develImage(c Context, mm string) Remedy {
 	// nvidia/cuda tags name a full release; the KB's, never a guessed "mm.0".
 	nv := ""
 	if full, ok := cu.ToolkitFull(mm); ok {
-		nv = kb.Expand(strings.ReplaceAll(cu.DevelImages.NVIDIA, "{cuda_full}", full), mm)
+		tag := cu.DevelImages.NVIDIA
+		if from := cu.DevelImages.NVIDIAFrom; from != "" && kb.CompareDotted(mm, from) < 0 {
+			tag = cu.DevelImages.NVIDIAOlder
+		}
+		nv = kb.Expand(strings.ReplaceAll(tag, "{cuda_full}", full), mm)
 	}
 	img, title := nv, "Rebuild the image FROM "+nv+", which has nvcc"
 	switch {

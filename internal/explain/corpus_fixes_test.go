@@ -1,0 +1,133 @@
+package explain
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// explainText explains text (a real log of the corpus, or lines of one)
+// without facts and returns the first finding's detail and fixes as text.
+func explainText(t *testing.T, text string) (detail, fixes string) {
+	t.Helper()
+	s, err := Default().Scan(strings.NewReader(text))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fs := Findings(s, nil)
+	if len(fs) == 0 {
+		t.Fatalf("no finding for %q", text)
+	}
+	return fs[0].Detail, fixText(fs[0].Fixes)
+}
+
+func corpusLog(t *testing.T, name string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("testdata/corpus", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// TestDroppedGPUTarget: nvcc rejects an old target with the words it uses
+// for a new one. torch's NCCL build asking CUDA 11 for compute_30
+// (pytorch/pytorch#49528) needs the target list changed, not a newer nvcc;
+// compute_61 with no nvcc release in the log may be either (CUDA 7.5 or
+// 13.0), and the log's nvcc decides when it states one.
+func TestDroppedGPUTarget(t *testing.T) {
+	detail, fixes := explainText(t, corpusLog(t, "pytorch-49528-nccl-compute-30-new-nvcc.log"))
+	if !strings.Contains(detail, "too new for compute_30") || strings.Contains(detail, "older than the GPU target") {
+		t.Errorf("compute_30 detail: %s", detail)
+	}
+	if !strings.Contains(fixes, "Take sm_30 (3.0) out of the build's target list") || strings.Contains(fixes, "apt-get") || strings.Contains(fixes, "docker pull") {
+		t.Errorf("compute_30 fixes install a compiler or keep the target:\n%s", fixes)
+	}
+
+	const sm61 = "nvcc fatal   : Unsupported gpu architecture 'compute_61'\n"
+	detail, fixes = explainText(t, sm61)
+	if !strings.Contains(detail, "either it is older") || !strings.Contains(detail, "CUDA 13.0 or newer") {
+		t.Errorf("compute_61, no nvcc in the log: %s", detail)
+	}
+	if !strings.Contains(fixes, "install nvcc 12.9") || !strings.Contains(fixes, "If the nvcc is CUDA 13.0 or newer: take sm_61") || strings.Contains(fixes, "13-0") || strings.Contains(fixes, "13.0.") {
+		t.Errorf("compute_61 fixes must name an nvcc that still targets it and the target list:\n%s", fixes)
+	}
+
+	detail, fixes = explainText(t, "Cuda compilation tools, release 13.0, V13.0.88\n"+sm61)
+	if !strings.Contains(detail, "CUDA 13.0 removed sm_61") || strings.Contains(fixes, "apt-get") {
+		t.Errorf("compute_61 with nvcc 13.0: %s\n%s", detail, fixes)
+	}
+	detail, _ = explainText(t, "Cuda compilation tools, release 7.5, V7.5.17\n"+sm61)
+	if !strings.Contains(detail, "older than the GPU target") {
+		t.Errorf("compute_61 with nvcc 7.5 is an nvcc too old: %s", detail)
+	}
+}
+
+// TestNoCUDA10RuntimeWheel: PyPI has no nvidia-cuda-runtime-cu10
+// (iSEE-Laboratory/LLMDet#32 asks for libcudart.so.10.1): the fix must not
+// install it.
+func TestNoCUDA10RuntimeWheel(t *testing.T) {
+	_, fixes := explainText(t, corpusLog(t, "llmdet-32-libcudart-10.1-mmcv.log"))
+	if strings.Contains(fixes, "cu10") || strings.Contains(fixes, "$ ") || !strings.Contains(fixes, "No NVIDIA wheel ships the CUDA 10 runtime") {
+		t.Errorf("CUDA 10 runtime fixes:\n%s", fixes)
+	}
+	_, fixes = explainText(t, corpusLog(t, "rsbuilding-19-libcudart-11.0.log"))
+	if !strings.Contains(fixes, "nvidia-cuda-runtime-cu11") {
+		t.Errorf("CUDA 11 runtime has a wheel:\n%s", fixes)
+	}
+}
+
+// TestKernelPackageFromFrames: xformers' own frames name it
+// (vllm-project/vllm#5311), and its fix names it.
+func TestKernelPackageFromFrames(t *testing.T) {
+	detail, fixes := explainText(t, corpusLog(t, "vllm-5311-xformers-no-kernel-image.log"))
+	if !strings.Contains(detail, "came from xformers") || !strings.Contains(fixes, "Rebuild xformers for this GPU") {
+		t.Errorf("xformers frames: %s\n%s", detail, fixes)
+	}
+}
+
+// TestGCCTooOldForTorch: torch's headers refuse gcc 8 (deepspeedai/DeepSpeed#7143):
+// the fix is a newer g++, never the "newest nvcc accepts" one; on a
+// machine whose g++ is new enough, the build is pointed at it.
+func TestGCCTooOldForTorch(t *testing.T) {
+	log := corpusLog(t, "deepspeed-7143-gcc-too-old.log")
+	_, fixes := explainText(t, log)
+	if !strings.Contains(fixes, "Install g++ 9 or newer") {
+		t.Errorf("no facts:\n%s", fixes)
+	}
+	s, err := Default().Scan(strings.NewReader(log))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fs := Findings(s, seedFacts(t))
+	if len(fs) == 0 || fs[0].ID != "host-compiler-unsupported" {
+		t.Fatalf("seed machine: %v", ids(fs))
+	}
+	if got := fixText(fs[0].Fixes); !strings.Contains(got, "Point the build at g++ 13") || !strings.Contains(got, "export CXX=/usr/bin/g++") {
+		t.Errorf("seed machine (g++ 13):\n%s", got)
+	}
+}
+
+// TestDevelImageExists: nvidia/cuda has no -devel-ubuntu24.04 image before
+// CUDA 12.5; the 11.8 compiler fix of facebookresearch/3detr#59 (sm_89,
+// nvcc 11.5) names the ubuntu22.04 one, 12.8's the ubuntu24.04 one.
+func TestDevelImageExists(t *testing.T) {
+	_, fixes := explainText(t, corpusLog(t, "3detr-59-compute-89.log"))
+	if strings.Contains(fixes, "11.8.0-devel-ubuntu24.04") || !strings.Contains(fixes, "nvidia/cuda:11.8.0-devel-ubuntu22.04") {
+		t.Errorf("CUDA 11.8 image:\n%s", fixes)
+	}
+	_, fixes = explainText(t, corpusLog(t, "whispercpp-3030-compute-120.log"))
+	if !strings.Contains(fixes, "nvidia/cuda:12.8.1-devel-ubuntu24.04") {
+		t.Errorf("CUDA 12.8 image:\n%s", fixes)
+	}
+}
+
+// TestCMakeRetry: a CMake project built by hand (ggml-org/whisper.cpp#3030)
+// is not retried with pip, and its cache is cleared first.
+func TestCMakeRetry(t *testing.T) {
+	_, fixes := explainText(t, corpusLog(t, "whispercpp-3030-compute-120.log"))
+	if strings.Contains(fixes, "pip install") || !strings.Contains(fixes, "CMakeCache.txt") {
+		t.Errorf("CMake retry:\n%s", fixes)
+	}
+}
