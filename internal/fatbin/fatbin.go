@@ -110,6 +110,12 @@ type Entry struct {
 
 	Offset    int64 // file offset of the entry header (payload at Offset+HeaderSize)
 	Container int   // index into File.Containers; -1 for a bare cubin's pseudo-entry
+
+	// Name is the source file name nvcc records in the entry header of a build with
+	// -lineinfo or -G ("axpy.cu", or catboost 1.2.10's
+	// "/src/catboost/catboost/libs/model/cuda/evaluator.cu"); empty for other builds.
+	// cuobjdump names such an entry after it (ListELF).
+	Name string
 }
 
 // Target is the compilation target of the entry: sm_90a, compute_90, sm_120f.
