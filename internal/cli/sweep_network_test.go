@@ -27,18 +27,7 @@ const (
 // "torchao 0.18.0 has no code for GPU" error); the sm_90a module is a note
 // where it does not run.
 func TestNetworkDoctorTorchaoDispatchesByGPU(t *testing.T) {
-	whl := testenv.Sdist(t, "torchao", torchaoWheelFile, torchaoWheelSHA256)
-	root := t.TempDir()
-	venv := filepath.Join(root, "root", "venv")
-	unzipAll(t, whl, filepath.Join(venv, "lib", "python3.12", "site-packages"))
-	writeFile(t, filepath.Join(venv, "pyvenv.cfg"), "home = /usr/bin\ninclude-system-site-packages = false\nversion = 3.12.3\n")
-	writeFile(t, filepath.Join(root, "usr", "bin", "python3.12"), "#!/bin/sh\nexit 1\n")
-	if err := os.MkdirAll(filepath.Join(venv, "bin"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Symlink("/usr/bin/python3.12", filepath.Join(venv, "bin", "python3")); err != nil {
-		t.Fatal(err)
-	}
+	root := venvRoot(t, testenv.Sdist(t, "torchao", torchaoWheelFile, torchaoWheelSHA256))
 	for _, tc := range []struct {
 		gpu  string
 		note bool // the sm_90a module is reported as a note
@@ -76,6 +65,67 @@ func TestNetworkDoctorTorchaoDispatchesByGPU(t *testing.T) {
 			}
 		})
 	}
+}
+
+// faiss-gpu-cu12 1.14.1.post1 (https://pypi.org/project/faiss-gpu-cu12/1.14.1.post1/#files):
+// libfaiss holds sm_70 and sm_80 SASS, no PTX; it links no torch, and PyPI has no sdist.
+const (
+	faissWheelFile   = "faiss_gpu_cu12-1.14.1.post1-cp312-cp312-manylinux_2_17_x86_64.manylinux2014_x86_64.whl"
+	faissWheelSHA256 = "d997b9a4d9c7697e3ce39576edb91733c20ac2e81b455b4c08afea9d69e894cf"
+)
+
+// TestNetworkDoctorNonTorchExtensionFix: faiss-gpu-cu12 really has no code for a 9.0
+// GPU (an error), but it is no torch extension: the fix must not be the rebuild
+// with TORCH_CUDA_ARCH_LIST and pip --no-binary "against the installed torch" (which
+// fails: there is no sdist, and its CMake build never reads that variable).
+func TestNetworkDoctorNonTorchExtensionFix(t *testing.T) {
+	root := venvRoot(t, testenv.Sdist(t, "faiss-gpu-cu12", faissWheelFile, faissWheelSHA256))
+	doc := runJSON(t, "doctor", "--root", root, "--env", "VIRTUAL_ENV=/root/venv", "--env", "PATH=/root/venv/bin:/usr/bin:/bin", "--gpu", "9.0")
+	found := false
+	for _, f := range doc["findings"].([]any) {
+		f := f.(map[string]any)
+		if f["id"] != "extension-arch-unsupported" {
+			continue
+		}
+		found = true
+		if f["severity"] != "error" || !strings.HasPrefix(f["title"].(string), "faiss-gpu-cu12 1.14.1.post1 has no code") {
+			t.Errorf("%s: %s", f["severity"], f["title"])
+		}
+		for _, fix := range f["fixes"].([]any) {
+			fix := fix.(map[string]any)
+			for _, c := range fix["commands"].([]any) {
+				if strings.Contains(c.(string), "TORCH_CUDA_ARCH_LIST") || strings.Contains(c.(string), "--no-binary") {
+					t.Errorf("fix %q: %q rebuilds against torch", fix["title"], c)
+				}
+			}
+			if !strings.Contains(fix["title"].(string), "sm_90") {
+				t.Errorf("fix %q does not name the SASS the GPU needs", fix["title"])
+			}
+		}
+	}
+	if !found {
+		t.Error("no extension-arch-unsupported finding for faiss-gpu-cu12 on 9.0")
+	}
+}
+
+// venvRoot is a root holding a venv at /root/venv (Python 3.12, an interpreter stub as
+// in the demo tree) with each wheel unpacked into its site-packages.
+func venvRoot(t *testing.T, wheels ...string) string {
+	t.Helper()
+	root := t.TempDir()
+	venv := filepath.Join(root, "root", "venv")
+	for _, whl := range wheels {
+		unzipAll(t, whl, filepath.Join(venv, "lib", "python3.12", "site-packages"))
+	}
+	writeFile(t, filepath.Join(venv, "pyvenv.cfg"), "home = /usr/bin\ninclude-system-site-packages = false\nversion = 3.12.3\n")
+	writeFile(t, filepath.Join(root, "usr", "bin", "python3.12"), "#!/bin/sh\nexit 1\n")
+	if err := os.MkdirAll(filepath.Join(venv, "bin"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("/usr/bin/python3.12", filepath.Join(venv, "bin", "python3")); err != nil {
+		t.Fatal(err)
+	}
+	return root
 }
 
 func unzipAll(t *testing.T, whl, to string) {

@@ -294,7 +294,9 @@ func checkExtensionArch(c *judgement) []finding.Finding {
 			for _, e := range g {
 				line := fmt.Sprintf("%s: SASS %s; PTX %s (%s)", e.Path, listOrNone(e.SASS), listOrNone(e.PTX), plural(e.Containers, "fatbin container", "fatbin containers"))
 				if runs, none, other := extContainers(&e, cc); other > 0 {
-					line += fmt.Sprintf("; for this GPU %d run, %d have no code, %d are arch-specific code for other GPUs", runs, none, other)
+					// The counts are of distinct target sets (facts keep each once), not of containers.
+					line += fmt.Sprintf("; of its %s, %d run on this GPU, %d have no code for it, %d are arch-specific code for other GPUs",
+						plural(runs+none+other, "distinct container layout", "distinct container layouts"), runs, none, other)
 				}
 				fd.Evidence = append(fd.Evidence, line)
 				if len(e.TargetSets) > 1 && len(e.TargetSets) <= 8 {
@@ -308,10 +310,34 @@ func checkExtensionArch(c *judgement) []finding.Finding {
 				Title:    fmt.Sprintf("Rebuild %s for this GPU (compute capability %s) against the installed torch", e0.Dist, cc),
 				Commands: remedy.Rebuild(c.remedy(), e0.Dist, cc.String(), c.rebuildCommand(e0.Dist, e0.Version)),
 			}}
+			if !torchExtension(exts, e0.Dist) {
+				// Not built with torch's cpp_extension (it links no libc10/libtorch):
+				// TORCH_CUDA_ARCH_LIST does not choose its targets, and a rebuild
+				// "against the installed torch" is no cure (faiss-gpu-cu12 1.14.1.post1,
+				// onnxruntime-gpu 1.31.1: CMake builds with no sdist on PyPI).
+				fd.Fixes = []finding.Fix{{
+					Title: fmt.Sprintf("Install a build of %s with SASS for sm_%d (or PTX of compute_%d or older) (by hand: it is not a torch extension, "+
+						"so TORCH_CUDA_ARCH_LIST does not choose its targets; its project's own build or another release does)", e0.Dist, cc.SM(), cc.SM()),
+					Commands: []string{},
+				}}
+			}
 			out = append(out, fd)
 		}
 	}
 	return out
+}
+
+// torchExtension says whether dist is a torch extension, the kind a rebuild with
+// TORCH_CUDA_ARCH_LIST retargets: one of its modules links torch, or the knowledge
+// base has a build profile for it.
+func torchExtension(exts []facts.Extension, dist string) bool {
+	for _, e := range exts {
+		if e.Dist == dist && e.LinksTorch {
+			return true
+		}
+	}
+	_, known := kb.Builds().Packages[strings.ToLower(strings.NewReplacer("_", "-", ".", "-").Replace(dist))]
+	return known
 }
 
 func listOrNone(xs []string) string {

@@ -1,0 +1,45 @@
+package diagnose
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/fastpath-dev/fastpath/internal/facts"
+	"github.com/fastpath-dev/fastpath/internal/finding"
+)
+
+// TestArchEvidenceCountsLayouts: the facts keep each distinct container layout once,
+// so the evidence counts layouts, not containers. The module is onnxruntime-gpu
+// 1.31.1's libonnxruntime_providers_cuda.so as its real wheel ships it (609
+// containers in 4 layouts; `fastpath inspect` and cuobjdump 13.5 agree), on a 10.0
+// GPU where none of them runs; it links no torch, so the fix is no torch rebuild.
+func TestArchEvidenceCountsLayouts(t *testing.T) {
+	f := healthy()
+	f.GPU.Devices[0].Capability = "10.0"
+	f.Extensions = append(f.Extensions, facts.Extension{
+		Dist: "onnxruntime-gpu", Version: "1.31.1", Path: extSite + "/onnxruntime/capi/libonnxruntime_providers_cuda.so",
+		SASS: []string{"sm_75", "sm_80", "sm_86", "sm_89", "sm_90a", "sm_120a"}, Containers: 609,
+		TargetSets: [][]string{
+			{"sm_75", "sm_80", "sm_86", "sm_89", "sm_90a", "sm_120a"},
+			{"sm_80", "sm_86", "sm_89", "sm_90a", "sm_120a"},
+			{"sm_90a"},
+			{"sm_120a"},
+		},
+	})
+	var got *finding.Finding
+	for _, fd := range Run(f) {
+		if fd.ID == finding.ExtensionArchUnsupported && fd.Severity == finding.Error {
+			got = &fd
+		}
+	}
+	if got == nil {
+		t.Fatal("no extension-arch-unsupported error")
+	}
+	want := "(609 fatbin containers); of its 4 distinct container layouts, 0 run on this GPU, 2 have no code for it, 2 are arch-specific code for other GPUs"
+	if !strings.HasSuffix(got.Evidence[0], want) {
+		t.Errorf("evidence %q, want it to end %q", got.Evidence[0], want)
+	}
+	if len(got.Fixes) != 1 || len(got.Fixes[0].Commands) != 0 || !strings.Contains(got.Fixes[0].Title, "not a torch extension") {
+		t.Errorf("fixes %+v, want one by hand: it is not a torch extension", got.Fixes)
+	}
+}
