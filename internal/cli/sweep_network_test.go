@@ -171,3 +171,34 @@ func writeFile(t *testing.T, path, text string) {
 		t.Fatal(err)
 	}
 }
+
+// onnxruntime-gpu 1.31.1 (https://pypi.org/project/onnxruntime-gpu/1.31.1/#files): its
+// CUDA and TensorRT execution providers need libcudart.so.13 and are loaded only when
+// a session asks for them.
+const (
+	onnxruntimeWheelFile   = "onnxruntime_gpu-1.31.1-cp312-cp312-manylinux_2_28_x86_64.whl"
+	onnxruntimeWheelSHA256 = "05d548956197b9d01f59b625de740e0d6be3593f874e241a12dc0362650ecdf7"
+)
+
+// TestNetworkDoctorOnnxruntimeProvidersOnDemand: without the CUDA runtime the
+// providers cannot load (an error), but `import onnxruntime` works, and doctor must
+// not say it fails (diagnose's TestOnnxruntimeProvidersLoadOnDemand holds the same
+// against a live probe of the wheel).
+func TestNetworkDoctorOnnxruntimeProvidersOnDemand(t *testing.T) {
+	root := venvRoot(t, testenv.Sdist(t, "onnxruntime-gpu", onnxruntimeWheelFile, onnxruntimeWheelSHA256))
+	doc := runJSON(t, "doctor", "--root", root, "--env", "VIRTUAL_ENV=/root/venv", "--env", "PATH=/root/venv/bin:/usr/bin:/bin", "--gpu", "9.0")
+	found := false
+	for _, f := range doc["findings"].([]any) {
+		f := f.(map[string]any)
+		if f["id"] != "extension-cuda-mismatch" {
+			continue
+		}
+		found = true
+		if d := f["detail"].(string); f["severity"] != "error" || !strings.HasPrefix(d, "Importing it works") {
+			t.Errorf("%s: %s: %s", f["severity"], f["title"], d)
+		}
+	}
+	if !found {
+		t.Error("no extension-cuda-mismatch finding for onnxruntime-gpu without libcudart.so.13")
+	}
+}

@@ -327,6 +327,18 @@ func checkExtensionArch(c *judgement) []finding.Finding {
 	return out
 }
 
+// onDemand returns the rule under which the package loads every module of g only
+// when asked (kb loading.json "loaded-on-demand"), or nil.
+func onDemand(g []facts.Extension) *kb.PackageLoad {
+	var r *kb.PackageLoad
+	for _, e := range g {
+		if r = kb.Loading().LoadedOnDemand(e.Dist, path.Base(e.Path)); r == nil {
+			return nil
+		}
+	}
+	return r
+}
+
 // torchExtension says whether dist is a torch extension, the kind a rebuild with
 // TORCH_CUDA_ARCH_LIST retargets: one of its modules links torch, or the knowledge
 // base has a build profile for it.
@@ -507,6 +519,14 @@ func checkExtensionCUDA(c *judgement) []finding.Finding {
 			fd.Title = fmt.Sprintf("%s %s needs %s, which is not installed", k.dist, k.version, k.soname)
 			fd.Detail = fmt.Sprintf("Importing it fails with \"ImportError: %s: cannot open shared object file: No such file or directory\". "+
 				"Searched: its run path, LD_LIBRARY_PATH, the environment's nvidia wheels (which torch preloads), ld.so.conf's folders, the system's library folders and /usr/local/cuda*/lib64.", k.soname)
+			if r := onDemand(g); r != nil {
+				// The import works; the load that fails comes later (onnxruntime-gpu's
+				// CUDA provider, when a session asks for it).
+				fd.Detail = fmt.Sprintf("Importing it works: it loads these libraries only when asked for them, and that load fails with "+
+					"\"%s: cannot open shared object file: No such file or directory\", so their GPU code never runs. "+
+					"Searched: its run path, LD_LIBRARY_PATH, the environment's nvidia wheels (which torch preloads), ld.so.conf's folders, the system's library folders and /usr/local/cuda*/lib64.", k.soname)
+				fd.Evidence = append(fd.Evidence, "rule: "+r.Source)
+			}
 		default:
 			fd.Severity = finding.Warning
 			fd.Title = fmt.Sprintf("%s %s was built for CUDA %d, torch for CUDA %s", k.dist, k.version, major, c.torchCUDA)
@@ -557,11 +577,15 @@ func checkExtensionLive(c *judgement) []finding.Finding {
 			if !slices.ContainsFunc(fd.Evidence, func(ev string) bool { return strings.HasPrefix(ev, e.Path+":") || strings.HasPrefix(ev, e.Path+" ") }) {
 				continue
 			}
-			if fd.ID == finding.ExtensionArchUnsupported {
+			switch {
+			case fd.ID == finding.ExtensionArchUnsupported:
 				if static[e.Dist] == "" {
 					static[e.Dist] = "code"
 				}
-			} else {
+			case kb.Loading().LoadedOnDemand(e.Dist, path.Base(e.Path)) != nil:
+				// Said to fail when loaded on demand, not at import: the import
+				// proves nothing either way.
+			default:
 				static[e.Dist] = "import"
 			}
 		}

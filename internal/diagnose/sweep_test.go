@@ -1,6 +1,10 @@
 package diagnose
 
 import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -41,5 +45,42 @@ func TestArchEvidenceCountsLayouts(t *testing.T) {
 	}
 	if len(got.Fixes) != 1 || len(got.Fixes[0].Commands) != 0 || !strings.Contains(got.Fixes[0].Title, "not a torch extension") {
 		t.Errorf("fixes %+v, want one by hand: it is not a torch extension", got.Fixes)
+	}
+}
+
+// TestOnnxruntimeProvidersLoadOnDemand diagnoses the facts `doctor --live --json`
+// recorded (session 8) from a real venv: onnxruntime-gpu 1.31.1 installed without
+// its CUDA libraries (pip install --no-deps, plus numpy, flatbuffers, packaging,
+// protobuf, sympy, coloredlogs), Python 3.11, no GPU. Its CUDA and TensorRT providers
+// need libcudart.so.13, which is nowhere: an error, but `import onnxruntime` works
+// (the live probe imported it), because onnxruntime loads the providers only when a
+// session asks for them. The static finding must not say the import fails, and the
+// live import must not be read as contradicting it.
+func TestOnnxruntimeProvidersLoadOnDemand(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("testdata", "onnxruntime-gpu-1.31.1-live.facts.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var f facts.Facts
+	if err := json.Unmarshal(b, &f); err != nil {
+		t.Fatal(err)
+	}
+	if f.Live == nil || !slices.ContainsFunc(f.Live.Packages, func(p facts.LivePackage) bool { return p.Import == "onnxruntime" && p.OK }) {
+		t.Fatal("the recorded probe did not import onnxruntime")
+	}
+	var cudaErr *finding.Finding
+	for _, fd := range Run(&f) {
+		switch fd.ID {
+		case finding.StaticLiveDisagree:
+			t.Errorf("static-live-disagree: %s", fd.Title)
+		case finding.ExtensionCUDAMismatch:
+			cudaErr = &fd
+		}
+	}
+	if cudaErr == nil || cudaErr.Severity != finding.Error || cudaErr.Title != "onnxruntime-gpu 1.31.1 needs libcudart.so.13, which is not installed" {
+		t.Fatalf("extension-cuda-mismatch: %+v", cudaErr)
+	}
+	if strings.Contains(cudaErr.Detail, "Importing it fails") || !strings.HasPrefix(cudaErr.Detail, "Importing it works") {
+		t.Errorf("detail %q", cudaErr.Detail)
 	}
 }

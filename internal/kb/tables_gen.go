@@ -658,6 +658,12 @@ func loadingTable() LoadingData {
 					},
 					Source: "torchao==0.18.0: __init__.py loads every _C*.so with torch.ops.load_library in a try/except (a failure is a warning); the ops of _C_mxfp8 (sm_100 SASS, compute_120 PTX) are used only where prototype/mx_formats/kernels.py is_sm_at_least_100() (capability >= 10.0) or prototype/moe_training/kernels/mxfp8/quant.py _is_sm_10x() holds; elsewhere the Triton/Python paths run",
 				},
+				{
+					Name:    "onnxruntime-gpu",
+					Rule:    "loaded-on-demand",
+					Library: "^libonnxruntime_providers_(cuda|tensorrt)\\.so$",
+					Source:  "onnxruntime-gpu==1.31.1: `import onnxruntime` loads onnxruntime/capi/onnxruntime_pybind11_state.cpython-*.so, whose DT_NEEDED holds no provider library; it dlopens libonnxruntime_providers_<ep>.so by name when a session asks for that execution provider (its strings: \"Failed to load library\"), and a failed load leaves the session on the CPU. Checked live: with libcudart.so.13 missing, `import onnxruntime` succeeds and get_available_providers() still lists CUDAExecutionProvider",
+				},
 			},
 		},
 		ArchSpecificModules: struct {
