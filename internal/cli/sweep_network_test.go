@@ -202,3 +202,33 @@ func TestNetworkDoctorOnnxruntimeProvidersOnDemand(t *testing.T) {
 		t.Error("no extension-cuda-mismatch finding for onnxruntime-gpu without libcudart.so.13")
 	}
 }
+
+// ctransformers 0.2.27 (https://pypi.org/project/ctransformers/0.2.27/#files):
+// lib/cuda/libctransformers.so needs libcudart.so.12 and is CDLL'd only when a model
+// is loaded with gpu_layers.
+const (
+	ctransformersWheelFile   = "ctransformers-0.2.27-py3-none-any.whl"
+	ctransformersWheelSHA256 = "6a3ba47556471850d95fdbc59299a82ab91c9dc8b40201c5e7e82d71360772d9"
+)
+
+// TestNetworkDoctorCtransformersLoadsCUDAOnDemand: without the CUDA 12 runtime the GPU
+// library cannot load (an error), but `import ctransformers` loads no library, and
+// doctor must not say it fails.
+func TestNetworkDoctorCtransformersLoadsCUDAOnDemand(t *testing.T) {
+	root := venvRoot(t, testenv.Sdist(t, "ctransformers", ctransformersWheelFile, ctransformersWheelSHA256))
+	doc := runJSON(t, "doctor", "--root", root, "--env", "VIRTUAL_ENV=/root/venv", "--env", "PATH=/root/venv/bin:/usr/bin:/bin", "--gpu", "9.0")
+	found := false
+	for _, f := range doc["findings"].([]any) {
+		f := f.(map[string]any)
+		if f["id"] != "extension-cuda-mismatch" {
+			continue
+		}
+		found = true
+		if d := f["detail"].(string); f["severity"] != "error" || !strings.HasPrefix(d, "Importing it works") {
+			t.Errorf("%s: %s: %s", f["severity"], f["title"], d)
+		}
+	}
+	if !found {
+		t.Error("no extension-cuda-mismatch finding for ctransformers without libcudart.so.12")
+	}
+}

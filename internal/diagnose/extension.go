@@ -489,7 +489,10 @@ func checkExtensionCUDA(c *judgement) []finding.Finding {
 			continue
 		}
 		major, _ := strconv.Atoi(m[1])
-		if e.CUDARuntimeFound != "" && (c.torchCUDA == "" || major == c.torchMajor) {
+		if e.CUDARuntimeFound != "" && (c.torchCUDA == "" || major == c.torchMajor || !torchExtension(c.loaded(), e.Dist)) {
+			// Found, and of torch's major or of a package that is no torch
+			// extension (cupy-cuda12x, ctransformers beside a CUDA 13 torch): its
+			// own runtime next to torch's is how it is meant to run.
 			continue
 		}
 		k := key{e.Dist, e.Version, e.CUDARuntime, e.CUDARuntimeFound != ""}
@@ -513,6 +516,8 @@ func checkExtensionCUDA(c *judgement) []finding.Finding {
 			fd.Evidence = append(fd.Evidence, torchEvidence(c.torch))
 		}
 		otherMajor := c.torchCUDA != "" && major != c.torchMajor
+		// Rebuilding against torch retargets its CUDA only for a torch extension.
+		rebuild := otherMajor && torchExtension(c.loaded(), k.dist)
 		switch {
 		case !k.found:
 			fd.Severity = finding.Error
@@ -533,7 +538,7 @@ func checkExtensionCUDA(c *judgement) []finding.Finding {
 			fd.Detail = fmt.Sprintf("It loads its own CUDA %d runtime next to torch's CUDA %d one: two runtimes in one process, "+
 				"and a build made for another torch than this one.", major, c.torchMajor)
 		}
-		if otherMajor {
+		if rebuild {
 			fd.Evidence = append(fd.Evidence, fmt.Sprintf("CUDA runtime major %d differs from torch's CUDA %s", major, c.torchCUDA))
 			fd.Fixes = append(fd.Fixes, finding.Fix{
 				Title:    fmt.Sprintf("Rebuild %s against the installed torch (CUDA %s)", k.dist, c.torchCUDA),
@@ -543,7 +548,7 @@ func checkExtensionCUDA(c *judgement) []finding.Finding {
 		if !k.found {
 			spec, dir := runtimeWheel(major)
 			title := fmt.Sprintf("Install the CUDA %d runtime and put it on the loader's path", major)
-			if otherMajor {
+			if rebuild {
 				title = "Or " + strings.ToLower(title[:1]) + title[1:]
 			}
 			fd.Fixes = append(fd.Fixes, finding.Fix{

@@ -84,3 +84,58 @@ func TestOnnxruntimeProvidersLoadOnDemand(t *testing.T) {
 		t.Errorf("detail %q", cudaErr.Detail)
 	}
 }
+
+// TestOtherCUDARuntimeOfNonTorchPackages: a package that is no torch extension runs
+// its own CUDA runtime beside torch's by design, so "built for CUDA 12, torch for
+// CUDA 13" is no finding for it, and a missing runtime is not fixed by rebuilding it
+// against torch. The modules are as the real wheels ship them (readelf -d):
+// ctransformers 0.2.27's lib/cuda/libctransformers.so and faiss-gpu-cu12 1.14.1.post1's
+// faiss/_swigfaiss.so (each needs libcudart.so.12; neither links torch; faiss's is
+// found where its nvidia-cuda-runtime-cu12 dependency puts it), beside a flash-attn
+// 2.8.3 built for CUDA 12 (links torch: still a warning with the rebuild).
+func TestOtherCUDARuntimeOfNonTorchPackages(t *testing.T) {
+	const cu12 = extSite + "/nvidia/cuda_runtime/lib/libcudart.so.12"
+	for _, tc := range []struct {
+		name  string
+		ext   facts.Extension
+		sev   finding.Severity // "": no extension-cuda-mismatch finding
+		fixes []string         // fix titles' first words
+	}{
+		{"ctransformers missing", facts.Extension{Dist: "ctransformers", Version: "0.2.27", Path: extSite + "/ctransformers/lib/cuda/libctransformers.so",
+			Needed: []string{"libcudart.so.12", "libcublas.so.12"}, CUDARuntime: "libcudart.so.12"}, finding.Error, []string{"Install"}},
+		{"faiss found", facts.Extension{Dist: "faiss-gpu-cu12", Version: "1.14.1.post1", Path: extSite + "/faiss/_swigfaiss.so",
+			Needed: []string{"libcudart.so.12"}, CUDARuntime: "libcudart.so.12", CUDARuntimeFound: cu12}, "", nil},
+		{"flash-attn found", facts.Extension{Dist: "flash-attn", Version: "2.8.3", Path: extSite + "/flash_attn_2_cuda.cpython-312-x86_64-linux-gnu.so",
+			Needed: []string{"libc10.so", "libtorch.so", "libcudart.so.12"}, LinksTorch: true, CUDARuntime: "libcudart.so.12", CUDARuntimeFound: cu12}, finding.Warning, []string{"Rebuild"}},
+		{"flash-attn missing", facts.Extension{Dist: "flash-attn", Version: "2.8.3", Path: extSite + "/flash_attn_2_cuda.cpython-312-x86_64-linux-gnu.so",
+			Needed: []string{"libc10.so", "libtorch.so", "libcudart.so.12"}, LinksTorch: true, CUDARuntime: "libcudart.so.12"}, finding.Error, []string{"Rebuild", "Or"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := healthy()
+			f.Extensions = append(f.Extensions, tc.ext)
+			var got *finding.Finding
+			for _, fd := range Run(f) {
+				if fd.ID == finding.ExtensionCUDAMismatch {
+					got = &fd
+				}
+			}
+			if tc.sev == "" {
+				if got != nil {
+					t.Errorf("%s: %s", got.Severity, got.Title)
+				}
+				return
+			}
+			if got == nil || got.Severity != tc.sev {
+				t.Fatalf("finding %+v, want severity %s", got, tc.sev)
+			}
+			var firsts []string
+			for _, fx := range got.Fixes {
+				first, _, _ := strings.Cut(fx.Title, " ")
+				firsts = append(firsts, first)
+			}
+			if !slices.Equal(firsts, tc.fixes) {
+				t.Errorf("fixes %q, want titles starting %q", firsts, tc.fixes)
+			}
+		})
+	}
+}

@@ -664,6 +664,12 @@ func loadingTable() LoadingData {
 					Library: "^libonnxruntime_providers_(cuda|tensorrt)\\.so$",
 					Source:  "onnxruntime-gpu==1.31.1: `import onnxruntime` loads onnxruntime/capi/onnxruntime_pybind11_state.cpython-*.so, whose DT_NEEDED holds no provider library; it dlopens libonnxruntime_providers_<ep>.so by name when a session asks for that execution provider (its strings: \"Failed to load library\"), and a failed load leaves the session on the CPU. Checked live: with libcudart.so.13 missing, `import onnxruntime` succeeds and get_available_providers() still lists CUDAExecutionProvider",
 				},
+				{
+					Name:    "ctransformers",
+					Rule:    "loaded-on-demand",
+					Library: "^libctransformers\\.so$",
+					Source:  "ctransformers==0.2.27 llm.py: LLM.__init__ calls load_library(lib, gpu=config.gpu_layers > 0), which CDLLs lib/<local|cuda|avx2|avx|basic>/libctransformers.so (lib.py find_library: cuda only when gpu), first loading nvidia/cuda_runtime/lib/libcudart.so.12 and nvidia/cublas/lib/libcublas.so.12 when those pip wheels are installed (lib.py load_cuda); `import ctransformers` loads no library",
+				},
 			},
 		},
 		ArchSpecificModules: struct {
