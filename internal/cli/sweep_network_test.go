@@ -4,6 +4,7 @@ import (
 	"archive/zip"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -230,5 +231,87 @@ func TestNetworkDoctorCtransformersLoadsCUDAOnDemand(t *testing.T) {
 	}
 	if !found {
 		t.Error("no extension-cuda-mismatch finding for ctransformers without libcudart.so.12")
+	}
+}
+
+// TestNetworkDoctorPipNVCCFixBuilds follows doctor's own cure for an nvcc from
+// NVIDIA's pip wheels that builds cannot find (cuda-compiler-not-discoverable): in a
+// venv with torch 2.11.0 (cu130) and nvidia-cuda-nvcc 13.0 as pip leaves them (no
+// lib64, no libcudart.so link), the fix's commands, then torch's cpp_extension build
+// of internal/remedy/testdata/axpy, must produce the extension. With only the two
+// exports the fix used to give, the link stops at "cannot find -lcudart" (checked
+// here too). The venv is internal/remedy's TestPipCompilerBuildsTorchExtensionNetwork's
+// (created the same way when missing, about 3 GB once); the test works on a copy.
+func TestNetworkDoctorPipNVCCFixBuilds(t *testing.T) {
+	for _, tool := range []string{"gcc", "g++", "uv"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("%s is not on PATH", tool)
+		}
+	}
+	if _, err := exec.LookPath("nvcc"); err == nil || os.Getenv("CUDA_HOME") != "" || os.Getenv("CUDA_PATH") != "" {
+		t.Skip("an nvcc is discoverable here already: no cuda-compiler-not-discoverable to cure")
+	}
+	if _, err := os.Stat("/usr/local/cuda"); err == nil {
+		t.Skip("/usr/local/cuda exists: no cuda-compiler-not-discoverable to cure")
+	}
+	py := testenv.Python3(t)
+	cache := testenv.CacheDir(t)
+	uvEnv := []string{"UV_CACHE_DIR=" + filepath.Join(cache, "uv")}
+	venv := filepath.Join(cache, "venvs", "torch-2.11.0-cu130")
+	if _, err := os.Stat(filepath.Join(venv, "bin", "python")); err != nil {
+		testenv.Run(t, uvEnv, "uv", "venv", "-q", "-p", py, venv)
+		testenv.Run(t, uvEnv, "uv", "pip", "install", "-q", "--python", filepath.Join(venv, "bin", "python"), "torch==2.11.0", "setuptools", "ninja")
+	}
+	if m, _ := filepath.Glob(filepath.Join(venv, "lib", "python3*", "site-packages", "nvidia", "cu13", "bin", "nvcc")); len(m) == 0 {
+		testenv.Run(t, uvEnv, "uv", "pip", "install", "-q", "--python", filepath.Join(venv, "bin", "python"),
+			"nvidia-cuda-nvcc==13.0.*", "nvidia-cuda-runtime==13.0.*", "nvidia-cuda-crt==13.0.*", "nvidia-nvvm==13.0.*", "nvidia-cuda-cccl==13.0.*")
+	}
+	// A copy (hard links: cheap) without the links pip never makes.
+	tmp := t.TempDir()
+	cp := filepath.Join(tmp, "venv")
+	testenv.Run(t, nil, "cp", "-al", venv, cp)
+	homes, _ := filepath.Glob(filepath.Join(cp, "lib", "python3*", "site-packages", "nvidia", "cu13"))
+	if len(homes) != 1 {
+		t.Fatalf("no nvidia/cu13 in %s", cp)
+	}
+	for _, l := range []string{filepath.Join(homes[0], "lib64"), filepath.Join(homes[0], "lib", "libcudart.so")} {
+		if err := os.Remove(l); err != nil && !os.IsNotExist(err) {
+			t.Fatal(err)
+		}
+	}
+	vpy := filepath.Join(cp, "bin", "python")
+	doc := runJSON(t, "doctor", "--python", vpy, "--gpu", "9.0")
+	var cmds []string
+	for _, f := range doc["findings"].([]any) {
+		f := f.(map[string]any)
+		if f["id"] != "cuda-compiler-not-discoverable" {
+			continue
+		}
+		for _, c := range f["fixes"].([]any)[0].(map[string]any)["commands"].([]any) {
+			cmds = append(cmds, c.(string))
+		}
+	}
+	if len(cmds) < 3 {
+		t.Fatalf("cuda-compiler-not-discoverable's first fix: %q, want the exports and the links", cmds)
+	}
+	build := func(cmds []string) (string, bool) {
+		dir := t.TempDir()
+		for _, f := range []string{"axpy.cu", "setup.py"} {
+			b, err := os.ReadFile(filepath.Join("..", "remedy", "testdata", "axpy", f))
+			if err != nil {
+				t.Fatal(err)
+			}
+			writeFile(t, filepath.Join(dir, f), string(b))
+		}
+		sh := exec.Command("/bin/sh", "-c", strings.Join(cmds, " && ")+" && cd '"+dir+"' && '"+vpy+"' setup.py build_ext --inplace")
+		out, err := sh.CombinedOutput()
+		so, _ := filepath.Glob(filepath.Join(dir, "fastpath_axpy*.so"))
+		return string(out), err == nil && len(so) == 1
+	}
+	if out, ok := build(cmds[:2]); ok || !strings.Contains(out, "cannot find -lcudart") {
+		t.Errorf("with the exports alone the build should stop at the link (built: %v):\n%.2000s", ok, out)
+	}
+	if out, ok := build(cmds); !ok {
+		t.Errorf("doctor's fix %q does not build the extension:\n%.3000s", cmds, out)
 	}
 }
