@@ -111,10 +111,11 @@ type Entry struct {
 	Offset    int64 // file offset of the entry header (payload at Offset+HeaderSize)
 	Container int   // index into File.Containers; -1 for a bare cubin's pseudo-entry
 
-	// Name is the source file name nvcc records in the entry header of a build with
-	// -lineinfo or -G ("axpy.cu", or catboost 1.2.10's
-	// "/src/catboost/catboost/libs/model/cuda/evaluator.cu"); empty for other builds.
-	// cuobjdump names such an entry after it (ListELF).
+	// Name is what cuobjdump lists an entry by in place of "FILE.N" when nvcc recorded
+	// the source file's name in its header (builds with -lineinfo or -G): that name's
+	// last path element without its extension ("axpy" for axpy.cu, "evaluator" for
+	// catboost 1.2.10's /src/catboost/catboost/libs/model/cuda/evaluator.cu), at most
+	// 255 bytes; empty for other builds (ListELF).
 	Name string
 }
 

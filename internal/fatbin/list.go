@@ -2,6 +2,7 @@ package fatbin
 
 import (
 	"bufio"
+	"bytes"
 	"cmp"
 	"fmt"
 	"io"
@@ -28,11 +29,11 @@ func ListBase(path string) string {
 // extension, however short: "evaluator.cu" -> "evaluator", "my.kern.cu" -> "my.kern",
 // ".cu" and "dir/" -> "" (a backslash is no separator). Checked against cuobjdump on
 // nvcc 13.0 -lineinfo builds with the name patched (sweep, session 8).
-func nameBase(name string) string {
-	if i := strings.LastIndexByte(name, '/'); i >= 0 {
+func nameBase(name []byte) []byte {
+	if i := bytes.LastIndexByte(name, '/'); i >= 0 {
 		name = name[i+1:]
 	}
-	if i := strings.LastIndexByte(name, '.'); i >= 0 {
+	if i := bytes.LastIndexByte(name, '.'); i >= 0 {
 		name = name[:i]
 	}
 	return name
@@ -82,7 +83,7 @@ func list(w io.Writer, f *File, base string, kind cudaarch.Kind, label, ext stri
 			continue
 		}
 		if e.Name != "" {
-			fmt.Fprintf(bw, "%s file %4d: %s.%s.%s\n", label, n, nameBase(e.Name), cuobjdumpArch(e), ext)
+			fmt.Fprintf(bw, "%s file %4d: %s.%s.%s\n", label, n, e.Name, cuobjdumpArch(e), ext)
 			continue
 		}
 		fmt.Fprintf(bw, "%s file %4d: %s.%d.%s.%s\n", label, n, base, n, cuobjdumpArch(e), ext)

@@ -2,7 +2,10 @@ package fatbin
 
 import (
 	"bytes"
+	"encoding/binary"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 )
 
@@ -21,13 +24,14 @@ func TestNameBase(t *testing.T) {
 		"./x/.cu":    "",
 		`a\b.cuu`:    `a\b`,
 	} {
-		if got := nameBase(in); got != want {
+		if got := string(nameBase([]byte(in))); got != want {
 			t.Errorf("nameBase(%q) = %q, want %q", in, got, want)
 		}
 	}
 }
 
-// TestEntryNames: the names are read from the entry headers, NUL and all trimmed.
+// TestEntryNames: the names are read from the entry headers and kept as cuobjdump
+// lists them.
 func TestEntryNames(t *testing.T) {
 	f, err := Open(filepath.Join("testdata", "real", "nvcc-13.0", "lineinfo.so"))
 	if err != nil {
@@ -38,8 +42,8 @@ func TestEntryNames(t *testing.T) {
 		t.Fatalf("%d entries, want 2", len(f.Entries))
 	}
 	for _, e := range f.Entries {
-		if !bytes.HasSuffix([]byte(e.Name), []byte("/axpy.cu")) {
-			t.Errorf("entry %s: name %q, want the path of axpy.cu", e.Target(), e.Name)
+		if e.Name != "axpy" {
+			t.Errorf("entry %s: name %q, want axpy (from the path of axpy.cu)", e.Target(), e.Name)
 		}
 	}
 	plain, err := Open(filepath.Join("testdata", "real", "nvcc-13.0", "sm80_sm90_ptx90.so"))
@@ -51,5 +55,52 @@ func TestEntryNames(t *testing.T) {
 		if e.Name != "" {
 			t.Errorf("entry %s of a build without -lineinfo: name %q", e.Target(), e.Name)
 		}
+	}
+}
+
+// TestEntryNameHostile: a name is read only from inside its entry's header, and what
+// is kept of it is capped (maxNameBase), so 2^18 entries with 4 KB names cannot hold
+// a gigabyte; a name that points outside the header is no name.
+func TestEntryNameHostile(t *testing.T) {
+	entry := func(nameOff, nameLen uint32, name string) []byte {
+		h := make([]byte, 64+len(name))
+		binary.LittleEndian.PutUint16(h[0:], rawKindELF)
+		binary.LittleEndian.PutUint32(h[4:], uint32(len(h)))
+		binary.LittleEndian.PutUint32(h[28:], 90)
+		binary.LittleEndian.PutUint32(h[32:], nameOff)
+		binary.LittleEndian.PutUint32(h[36:], nameLen)
+		copy(h[64:], name)
+		return h
+	}
+	long := strings.Repeat("a", 3000) + ".cu"
+	entries := [][]byte{
+		entry(64, uint32(len(long)), long), // kept: capped
+		entry(64, 5000, "b.cu"),            // runs past its header: no name
+		entry(1<<31, 4, "c.cu"),            // starts past its header: no name
+		entry(16, 4, "d.cu"),               // inside the fixed fields: no name
+		entry(64, 4, "e.cu"),               // plain
+		entry(64, 0, "f.cu"),               // no length: no name
+	}
+	var body []byte
+	for _, e := range entries {
+		body = append(body, e...)
+	}
+	c := make([]byte, 16)
+	binary.LittleEndian.PutUint32(c[0:], Magic)
+	binary.LittleEndian.PutUint16(c[4:], 1)
+	binary.LittleEndian.PutUint16(c[6:], 16)
+	binary.LittleEndian.PutUint64(c[8:], uint64(len(body)))
+	data := append(c, body...)
+	f, err := Walk(bytes.NewReader(data), int64(len(data)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, e := range f.Entries {
+		got = append(got, e.Name)
+	}
+	want := []string{strings.Repeat("a", maxNameBase), "", "", "", "e", ""}
+	if !slices.Equal(got, want) {
+		t.Errorf("names %q, want %q", got, want)
 	}
 }
