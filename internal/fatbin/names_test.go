@@ -3,6 +3,7 @@ package fatbin
 import (
 	"bytes"
 	"encoding/binary"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -102,5 +103,42 @@ func TestEntryNameHostile(t *testing.T) {
 	want := []string{strings.Repeat("a", maxNameBase), "", "", "", "e", ""}
 	if !slices.Equal(got, want) {
 		t.Errorf("names %q, want %q", got, want)
+	}
+}
+
+// TestContainerKernels reads kernels from the symbol tables of nvcc 13.0's builds
+// (cuobjdump -symbols agrees: the first container of a build linked by nvcc has no
+// ENTRY symbol; the kernels' own holds axpy and scale).
+func TestContainerKernels(t *testing.T) {
+	for _, tc := range []struct {
+		file       string
+		container  int
+		has, known bool
+	}{
+		{"plain.so", 0, false, true},
+		{"plain.so", 1, true, true},
+		{"sm80_sm90_ptx90.so", 0, false, true},
+		{"sm80_sm90_ptx90.so", 1, true, true},
+		{"lineinfo.so", 0, true, true},
+		{"compressed.so", 0, false, false}, // compressed cubins are not opened
+		{"compressed.so", 1, false, false},
+		{"plain.so", 2, false, false}, // no such container
+		{"axpy.sm_90.cubin", 0, false, false},
+	} {
+		path := filepath.Join("testdata", "real", "nvcc-13.0", tc.file)
+		f, err := Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.Close()
+		r, err := os.Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		has, known := f.ContainerKernels(r, tc.container)
+		r.Close()
+		if has != tc.has || known != tc.known {
+			t.Errorf("%s container %d: has %v known %v, want %v %v", tc.file, tc.container, has, known, tc.has, tc.known)
+		}
 	}
 }

@@ -85,17 +85,30 @@ type Verdict struct {
 	Family     int      `json:"family"`     // containers running from an `f` target of an earlier family member
 	PTXJIT     int      `json:"ptx_jit"`    // containers running only through PTX JIT
 	None       int      `json:"none"`       // containers with no code for the GPU
-	Detail     string   `json:"detail"`
+	// KernelLess are containers with no code for the GPU that define no kernel (their
+	// cubins' symbol tables have no ENTRY): nothing is launched from them, so they
+	// do not make a no-kernel-image verdict. Counted apart from None; 0 unless some
+	// container had no code.
+	KernelLess int    `json:"kernel_less"`
+	Detail     string `json:"detail"`
 }
 
-// Judge gives the verdict for a GPU of capability cc over f's containers.
+// Judge gives the verdict for a GPU of capability cc over f's containers, counting
+// every container (File.Judge also sets apart those that define no kernel).
 func Judge(f *fatbin.File, cc cudaarch.Capability) Verdict {
+	return judge(f, cc, nil)
+}
+
+// judge is Judge where kernelLess, when not nil, says which containers (by index in
+// f.Containers) define no kernel: those with no code for the GPU count as KernelLess.
+func judge(f *fatbin.File, cc cudaarch.Capability, kernelLess func(container int) bool) Verdict {
 	v := Verdict{GPU: cc.String(), Targets: []string{}}
 	// The detail of a ptx-jit or family verdict names only the targets of that kind
 	// (spconv-cu126 2.3.8 on 8.0: 411 containers run sm_80, 195 JIT compute_52; the
 	// JIT ones run from compute_52, not from "sm_80, compute_52").
 	var jitTargets, familyTargets []string
 	for _, group := range groups(f) {
+		container := group[0].Container
 		var ts []cudaarch.Target
 		for _, e := range group {
 			if e.Kind == cudaarch.SASS || e.Kind == cudaarch.PTX {
@@ -112,7 +125,11 @@ func Judge(f *fatbin.File, cc cudaarch.Capability) Verdict {
 		case cudaarch.PTXJIT:
 			v.PTXJIT++
 		default:
-			v.None++
+			if kernelLess != nil && container >= 0 && kernelLess(container) {
+				v.KernelLess++
+			} else {
+				v.None++
+			}
 			continue
 		}
 		s := best.String()
@@ -133,6 +150,9 @@ func Judge(f *fatbin.File, cc cudaarch.Capability) Verdict {
 	case v.Containers == 0:
 		v.Verdict = VerdictNative
 		v.Detail = "no CUDA code: nothing to run"
+	case v.Containers == v.KernelLess:
+		v.Verdict = VerdictNative
+		v.Detail = "no kernels: nothing to launch"
 	case v.None > 0:
 		v.Verdict = VerdictNoKernel
 		v.Detail = fmt.Sprintf("%d of %d fatbin(s) have neither SASS nor PTX for %s: their kernels fail with %q", v.None, v.Containers, cc, NoKernelImage)
@@ -149,6 +169,9 @@ func Judge(f *fatbin.File, cc cudaarch.Capability) Verdict {
 	default:
 		v.Verdict = VerdictNative
 		v.Detail = fmt.Sprintf("every fatbin has native SASS for %s (%s)", cc, strings.Join(v.Targets, ", "))
+	}
+	if v.KernelLess > 0 && v.Containers > v.KernelLess {
+		v.Detail += fmt.Sprintf("; %d more fatbin(s) without kernels have no code for %s either, which launches nothing from them", v.KernelLess, cc)
 	}
 	return v
 }
@@ -272,13 +295,44 @@ func (r *File) fill(f *fatbin.File) {
 	}
 }
 
-// Judge adds a verdict per capability.
+// Judge adds a verdict per capability. Where some container has no code for a GPU,
+// the file is opened again to read whether those containers define any kernel
+// (fatbin.ContainerKernels): one without kernels cannot fail a launch. Only then are
+// payload bytes read, and only those containers' symbol tables.
 func (r *File) Judge(gpus []cudaarch.Capability) {
 	if r.Fat == nil || !r.HasCUDA() {
 		return
 	}
+	var kernelLess func(int) bool
 	for _, cc := range gpus {
-		r.Verdicts = append(r.Verdicts, Judge(r.Fat, cc))
+		v := judge(r.Fat, cc, nil)
+		if v.None > 0 && r.Fat.Kind != fatbin.KindCubin {
+			if kernelLess == nil {
+				kernelLess = r.kernelLessReader()
+			}
+			v = judge(r.Fat, cc, kernelLess)
+		}
+		r.Verdicts = append(r.Verdicts, v)
+	}
+}
+
+// kernelLessReader answers, per container, whether it is known to define no kernel,
+// reading each container once from a fresh open of r.Path; where the file cannot be
+// opened again, or a container's kernels cannot be told, it answers false.
+func (r *File) kernelLessReader() func(int) bool {
+	known := map[int]bool{}
+	return func(c int) bool {
+		if kl, ok := known[c]; ok {
+			return kl
+		}
+		kl := false
+		if f, err := os.Open(r.Path); err == nil {
+			has, ok := r.Fat.ContainerKernels(f, c)
+			kl = ok && !has
+			f.Close()
+		}
+		known[c] = kl
+		return kl
 	}
 }
 
