@@ -298,41 +298,69 @@ func (r *File) fill(f *fatbin.File) {
 // Judge adds a verdict per capability. Where some container has no code for a GPU,
 // the file is opened again to read whether those containers define any kernel
 // (fatbin.ContainerKernels): one without kernels cannot fail a launch. Only then are
-// payload bytes read, and only those containers' symbol tables.
+// payload bytes read: the symbol tables of those containers' cubins, in file order,
+// until one container with kernels settles the verdict (the containers after it are
+// counted as none unread, so kernel_less is a lower bound there).
 func (r *File) Judge(gpus []cudaarch.Capability) {
 	if r.Fat == nil || !r.HasCUDA() {
 		return
 	}
-	var kernelLess func(int) bool
+	k := &kernelScan{path: r.Path, fat: r.Fat, known: map[int]bool{}}
+	defer k.close()
 	for _, cc := range gpus {
 		v := judge(r.Fat, cc, nil)
 		if v.None > 0 && r.Fat.Kind != fatbin.KindCubin {
-			if kernelLess == nil {
-				kernelLess = r.kernelLessReader()
-			}
-			v = judge(r.Fat, cc, kernelLess)
+			v = judge(r.Fat, cc, k.verdict())
 		}
 		r.Verdicts = append(r.Verdicts, v)
 	}
 }
 
-// kernelLessReader answers, per container, whether it is known to define no kernel,
-// reading each container once from a fresh open of r.Path; where the file cannot be
-// opened again, or a container's kernels cannot be told, it answers false.
-func (r *File) kernelLessReader() func(int) bool {
-	known := map[int]bool{}
+// kernelScan reads, once per container and from one open of the file, whether a
+// container is known to define no kernel.
+type kernelScan struct {
+	path  string
+	fat   *fatbin.File
+	file  *os.File
+	err   error
+	known map[int]bool // container -> known to be kernel-less
+}
+
+// verdict is the kernel-less test for one verdict: true for containers known to
+// define no kernel, checked in order until the first that has kernels (or cannot be
+// told); after it every answer is false without reading.
+func (k *kernelScan) verdict() func(int) bool {
+	settled := false
 	return func(c int) bool {
-		if kl, ok := known[c]; ok {
-			return kl
+		if settled {
+			return false
 		}
-		kl := false
-		if f, err := os.Open(r.Path); err == nil {
-			has, ok := r.Fat.ContainerKernels(f, c)
-			kl = ok && !has
-			f.Close()
+		kl, ok := k.known[c]
+		if !ok {
+			kl = k.read(c)
+			k.known[c] = kl
 		}
-		known[c] = kl
+		if !kl {
+			settled = true
+		}
 		return kl
+	}
+}
+
+func (k *kernelScan) read(c int) bool {
+	if k.file == nil && k.err == nil {
+		k.file, k.err = os.Open(k.path)
+	}
+	if k.err != nil {
+		return false
+	}
+	has, ok := k.fat.ContainerKernels(k.file, c)
+	return ok && !has
+}
+
+func (k *kernelScan) close() {
+	if k.file != nil {
+		k.file.Close()
 	}
 }
 
