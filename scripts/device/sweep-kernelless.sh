@@ -53,6 +53,7 @@ for b in plain ptx80 sass80 shared; do
   [ -x "$T/$b" ] || { echo "not built"; continue; }
   "$FP" inspect --cuobjdump "$T/$b" 2>&1 | sed 's/^/   cuobjdump: /'
   "$FP" inspect --gpu 9.0 "$T/$b" 2>&1 | tail -n +3 | sed 's/^/   fastpath: /'
+  [ -x "$D/fastpath-main" ] && "$D/fastpath-main" inspect --gpu 9.0 "$T/$b" 2>&1 | tail -n +4 | sed 's/^/   fastpath (main): /'
   for mode in LAZY EAGER; do
     echo "   $mode: $(LD_LIBRARY_PATH=$(dirname "$NVCC")/../lib64:${LD_LIBRARY_PATH:-} CUDA_MODULE_LOADING=$mode CUDA_CACHE_DISABLE=1 timeout 60 "$T/$b" 2>&1 | tail -1)"
   done
