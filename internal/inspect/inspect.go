@@ -349,13 +349,27 @@ func (k *kernelScan) verdict() func(int) bool {
 
 func (k *kernelScan) read(c int) bool {
 	if k.file == nil && k.err == nil {
-		k.file, k.err = os.Open(k.path)
+		k.file, k.err = openRegular(k.path)
 	}
 	if k.err != nil {
 		return false
 	}
 	has, ok := k.fat.ContainerKernels(k.file, c)
 	return ok && !has
+}
+
+// openRegular opens path for reading without blocking (a fifo swapped in since the
+// first read would otherwise hang the open) and only if it is still a regular file.
+func openRegular(path string) (*os.File, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
+		f.Close()
+		return nil, errors.New("not a regular file")
+	}
+	return f, nil
 }
 
 func (k *kernelScan) close() {
