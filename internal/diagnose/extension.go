@@ -294,7 +294,9 @@ func checkExtensionArch(c *judgement) []finding.Finding {
 			for _, e := range g {
 				line := fmt.Sprintf("%s: SASS %s; PTX %s (%s)", e.Path, listOrNone(e.SASS), listOrNone(e.PTX), plural(e.Containers, "fatbin container", "fatbin containers"))
 				if runs, none, other := extContainers(&e, cc); other > 0 {
-					line += fmt.Sprintf("; for this GPU %d run, %d have no code, %d are arch-specific code for other GPUs", runs, none, other)
+					// The counts are of distinct target sets (facts keep each once), not of containers.
+					line += fmt.Sprintf("; of its %s, %d run on this GPU, %d have no code for it, %d are arch-specific code for other GPUs",
+						plural(runs+none+other, "distinct container layout", "distinct container layouts"), runs, none, other)
 				}
 				fd.Evidence = append(fd.Evidence, line)
 				if len(e.TargetSets) > 1 && len(e.TargetSets) <= 8 {
@@ -308,10 +310,46 @@ func checkExtensionArch(c *judgement) []finding.Finding {
 				Title:    fmt.Sprintf("Rebuild %s for this GPU (compute capability %s) against the installed torch", e0.Dist, cc),
 				Commands: remedy.Rebuild(c.remedy(), e0.Dist, cc.String(), c.rebuildCommand(e0.Dist, e0.Version)),
 			}}
+			if !torchExtension(exts, e0.Dist) {
+				// Not built with torch's cpp_extension (it links no libc10/libtorch):
+				// TORCH_CUDA_ARCH_LIST does not choose its targets, and a rebuild
+				// "against the installed torch" is no cure (faiss-gpu-cu12 1.14.1.post1,
+				// onnxruntime-gpu 1.31.1: CMake builds with no sdist on PyPI).
+				fd.Fixes = []finding.Fix{{
+					Title: fmt.Sprintf("Install a build of %s with SASS for sm_%d (or PTX of compute_%d or older) (by hand: it is not a torch extension, "+
+						"so TORCH_CUDA_ARCH_LIST does not choose its targets; its project's own build or another release does)", e0.Dist, cc.SM(), cc.SM()),
+					Commands: []string{},
+				}}
+			}
 			out = append(out, fd)
 		}
 	}
 	return out
+}
+
+// onDemand returns the rule under which the package loads every module of g only
+// when asked (kb loading.json "loaded-on-demand"), or nil.
+func onDemand(g []facts.Extension) *kb.PackageLoad {
+	var r *kb.PackageLoad
+	for _, e := range g {
+		if r = kb.Loading().LoadedOnDemand(e.Dist, path.Base(e.Path)); r == nil {
+			return nil
+		}
+	}
+	return r
+}
+
+// torchExtension says whether dist is a torch extension, the kind a rebuild with
+// TORCH_CUDA_ARCH_LIST retargets: one of its modules links torch, or the knowledge
+// base has a build profile for it.
+func torchExtension(exts []facts.Extension, dist string) bool {
+	for _, e := range exts {
+		if e.Dist == dist && e.LinksTorch {
+			return true
+		}
+	}
+	_, known := kb.Builds().Packages[strings.ToLower(strings.NewReplacer("_", "-", ".", "-").Replace(dist))]
+	return known
 }
 
 func listOrNone(xs []string) string {
@@ -451,7 +489,10 @@ func checkExtensionCUDA(c *judgement) []finding.Finding {
 			continue
 		}
 		major, _ := strconv.Atoi(m[1])
-		if e.CUDARuntimeFound != "" && (c.torchCUDA == "" || major == c.torchMajor) {
+		if e.CUDARuntimeFound != "" && (c.torchCUDA == "" || major == c.torchMajor || !torchExtension(c.loaded(), e.Dist)) {
+			// Found, and of torch's major or of a package that is no torch
+			// extension (cupy-cuda12x, ctransformers beside a CUDA 13 torch): its
+			// own runtime next to torch's is how it is meant to run.
 			continue
 		}
 		k := key{e.Dist, e.Version, e.CUDARuntime, e.CUDARuntimeFound != ""}
@@ -475,19 +516,29 @@ func checkExtensionCUDA(c *judgement) []finding.Finding {
 			fd.Evidence = append(fd.Evidence, torchEvidence(c.torch))
 		}
 		otherMajor := c.torchCUDA != "" && major != c.torchMajor
+		// Rebuilding against torch retargets its CUDA only for a torch extension.
+		rebuild := otherMajor && torchExtension(c.loaded(), k.dist)
 		switch {
 		case !k.found:
 			fd.Severity = finding.Error
 			fd.Title = fmt.Sprintf("%s %s needs %s, which is not installed", k.dist, k.version, k.soname)
 			fd.Detail = fmt.Sprintf("Importing it fails with \"ImportError: %s: cannot open shared object file: No such file or directory\". "+
 				"Searched: its run path, LD_LIBRARY_PATH, the environment's nvidia wheels (which torch preloads), ld.so.conf's folders, the system's library folders and /usr/local/cuda*/lib64.", k.soname)
+			if r := onDemand(g); r != nil {
+				// The import works; the load that fails comes later (onnxruntime-gpu's
+				// CUDA provider, when a session asks for it).
+				fd.Detail = fmt.Sprintf("Importing it works: it loads these libraries only when asked for them, and that load fails with "+
+					"\"%s: cannot open shared object file: No such file or directory\", so their GPU code never runs. "+
+					"Searched: its run path, LD_LIBRARY_PATH, the environment's nvidia wheels (which torch preloads), ld.so.conf's folders, the system's library folders and /usr/local/cuda*/lib64.", k.soname)
+				fd.Evidence = append(fd.Evidence, "rule: "+r.Source)
+			}
 		default:
 			fd.Severity = finding.Warning
 			fd.Title = fmt.Sprintf("%s %s was built for CUDA %d, torch for CUDA %s", k.dist, k.version, major, c.torchCUDA)
 			fd.Detail = fmt.Sprintf("It loads its own CUDA %d runtime next to torch's CUDA %d one: two runtimes in one process, "+
 				"and a build made for another torch than this one.", major, c.torchMajor)
 		}
-		if otherMajor {
+		if rebuild {
 			fd.Evidence = append(fd.Evidence, fmt.Sprintf("CUDA runtime major %d differs from torch's CUDA %s", major, c.torchCUDA))
 			fd.Fixes = append(fd.Fixes, finding.Fix{
 				Title:    fmt.Sprintf("Rebuild %s against the installed torch (CUDA %s)", k.dist, c.torchCUDA),
@@ -497,7 +548,7 @@ func checkExtensionCUDA(c *judgement) []finding.Finding {
 		if !k.found {
 			spec, dir := runtimeWheel(major)
 			title := fmt.Sprintf("Install the CUDA %d runtime and put it on the loader's path", major)
-			if otherMajor {
+			if rebuild {
 				title = "Or " + strings.ToLower(title[:1]) + title[1:]
 			}
 			fd.Fixes = append(fd.Fixes, finding.Fix{
@@ -531,11 +582,15 @@ func checkExtensionLive(c *judgement) []finding.Finding {
 			if !slices.ContainsFunc(fd.Evidence, func(ev string) bool { return strings.HasPrefix(ev, e.Path+":") || strings.HasPrefix(ev, e.Path+" ") }) {
 				continue
 			}
-			if fd.ID == finding.ExtensionArchUnsupported {
+			switch {
+			case fd.ID == finding.ExtensionArchUnsupported:
 				if static[e.Dist] == "" {
 					static[e.Dist] = "code"
 				}
-			} else {
+			case kb.Loading().LoadedOnDemand(e.Dist, path.Base(e.Path)) != nil:
+				// Said to fail when loaded on demand, not at import: the import
+				// proves nothing either way.
+			default:
 				static[e.Dist] = "import"
 			}
 		}

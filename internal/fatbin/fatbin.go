@@ -110,6 +110,13 @@ type Entry struct {
 
 	Offset    int64 // file offset of the entry header (payload at Offset+HeaderSize)
 	Container int   // index into File.Containers; -1 for a bare cubin's pseudo-entry
+
+	// Name is what cuobjdump lists an entry by in place of "FILE.N" when nvcc recorded
+	// the source file's name in its header (builds with -lineinfo or -G): that name's
+	// last path element without its extension ("axpy" for axpy.cu, "evaluator" for
+	// catboost 1.2.10's /src/catboost/catboost/libs/model/cuda/evaluator.cu), at most
+	// 255 bytes; empty for other builds (ListELF).
+	Name string
 }
 
 // Target is the compilation target of the entry: sm_90a, compute_90, sm_120f.

@@ -40,6 +40,9 @@ func FuzzNewFile(f *testing.F) {
 		ListPTX(io.Discard, file, "x")
 		file.Targets()
 		file.CommonSASS()
+		for c := range file.Containers {
+			file.ContainerKernels(bytes.NewReader(data), c) // reads payloads: must not panic
+		}
 	})
 }
 

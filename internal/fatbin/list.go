@@ -2,6 +2,7 @@ package fatbin
 
 import (
 	"bufio"
+	"bytes"
 	"cmp"
 	"fmt"
 	"io"
@@ -23,6 +24,21 @@ func ListBase(path string) string {
 	return b
 }
 
+// nameBase is what cuobjdump 13.5 puts in place of "FILE.N" for an entry that records
+// its source file name (Entry.Name): the name after its last '/', without its last
+// extension, however short: "evaluator.cu" -> "evaluator", "my.kern.cu" -> "my.kern",
+// ".cu" and "dir/" -> "" (a backslash is no separator). Checked against cuobjdump on
+// nvcc 13.0 -lineinfo builds with the name patched (sweep, session 8).
+func nameBase(name []byte) []byte {
+	if i := bytes.LastIndexByte(name, '/'); i >= 0 {
+		name = name[i+1:]
+	}
+	if i := bytes.LastIndexByte(name, '.'); i >= 0 {
+		name = name[:i]
+	}
+	return name
+}
+
 // cuobjdumpArch is the arch cuobjdump prints for an entry: sm_XY, with `a` for
 // arch-specific entries; family (`f`) entries print plain (README of the reference).
 func cuobjdumpArch(e Entry) string {
@@ -40,7 +56,8 @@ func cuobjdumpArch(e Entry) string {
 //
 // (number right-aligned in 4 columns, wider past 9999, as printf's %4d). A bare cubin
 // is listed without a number, as cuobjdump 13.5 does: "ELF file    1: axpy.sm_90.sm_90.cubin"
-// for axpy.sm_90.cubin (testdata/real).
+// for axpy.sm_90.cubin (testdata/real); so is an entry that records its source file
+// name (-lineinfo, -G), after that name: "ELF file    1: axpy.sm_80.cubin".
 func ListELF(w io.Writer, f *File, base string) error {
 	return list(w, f, base, cudaarch.SASS, "ELF", "cubin")
 }
@@ -63,6 +80,10 @@ func list(w io.Writer, f *File, base string, kind cudaarch.Kind, label, ext stri
 		n++
 		if f.Kind == KindCubin {
 			fmt.Fprintf(bw, "%s file %4d: %s.%s.%s\n", label, n, base, cuobjdumpArch(e), ext)
+			continue
+		}
+		if e.Name != "" {
+			fmt.Fprintf(bw, "%s file %4d: %s.%s.%s\n", label, n, e.Name, cuobjdumpArch(e), ext)
 			continue
 		}
 		fmt.Fprintf(bw, "%s file %4d: %s.%d.%s.%s\n", label, n, base, n, cuobjdumpArch(e), ext)

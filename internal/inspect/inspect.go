@@ -85,13 +85,30 @@ type Verdict struct {
 	Family     int      `json:"family"`     // containers running from an `f` target of an earlier family member
 	PTXJIT     int      `json:"ptx_jit"`    // containers running only through PTX JIT
 	None       int      `json:"none"`       // containers with no code for the GPU
-	Detail     string   `json:"detail"`
+	// KernelLess are containers with no code for the GPU that define no kernel (their
+	// cubins' symbol tables have no ENTRY): nothing is launched from them, so they
+	// do not make a no-kernel-image verdict. Counted apart from None; 0 unless some
+	// container had no code.
+	KernelLess int    `json:"kernel_less"`
+	Detail     string `json:"detail"`
 }
 
-// Judge gives the verdict for a GPU of capability cc over f's containers.
+// Judge gives the verdict for a GPU of capability cc over f's containers, counting
+// every container (File.Judge also sets apart those that define no kernel).
 func Judge(f *fatbin.File, cc cudaarch.Capability) Verdict {
+	return judge(f, cc, nil)
+}
+
+// judge is Judge where kernelLess, when not nil, says which containers (by index in
+// f.Containers) define no kernel: those with no code for the GPU count as KernelLess.
+func judge(f *fatbin.File, cc cudaarch.Capability, kernelLess func(container int) bool) Verdict {
 	v := Verdict{GPU: cc.String(), Targets: []string{}}
+	// The detail of a ptx-jit or family verdict names only the targets of that kind
+	// (spconv-cu126 2.3.8 on 8.0: 411 containers run sm_80, 195 JIT compute_52; the
+	// JIT ones run from compute_52, not from "sm_80, compute_52").
+	var jitTargets, familyTargets []string
 	for _, group := range groups(f) {
+		container := group[0].Container
 		var ts []cudaarch.Target
 		for _, e := range group {
 			if e.Kind == cudaarch.SASS || e.Kind == cudaarch.PTX {
@@ -108,18 +125,34 @@ func Judge(f *fatbin.File, cc cudaarch.Capability) Verdict {
 		case cudaarch.PTXJIT:
 			v.PTXJIT++
 		default:
-			v.None++
+			if kernelLess != nil && container >= 0 && kernelLess(container) {
+				v.KernelLess++
+			} else {
+				v.None++
+			}
 			continue
 		}
-		if s := best.String(); !slices.Contains(v.Targets, s) {
+		s := best.String()
+		if !slices.Contains(v.Targets, s) {
 			v.Targets = append(v.Targets, s)
+		}
+		switch {
+		case c == cudaarch.PTXJIT && !slices.Contains(jitTargets, s):
+			jitTargets = append(jitTargets, s)
+		case c == cudaarch.Family && !slices.Contains(familyTargets, s):
+			familyTargets = append(familyTargets, s)
 		}
 	}
 	slices.SortFunc(v.Targets, compareTargetNames)
+	slices.SortFunc(jitTargets, compareTargetNames)
+	slices.SortFunc(familyTargets, compareTargetNames)
 	switch {
 	case v.Containers == 0:
 		v.Verdict = VerdictNative
 		v.Detail = "no CUDA code: nothing to run"
+	case v.Containers == v.KernelLess:
+		v.Verdict = VerdictNative
+		v.Detail = "no kernels: nothing to launch"
 	case v.None > 0:
 		v.Verdict = VerdictNoKernel
 		v.Detail = fmt.Sprintf("%d of %d fatbin(s) have neither SASS nor PTX for %s: their kernels fail with %q", v.None, v.Containers, cc, NoKernelImage)
@@ -129,13 +162,16 @@ func Judge(f *fatbin.File, cc cudaarch.Capability) Verdict {
 	case v.PTXJIT > 0:
 		v.Verdict = VerdictPTXJIT
 		v.Detail = fmt.Sprintf("%d of %d fatbin(s) run only through PTX JIT (%s): the driver compiles them at first use, slowly, and needs to know their PTX ISA",
-			v.PTXJIT, v.Containers, strings.Join(v.Targets, ", "))
+			v.PTXJIT, v.Containers, strings.Join(jitTargets, ", "))
 	case v.Family > 0:
 		v.Verdict = VerdictFamily
-		v.Detail = fmt.Sprintf("every fatbin has SASS for %s; %d through a family target (%s)", cc, v.Family, strings.Join(v.Targets, ", "))
+		v.Detail = fmt.Sprintf("every fatbin has SASS for %s; %d through a family target (%s)", cc, v.Family, strings.Join(familyTargets, ", "))
 	default:
 		v.Verdict = VerdictNative
 		v.Detail = fmt.Sprintf("every fatbin has native SASS for %s (%s)", cc, strings.Join(v.Targets, ", "))
+	}
+	if v.KernelLess > 0 && v.Containers > v.KernelLess {
+		v.Detail += fmt.Sprintf("; %d more fatbin(s) without kernels have no code for %s either, which launches nothing from them", v.KernelLess, cc)
 	}
 	return v
 }
@@ -259,13 +295,86 @@ func (r *File) fill(f *fatbin.File) {
 	}
 }
 
-// Judge adds a verdict per capability.
+// Judge adds a verdict per capability. Where some container has no code for a GPU,
+// the file is opened again to read whether those containers define any kernel
+// (fatbin.ContainerKernels): one without kernels cannot fail a launch. Only then are
+// payload bytes read: the symbol tables of those containers' cubins, in file order,
+// until one container with kernels settles the verdict (the containers after it are
+// counted as none unread, so kernel_less is a lower bound there).
 func (r *File) Judge(gpus []cudaarch.Capability) {
 	if r.Fat == nil || !r.HasCUDA() {
 		return
 	}
+	k := &kernelScan{path: r.Path, fat: r.Fat, known: map[int]bool{}}
+	defer k.close()
 	for _, cc := range gpus {
-		r.Verdicts = append(r.Verdicts, Judge(r.Fat, cc))
+		v := judge(r.Fat, cc, nil)
+		if v.None > 0 && r.Fat.Kind != fatbin.KindCubin {
+			v = judge(r.Fat, cc, k.verdict())
+		}
+		r.Verdicts = append(r.Verdicts, v)
+	}
+}
+
+// kernelScan reads, once per container and from one open of the file, whether a
+// container is known to define no kernel.
+type kernelScan struct {
+	path  string
+	fat   *fatbin.File
+	file  *os.File
+	err   error
+	known map[int]bool // container -> known to be kernel-less
+}
+
+// verdict is the kernel-less test for one verdict: true for containers known to
+// define no kernel, checked in order until the first that has kernels (or cannot be
+// told); after it every answer is false without reading.
+func (k *kernelScan) verdict() func(int) bool {
+	settled := false
+	return func(c int) bool {
+		if settled {
+			return false
+		}
+		kl, ok := k.known[c]
+		if !ok {
+			kl = k.read(c)
+			k.known[c] = kl
+		}
+		if !kl {
+			settled = true
+		}
+		return kl
+	}
+}
+
+func (k *kernelScan) read(c int) bool {
+	if k.file == nil && k.err == nil {
+		k.file, k.err = openRegular(k.path)
+	}
+	if k.err != nil {
+		return false
+	}
+	has, ok := k.fat.ContainerKernels(k.file, c)
+	return ok && !has
+}
+
+// openRegular opens path for reading without blocking (a fifo swapped in since the
+// first read would otherwise hang the open) and only if it is still a regular file.
+func openRegular(path string) (*os.File, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
+		f.Close()
+		return nil, errors.New("not a regular file")
+	}
+	return f, nil
+}
+
+func (k *kernelScan) close() {
+	if k.file != nil {
+		k.file.Close()
 	}
 }
 

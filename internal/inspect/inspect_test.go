@@ -43,7 +43,7 @@ func TestVerdicts(t *testing.T) {
 		// `a` runs only on exactly its capability.
 		{"arch_specific.so", "9.0", VerdictNative, []string{"sm_90a"}, 2, 0, 0, 0},
 		{"arch_specific.so", "10.0", VerdictNative, []string{"sm_100a"}, 2, 0, 0, 0},
-		{"arch_specific.so", "10.3", VerdictNoKernel, []string{}, 0, 0, 0, 2},
+		{"arch_specific.so", "10.3", VerdictNoKernel, []string{}, 0, 0, 0, 1}, // and 1 kernel-less
 		// `f` runs on later minors of its major: sm_120f on 12.1 is family, on 12.0 native.
 		{"arch_specific.so", "12.1", VerdictFamily, []string{"sm_120f"}, 0, 2, 0, 0},
 		{"arch_specific.so", "12.0", VerdictNative, []string{"sm_120f"}, 2, 0, 0, 0},
@@ -51,9 +51,11 @@ func TestVerdicts(t *testing.T) {
 		{"axpy.fatbin", "12.0", VerdictPTXJIT, []string{"compute_90"}, 0, 0, 1, 0},
 		{"rdc.o", "10.0", VerdictPTXJIT, []string{"compute_90"}, 0, 0, 1, 0},
 		{"axpy.fatbin", "8.0", VerdictNative, []string{"sm_80"}, 1, 0, 0, 0},
-		// A container with SASS only for another major, beside one with PTX: no kernel image.
-		{"sm80_sm90_ptx90.so", "12.0", VerdictNoKernel, []string{"compute_90"}, 0, 0, 1, 1},
-		{"plain.so", "9.0", VerdictNoKernel, []string{"compute_75"}, 0, 0, 1, 1},
+		// The first container of these nvcc builds defines no kernel (cuobjdump -symbols:
+		// no ENTRY) and holds SASS only: with no code for the GPU it launches nothing,
+		// so the kernels' PTX decides (it counts as kernel_less, not none).
+		{"sm80_sm90_ptx90.so", "12.0", VerdictPTXJIT, []string{"compute_90"}, 0, 0, 1, 0},
+		{"plain.so", "9.0", VerdictPTXJIT, []string{"compute_75"}, 0, 0, 1, 0},
 		// Older than every target.
 		{"axpy.fatbin", "7.5", VerdictNoKernel, []string{}, 0, 0, 0, 1},
 		{"axpy.sm_90.cubin", "12.0", VerdictNoKernel, []string{}, 0, 0, 0, 1},
@@ -75,7 +77,7 @@ func TestVerdicts(t *testing.T) {
 			v := r.Verdicts[0]
 			if v.GPU != tc.gpu || v.Verdict != tc.verdict || !slices.Equal(v.Targets, tc.targets) ||
 				v.Native != tc.native || v.Family != tc.family || v.PTXJIT != tc.jit || v.None != tc.none ||
-				v.Containers != tc.native+tc.family+tc.jit+tc.none {
+				v.Containers != tc.native+tc.family+tc.jit+tc.none+v.KernelLess {
 				t.Errorf("verdict %+v\nwant %s %v native %d family %d jit %d none %d", v, tc.verdict, tc.targets, tc.native, tc.family, tc.jit, tc.none)
 			}
 			if r.NoKernelImage() != (tc.verdict == VerdictNoKernel) {
@@ -108,15 +110,15 @@ func TestJSONShape(t *testing.T) {
 			"path": realBin("arch_specific.so"), "kind": "elf", "fatbins": 2.0, "entries": 6.0,
 			"sass": []any{"sm_90a", "sm_100a", "sm_120f"}, "ptx": []any{}, "common_sass": []any{"sm_90a", "sm_100a", "sm_120f"},
 			"verdicts": []any{map[string]any{"gpu": "12.1", "verdict": "family", "targets": []any{"sm_120f"},
-				"containers": 2.0, "native": 0.0, "family": 2.0, "ptx_jit": 0.0, "none": 0.0,
+				"containers": 2.0, "native": 0.0, "family": 2.0, "ptx_jit": 0.0, "none": 0.0, "kernel_less": 0.0,
 				"detail": "every fatbin has SASS for 12.1; 2 through a family target (sm_120f)"}},
 		},
 		map[string]any{
 			"path": realBin("sm80_sm90_ptx90.so"), "kind": "elf", "fatbins": 2.0, "entries": 5.0,
 			"sass": []any{"sm_80", "sm_90"}, "ptx": []any{"compute_90"}, "common_sass": []any{"sm_80", "sm_90"},
-			"verdicts": []any{map[string]any{"gpu": "12.1", "verdict": "no-kernel-image", "targets": []any{"compute_90"},
-				"containers": 2.0, "native": 0.0, "family": 0.0, "ptx_jit": 1.0, "none": 1.0,
-				"detail": `1 of 2 fatbin(s) have neither SASS nor PTX for 12.1: their kernels fail with "no kernel image is available for execution on the device"`}},
+			"verdicts": []any{map[string]any{"gpu": "12.1", "verdict": "ptx-jit", "targets": []any{"compute_90"},
+				"containers": 2.0, "native": 0.0, "family": 0.0, "ptx_jit": 1.0, "none": 0.0, "kernel_less": 1.0,
+				"detail": "1 of 2 fatbin(s) run only through PTX JIT (compute_90): the driver compiles them at first use, slowly, and needs to know their PTX ISA; 1 more fatbin(s) without kernels have no code for 12.1 either, which launches nothing from them"}},
 		},
 	}}
 	if d := cmp.Diff(want, got); d != "" {

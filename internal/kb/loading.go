@@ -33,6 +33,8 @@ type PackageLoad struct {
 	Rule        string `json:"rule"`
 	Library     string `json:"library"`
 	OverrideEnv string `json:"override_env,omitempty"`
+	// "loaded-on-demand": the package loads the libraries Library matches (by base
+	// name) only when asked for them, not at import.
 	// Majors: for "module-gated-by-major", the GPU majors on which the package uses
 	// the module Library matches; elsewhere it never launches its kernels.
 	Majors []int  `json:"majors,omitempty"`
@@ -136,6 +138,21 @@ func (d *LoadingData) DispatchesByArch(dist string) bool {
 		}
 	}
 	return false
+}
+
+// LoadedOnDemand returns the "loaded-on-demand" rule under which dist loads the
+// library named base only when asked (onnxruntime-gpu's execution providers), never
+// at import, or nil.
+func (d *LoadingData) LoadedOnDemand(dist, base string) *PackageLoad {
+	for _, r := range d.PackageLoadRules(dist) {
+		if r.Rule != "loaded-on-demand" {
+			continue
+		}
+		if _, ok := r.Match(base); ok {
+			return r
+		}
+	}
+	return nil
 }
 
 // PackageLoadRules returns every rule for a distribution (any spelling).

@@ -666,6 +666,29 @@ func loadingTable() LoadingData {
 					},
 					Source: "sgl-kernel==0.3.21 sgl_kernel/load_utils.py _load_architecture_specific_ops: sm90/common_ops is loaded when the compute capability is 9.0, sm100/common_ops on every other GPU",
 				},
+				{
+					Name:    "torchao",
+					Rule:    "module-gated-by-major",
+					Library: "^torchao/_C_mxfp8\\.",
+					Majors: []int{
+						10,
+						11,
+						12,
+					},
+					Source: "torchao==0.18.0: __init__.py loads every _C*.so with torch.ops.load_library in a try/except (a failure is a warning); the ops of _C_mxfp8 (sm_100 SASS, compute_120 PTX) are used only where prototype/mx_formats/kernels.py is_sm_at_least_100() (capability >= 10.0) or prototype/moe_training/kernels/mxfp8/quant.py _is_sm_10x() holds; elsewhere the Triton/Python paths run",
+				},
+				{
+					Name:    "onnxruntime-gpu",
+					Rule:    "loaded-on-demand",
+					Library: "^libonnxruntime_providers_(cuda|tensorrt)\\.so$",
+					Source:  "onnxruntime-gpu==1.31.1: `import onnxruntime` loads onnxruntime/capi/onnxruntime_pybind11_state.cpython-*.so, whose DT_NEEDED holds no provider library; it dlopens libonnxruntime_providers_<ep>.so by name when a session asks for that execution provider (its strings: \"Failed to load library\"), and a failed load leaves the session on the CPU. Checked live: with libcudart.so.13 missing, `import onnxruntime` succeeds and get_available_providers() still lists CUDAExecutionProvider",
+				},
+				{
+					Name:    "ctransformers",
+					Rule:    "loaded-on-demand",
+					Library: "^libctransformers\\.so$",
+					Source:  "ctransformers==0.2.27 llm.py: LLM.__init__ calls load_library(lib, gpu=config.gpu_layers > 0), which CDLLs lib/<local|cuda|avx2|avx|basic>/libctransformers.so (lib.py find_library: cuda only when gpu), first loading nvidia/cuda_runtime/lib/libcudart.so.12 and nvidia/cublas/lib/libcublas.so.12 when those pip wheels are installed (lib.py load_cuda); `import ctransformers` loads no library",
+				},
 			},
 		},
 		ArchSpecificModules: struct {
@@ -673,7 +696,7 @@ func loadingTable() LoadingData {
 			Rule     string   "json:\"rule\""
 			Packages []string "json:\"packages\""
 		}{
-			Source: "sgl-kernel==0.3.21 sgl_kernel/load_utils.py _load_architecture_specific_ops: loads sm90/common_ops on compute capability 9.0 and sm100/common_ops elsewhere; their fatbins mix containers for every GPU (sm_80, sm_89, sm_90) with arch-specific-only ones (sm_90a, sm_100a, sm_120a) that its Python dispatches by capability. A kernel without code for the GPU fails only when launched (CUDA lazy loading, the default since CUDA 12.2), so such containers are not errors on their own.",
+			Source: "sgl-kernel==0.3.21 sgl_kernel/load_utils.py _load_architecture_specific_ops: loads sm90/common_ops on compute capability 9.0 and sm100/common_ops elsewhere; their fatbins mix containers for every GPU (sm_80, sm_89, sm_90) with arch-specific-only ones (sm_90a, sm_100a, sm_120a) that its Python dispatches by capability. A kernel without code for the GPU fails only when launched (CUDA lazy loading, the default since CUDA 12.2), so such containers are not errors on their own. torchao==0.18.0 ships its SM90 CUTLASS kernels as _C_cutlass_90a.abi3.so (sm_90a SASS only), loaded on every GPU by __init__.py (torch.ops.load_library in a try/except) and launched only by the float8 2:4-sparse path (quantization/quantize_/workflows/float8/float8_sparse_2x4_2d_data_2d_metadata_tensor.py).",
 			Rule:   "A module whose every fatbin holds only arch-specific (a) SASS targets and no PTX is built for those GPUs only; on any other GPU it is not expected to run: an info, not an error.",
 			Packages: []string{
 				"sgl-kernel",
@@ -681,6 +704,7 @@ func loadingTable() LoadingData {
 				"flashinfer-python",
 				"flashinfer-cubin",
 				"flashinfer-jit-cache",
+				"torchao",
 			},
 		},
 		CUDALibraries: struct {

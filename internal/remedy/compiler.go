@@ -356,14 +356,25 @@ func CompilerChecks(c Context, cuda string) []Check {
 	return out
 }
 
-// ExportHome points builds at an nvcc that exists.
+// ExportHome points builds at an nvcc that exists. An nvcc from NVIDIA's pip wheels
+// (home ends in the kb's nvidia/cuXX) also needs the wheels' post-install links: the
+// wheels ship lib/ only, while nvcc.profile and torch's builder link from lib64/, and
+// -lcudart needs libcudart.so (nvidia-cuda-nvcc 13.0.88 as pip installs it); the links
+// are idempotent (ln -sf).
 func ExportHome(home, version string) Remedy {
 	if version == "" {
 		version = "(version unknown)"
 	}
-	return Remedy{ID: "compiler/export-home", Title: "Point builds at nvcc " + version,
+	r := Remedy{ID: "compiler/export-home", Title: "Point builds at nvcc " + version,
 		Commands: []string{Export("CUDA_HOME", Quote(home)), Export("PATH", `"$CUDA_HOME/bin:$PATH"`)},
 		Changes:  []string{"CUDA_HOME and PATH for this shell"}, Undo: []string{"unset CUDA_HOME"}}
+	if major := leadingInt(version); major > 0 {
+		if pc, ok := kb.CUDA().PipCompilerFor(major); ok && pc.HasNVCC && strings.HasSuffix(strings.TrimSuffix(home, "/"), "/"+pc.Home) {
+			r.Commands = append(r.Commands, pc.PostInstall...)
+			r.Changes = append(r.Changes, "links lib64 -> lib and libcudart.so -> libcudart.so."+fmt.Sprint(major)+" in "+pc.Home)
+		}
+	}
+	return r
 }
 
 func orWord(s, w string) string {

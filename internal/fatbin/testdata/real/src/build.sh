@@ -30,6 +30,9 @@ case $ver in
   *) so cmode_size --compress-mode=size -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=compute_90
      so cmode_speed --compress-mode=speed -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=compute_90 ;;
 esac
+# -lineinfo (and -G) record the source file name in each fatbin entry's header;
+# cuobjdump then names the entries after it (axpy.sm_80.cubin), without a number.
+so lineinfo -lineinfo -cudart none -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=compute_90
 # A shared object built with -rdc keeps the relocatable code (__nv_relfatbin) beside
 # the device-linked executable fatbin (.nv_fatbin); cuobjdump lists only the latter
 # unless -all (recorded as NAME.all-list-elf.txt / NAME.all-list-ptx.txt). The
