@@ -6331,6 +6331,119 @@ func signaturesTable() SignaturesData {
 					From: "issue reports",
 				},
 			},
+			{
+				Name: "jit-extensions-root",
+				Literals: []string{
+					"as PyTorch extensions root",
+				},
+				Pattern: "Using (?P<jit_root>\\S+) as PyTorch extensions root",
+				Set: map[string]string{
+					"build_system": "torch-jit",
+				},
+				Origin: SignatureSource{
+					Text: "Using /home/sl_tyrc/.cache/torch_extensions/py310_cu116 as PyTorch extensions root...",
+					From: "torch/utils/cpp_extension.py _get_build_directory (load() and load_inline() at run time)",
+				},
+			},
+			{
+				Name: "jit-ninja-file",
+				Literals: []string{
+					"Emitting ninja build file ",
+				},
+				Pattern: "Emitting ninja build file (?P<jit_dir>\\S+?)[/\\\\]build\\.ninja",
+				Origin: SignatureSource{
+					Text: "Emitting ninja build file /home/sl_tyrc/.cache/torch_extensions/py310_cu116/fused_adam/build.ninja...",
+					From: "torch/utils/cpp_extension.py: the folder of build.ninja, the op's build folder for load(); a setup.py build (BuildExtension) prints the same line for its build/temp.* folder, so this line alone does not make a build a run-time one",
+				},
+			},
+			{
+				Name: "jit-building-module",
+				Literals: []string{
+					"Building extension module ",
+				},
+				Pattern: "Building extension module (?P<jit_op>[A-Za-z_][A-Za-z0-9_]*)\\.\\.\\.",
+				Set: map[string]string{
+					"build_system": "torch-jit",
+				},
+				Origin: SignatureSource{
+					Text: "Building extension module fused_adam...",
+					From: "torch/utils/cpp_extension.py _write_ninja_file_and_build_library",
+				},
+			},
+			{
+				Name: "jit-error-building",
+				Literals: []string{
+					"Error building extension '",
+				},
+				Pattern: "Error building extension '(?P<jit_op>[A-Za-z_][A-Za-z0-9_]*)'",
+				Set: map[string]string{
+					"build_system": "torch-jit",
+				},
+				Origin: SignatureSource{
+					Text: "RuntimeError: Error building extension 'fused_adam'",
+					From: "torch/utils/cpp_extension.py _run_ninja_build's error_prefix for load() (a setup.py build says 'Error compiling objects for extension')",
+				},
+			},
+			{
+				Name: "jit-compile-frame",
+				Literals: []string{
+					"in _jit_compile",
+					"in jit_load",
+				},
+				Pattern: "\\bin (?:_jit_compile|jit_load)\\b",
+				Set: map[string]string{
+					"build_system": "torch-jit",
+				},
+				Origin: SignatureSource{
+					Text: "  File \"/home/nefits/.conda/envs/deep/lib/python3.9/site-packages/torch/utils/cpp_extension.py\", line 1508, in _jit_compile",
+					From: "traceback frames of torch's load() (_jit_compile) and DeepSpeed's OpBuilder.jit_load",
+				},
+			},
+			{
+				Name: "jit-relative-object",
+				Literals: []string{
+					"-DTORCH_EXTENSION_NAME=",
+				},
+				Pattern: "-DTORCH_EXTENSION_NAME=(?P<jit_op>[A-Za-z_][A-Za-z0-9_]*)\\s.*\\s-c\\s+(?P<jit_source>\\S+)\\s+-o\\s+[A-Za-z0-9_.+-]+\\.o(?:\\s|$)",
+				Set: map[string]string{
+					"build_system": "torch-jit",
+				},
+				Origin: SignatureSource{
+					Text: "/usr/bin/nvcc --generate-dependencies-with-compile --dependency-output unpack.cuda.o.d -DTORCH_EXTENSION_NAME=quanto_cuda -DTORCH_API_INCLUDE_EXTENSION_H ... -c /mnt/w/flymyai-lora-trainer/venv/lib/python3.10/site-packages/optimum/quanto/library/extensions/cuda/unpack.cu -o unpack.cuda.o",
+					From: "the build.ninja torch writes for load(): ninja runs in the build folder, so objects are bare names (a setup.py build writes them under build/temp.*, an absolute path)",
+				},
+			},
+			{
+				Name: "jit-installed-source",
+				Literals: []string{
+					"-packages/",
+					"-packages\\",
+				},
+				Pattern: "\\s-c\\s+(?P<jit_source>\\S*[/\\\\](?:site|dist)-packages[/\\\\]\\S+\\.(?:cu|cpp|cc|c))\\s+-o\\s+[A-Za-z0-9_.+-]+\\.o(?:\\s|$)",
+				Set: map[string]string{
+					"build_system": "torch-jit",
+				},
+				Origin: SignatureSource{
+					Text: "-std=c++17 -c /dockerdata/lujunda/env/rft/lib/python3.12/site-packages/deepspeed/ops/csrc/adam/multi_tensor_adam.cu -o multi_tensor_adam.cuda.o",
+					From: "the build.ninja torch writes for load(): an installed package (site-packages) compiling its own sources into a bare object name in the build folder is a run-time build; a pip build compiles from its unpacked source tree into build/temp.*",
+				},
+			},
+			{
+				Name: "jit-deepspeed",
+				Literals: []string{
+					"op_builder",
+					"deepspeed/ops/",
+					"deepspeed\\ops\\",
+				},
+				Pattern: "op_builder[/\\\\]builder\\.py|site-packages[/\\\\]deepspeed[/\\\\]ops[/\\\\]",
+				Set: map[string]string{
+					"jit_builder": "deepspeed",
+				},
+				Origin: SignatureSource{
+					Text: "/dockerdata/lujunda/env/rft/lib/python3.12/site-packages/deepspeed/ops/csrc/adam/multi_tensor_adam.cu",
+					From: "DeepSpeed's op builder (op_builder/builder.py) and the op sources an installed deepspeed compiles from",
+				},
+			},
 		},
 	}
 }
@@ -6628,7 +6741,7 @@ func buildsTable() BuildsData {
 			Source:      "torch/utils/cpp_extension.py (torch 2.x): load() and load_inline() build in _get_build_directory(name), which prints 'Using {root} as PyTorch extensions root...'; root is $TORCH_EXTENSIONS_DIR when set, else get_default_build_root() (torch._appdirs.user_cache_dir('torch_extensions'): ~/.cache/torch_extensions on Linux) joined with py{major}{minor}_cu{torch.version.cuda without its dot} (py{major}{minor}_cpu without CUDA); the build folder is root/name unless the caller passes build_directory; _jit_compile then prints 'Emitting ninja build file {folder}/build.ninja...', 'Building extension module {name}...' and raises RuntimeError(\"Error building extension '{name}'\"), and a later run reuses what is in that folder (ninja's incremental build, torch's version stamp). torch 1.x before the py/cu subfolder used the root itself (the tutorial's /tmp/torch_extensions/lltm)",
 			RootEnv:     "TORCH_EXTENSIONS_DIR",
 			DefaultRoot: "~/.cache/torch_extensions",
-			Subfolder:   "py{major}{minor}_cu{cuda} (py310_cu121), py{major}{minor}_cpu without CUDA",
+			Subfolder:   "py<major><minor>_cu<cuda>",
 			DeepSpeed: DeepSpeedOps{
 				Version:   "0.19.8",
 				Source:    "deepspeed-0.19.8.tar.gz (PyPI, sha256 9e491abd0827ea5c389dd702e15e11e13d83d904bac4a20d6c2a4cb37207a9af) op_builder/*.py and op_builder/cpu/*.py: each builder's NAME and BUILD_VAR; op_builder/builder.py OpBuilder.load() imports an op built at install, else jit_load() calls torch.utils.cpp_extension.load(name=self.name) with no build_directory (so the folder is the extensions root's NAME); the installation tutorial https://www.deepspeed.ai/tutorials/advanced-install/ (its source in deepspeedai/DeepSpeed at 5853a5adf9df1061e9ef4c2777b837508624e75e): 'DS_BUILD_OPS=1 pip install --no-build-isolation deepspeed' builds every op this machine is compatible with, DS_BUILD_<OP>=1 one op, ds_report lists which ops are installed and compatible",
