@@ -1,0 +1,93 @@
+package explain
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestRunTimeBuildRetry: a build torch runs while the program runs
+// (torch.utils.cpp_extension.load, DeepSpeed's ops) is retried by running
+// the program again after deleting the op's build folder, never by a pip
+// install that has nothing to rebuild.
+func TestRunTimeBuildRetry(t *testing.T) {
+	// NVlabs/stylegan3#96: the folder is the one its sources were copied
+	// to under ~/.cache/torch_extensions.
+	_, fixes := explainText(t, corpusLog(t, "stylegan3-96-bias-act-compute-86.log"))
+	if strings.Contains(fixes, "pip install --no-build-isolation") ||
+		!strings.Contains(fixes, "Then run the program again: torch builds bias_act_plugin") ||
+		!strings.Contains(fixes, "$ rm -rf /home/howso/.cache/torch_extensions/bias_act_plugin/3cb576a0039689487cfba59279dd6d46-nvidia-geforce-rtx-3090\n") {
+		t.Errorf("stylegan3 bias_act_plugin:\n%s", fixes)
+	}
+
+	// FlyMyAI/flymyai-lora-trainer#54: optimum-quanto's kernels, no
+	// folder in the log: torch's default one is named in words.
+	_, fixes = explainText(t, corpusLog(t, "flymyai-54-quanto-compute-89-wsl.log"))
+	if strings.Contains(fixes, "pip install --no-build-isolation") || strings.Contains(fixes, "rm -rf") ||
+		!strings.Contains(fixes, "$TORCH_EXTENSIONS_DIR/quanto_cuda when TORCH_EXTENSIONS_DIR is set, else ~/.cache/torch_extensions/py<major><minor>_cu<cuda>/quanto_cuda") {
+		t.Errorf("quanto_cuda:\n%s", fixes)
+	}
+
+	// deepspeedai/DeepSpeed#7143: DeepSpeed compiling fused_adam from its
+	// installed sources; its install can build the ops instead.
+	_, fixes = explainText(t, corpusLog(t, "deepspeed-7143-gcc-too-old.log"))
+	if strings.Contains(fixes, "build the package again") || !strings.Contains(fixes, "Then run the program again") ||
+		!strings.Contains(fixes, "DS_BUILD_OPS=1 ") || !strings.Contains(fixes, "Install g++ 9 or newer") {
+		t.Errorf("DeepSpeed fused_adam (gcc 8):\n%s", fixes)
+	}
+
+	// The lines torch and DeepSpeed print before the compiler runs
+	// (LianjiaTech/BELLE#150), then an nvcc that cannot target the GPU:
+	// the folder comes from the ninja line, the variable from the op.
+	const belle = "Using /home/sl_tyrc/.cache/torch_extensions/py310_cu116 as PyTorch extensions root...\n" +
+		"Emitting ninja build file /home/sl_tyrc/.cache/torch_extensions/py310_cu116/fused_adam/build.ninja...\n" +
+		"Building extension module fused_adam...\n" +
+		"  File \"/data/gengzk/miniconda3/envs/tianhs-Belle/lib/python3.10/site-packages/deepspeed/ops/op_builder/builder.py\", line 485, in jit_load\n" +
+		"nvcc fatal   : Unsupported gpu architecture 'compute_89'\n" +
+		"RuntimeError: Error building extension 'fused_adam'\n"
+	_, fixes = explainText(t, belle)
+	if !strings.Contains(fixes, "$ rm -rf /home/sl_tyrc/.cache/torch_extensions/py310_cu116/fused_adam\n") ||
+		!strings.Contains(fixes, "DS_BUILD_FUSED_ADAM=1 ") || strings.Contains(fixes, "DS_BUILD_OPS") {
+		t.Errorf("DeepSpeed fused_adam (sm_89):\n%s", fixes)
+	}
+	// The retry comes before DeepSpeed's alternative.
+	if i, j := strings.Index(fixes, "Then run the program again"), strings.Index(fixes, "DS_BUILD_FUSED_ADAM"); i < 0 || j < i {
+		t.Errorf("order:\n%s", fixes)
+	}
+}
+
+// TestRunTimeBuildFolderHostile: the folder a fix deletes comes from an
+// untrusted log, so only a folder torch builds an op in is ever named in a
+// command, and always quoted.
+func TestRunTimeBuildFolderHostile(t *testing.T) {
+	const tail = "Building extension module fused_adam...\nnvcc fatal   : Unsupported gpu architecture 'compute_89'\n"
+	for _, ninja := range []string{
+		"Emitting ninja build file /home/user/build.ninja...\n",            // a home directory
+		"Emitting ninja build file /build.ninja...\n",                      // the root
+		"Emitting ninja build file /home/user/../fused_adam/build.ninja\n", // not clean
+		"Emitting ninja build file relative/fused_adam/build.ninja...\n",   // not absolute
+		"Using / as PyTorch extensions root...\n",                          // root + op is one level deep
+	} {
+		_, fixes := explainText(t, ninja+tail)
+		if strings.Contains(fixes, "$ rm ") || !strings.Contains(fixes, "first delete its build folder") {
+			t.Errorf("%q: a command deletes a folder torch does not build in:\n%s", ninja, fixes)
+		}
+	}
+	// torch builds in root/op: that folder, not the root.
+	_, fixes := explainText(t, "Using /home/user as PyTorch extensions root...\n"+tail)
+	if !strings.Contains(fixes, "$ rm -rf /home/user/fused_adam\n") {
+		t.Errorf("root and op:\n%s", fixes)
+	}
+	_, fixes = explainText(t, "Emitting ninja build file /tmp/$(reboot)/fused_adam/build.ninja...\n"+tail)
+	if !strings.Contains(fixes, "$ rm -rf '/tmp/$(reboot)/fused_adam'\n") {
+		t.Errorf("shell characters not quoted:\n%s", fixes)
+	}
+}
+
+// TestSetupBuildStaysPip: a setup.py build prints torch's ninja line for
+// its build/temp folder too; it is still retried with pip.
+func TestSetupBuildStaysPip(t *testing.T) {
+	_, fixes := explainText(t, corpusLog(t, "chattts-enhanced-3-deepspeed-pip-cuda-home.log"))
+	if !strings.Contains(fixes, "pip install --no-build-isolation deepspeed") || strings.Contains(fixes, "run the program again") {
+		t.Errorf("deepspeed's pip build:\n%s", fixes)
+	}
+}
