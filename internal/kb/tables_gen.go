@@ -6416,10 +6416,12 @@ func signaturesTable() SignaturesData {
 			{
 				Name: "jit-installed-source",
 				Literals: []string{
-					"-packages/",
-					"-packages\\",
+					".cu -o ",
+					".cpp -o ",
+					".cc -o ",
+					".c -o ",
 				},
-				Pattern: "\\s-c\\s+(?P<jit_source>\\S*[/\\\\](?:site|dist)-packages[/\\\\]\\S+\\.(?:cu|cpp|cc|c))\\s+-o\\s+[A-Za-z0-9_.+-]+\\.o(?:\\s|$)",
+				Pattern: "\\s-c\\s+(?P<jit_source>\\S*[/\\\\](?:site|dist)-packages[/\\\\]\\S+\\.(?:cu|cpp|cc|c)) -o [A-Za-z0-9_.+-]+\\.o(?:\\s|$)",
 				Set: map[string]string{
 					"build_system": "torch-jit",
 				},
