@@ -6414,20 +6414,18 @@ func signaturesTable() SignaturesData {
 				},
 			},
 			{
-				Name: "jit-installed-source",
+				Name: "jit-deepspeed-source",
 				Literals: []string{
-					".cu -o ",
-					".cpp -o ",
-					".cc -o ",
-					".c -o ",
+					"deepspeed/ops/csrc/",
+					"deepspeed\\ops\\csrc\\",
 				},
-				Pattern: "\\s-c\\s+(?P<jit_source>\\S*[/\\\\](?:site|dist)-packages[/\\\\]\\S+\\.(?:cu|cpp|cc|c)) -o [A-Za-z0-9_.+-]+\\.o(?:\\s|$)",
+				Pattern: "\\s-c\\s+(?P<jit_source>\\S*deepspeed[/\\\\]ops[/\\\\]csrc[/\\\\]\\S+\\.(?:cu|cpp|cc|c)) -o [A-Za-z0-9_.+-]+\\.o(?:\\s|$)",
 				Set: map[string]string{
 					"build_system": "torch-jit",
 				},
 				Origin: SignatureSource{
 					Text: "-std=c++17 -c /dockerdata/lujunda/env/rft/lib/python3.12/site-packages/deepspeed/ops/csrc/adam/multi_tensor_adam.cu -o multi_tensor_adam.cuda.o",
-					From: "the build.ninja torch writes for load(): an installed package (site-packages) compiling its own sources into a bare object name in the build folder is a run-time build; a pip build compiles from its unpacked source tree into build/temp.*",
+					From: "the build.ninja torch writes for DeepSpeed's jit_load(): the installed deepspeed's op sources (site-packages/deepspeed/ops/csrc) compiled into a bare object name in the build folder; a pip build of deepspeed compiles csrc/ of its unpacked sdist into build/temp.*",
 				},
 			},
 			{
