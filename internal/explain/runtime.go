@@ -157,12 +157,21 @@ func (e *env) aheadOfTime() (finding.Fix, bool) {
 }
 
 // runTimeFixes adds DeepSpeed's ahead-of-time build after the retry step
-// of a run-time build.
-func (e *env) runTimeFixes(fixes []finding.Fix) []finding.Fix {
+// of a run-time build, and the retry itself after ninja's install: torch
+// checks for ninja before it builds, so nothing is left to clear.
+func (e *env) runTimeFixes(id finding.ID, fixes []finding.Fix) []finding.Fix {
 	if !e.runTimeBuild() {
 		return fixes
 	}
 	i := slices.IndexFunc(fixes, func(f finding.Fix) bool { return strings.HasPrefix(f.Title, runTimeRetryTitle+":") })
+	if i < 0 && id == finding.MissingNinja {
+		what := "the extension"
+		if op := e.jitOp(); op != "" {
+			what = op
+		}
+		fixes = append(fixes, manual(fmt.Sprintf("%s: torch builds %s while the program runs (torch.utils.cpp_extension.load), so there is no package to reinstall; it checks for ninja before it compiles anything", runTimeRetryTitle, what)))
+		i = len(fixes) - 1
+	}
 	if i < 0 {
 		return fixes
 	}

@@ -35,6 +35,13 @@ func TestRunTimeBuildRetry(t *testing.T) {
 		t.Errorf("DeepSpeed fused_adam (gcc 8):\n%s", fixes)
 	}
 
+	// WisconsinAIVision/few-shot-gan-adaptation#15: no ninja for load():
+	// install it, then run the program again.
+	_, fixes = explainText(t, corpusLog(t, "fewshotgan-15-ninja-load.log"))
+	if !strings.Contains(fixes, "pip install ninja") || !strings.Contains(fixes, "Then run the program again") {
+		t.Errorf("ninja for load():\n%s", fixes)
+	}
+
 	// The lines torch and DeepSpeed print before the compiler runs
 	// (LianjiaTech/BELLE#150), then an nvcc that cannot target the GPU:
 	// the folder comes from the ninja line, the variable from the op.
