@@ -112,7 +112,7 @@ func (e *env) runTimeRetry() finding.Fix {
 	if name == "" {
 		name = "<name>"
 	}
-	where := fmt.Sprintf("$%s/%s when %s is set, else %s/%s/%s", rt.RootEnv, name, rt.RootEnv, rt.DefaultRoot, e.jitSubfolder(rt.Subfolder), name)
+	where := fmt.Sprintf("$%s/%s when %s is set, else %s/%s/%s (%s/%s with an old torch 1.x)", rt.RootEnv, name, rt.RootEnv, rt.DefaultRoot, e.jitSubfolder(rt.Subfolder), name, rt.OldDefaultRoot, name)
 	if lf := e.log; lf != nil && lf.JITDir != nil {
 		where = lf.JITDir.Value + fmt.Sprintf(" (line %d)", lf.JITDir.Line)
 	} else if lf != nil && lf.JITRoot != nil {

@@ -26,10 +26,13 @@ type RunTimeBuilds struct {
 	// RootEnv is the variable that moves the extensions root; DefaultRoot
 	// is the root without it, under which Subfolder names the folder of
 	// one Python and CUDA.
-	RootEnv     string       `json:"root_env"`
-	DefaultRoot string       `json:"default_root"`
-	Subfolder   string       `json:"subfolder"`
-	DeepSpeed   DeepSpeedOps `json:"deepspeed"`
+	RootEnv     string `json:"root_env"`
+	DefaultRoot string `json:"default_root"`
+	Subfolder   string `json:"subfolder"`
+	// OldDefaultRoot is the root of torch 1.x releases before the
+	// per-user cache folder (the C++ extension tutorial's /tmp one).
+	OldDefaultRoot string       `json:"old_default_root"`
+	DeepSpeed      DeepSpeedOps `json:"deepspeed"`
 }
 
 // DeepSpeedOps: DeepSpeed builds its ops at run time unless its install

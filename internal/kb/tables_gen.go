@@ -5256,12 +5256,12 @@ func signaturesTable() SignaturesData {
 					"/bin/nvcc: not found",
 					"/bin/nvcc: No such file",
 				},
-				Pattern: "(?P<home>/[^\\s:']*)/bin/nvcc: (?:not found|No such file or directory)",
+				Pattern: "(?P<home>(?:[^\\s']*:)?/[^\\s:']*)/bin/nvcc: (?:not found|No such file or directory)",
 				Title:   "CUDA home {home} has no bin/nvcc",
 				Detail:  "ninja ran {home}/bin/nvcc, the compiler torch derived from CUDA_HOME, and the shell could not find it.",
 				Origin: SignatureSource{
 					Text: "/bin/sh: 1: /usr/local/cuda/bin/nvcc: not found",
-					From: "ninja's build.ninja `nvcc = $CUDA_HOME/bin/nvcc` written by torch/utils/cpp_extension.py, run through /bin/sh",
+					From: "ninja's build.ninja `nvcc = $CUDA_HOME/bin/nvcc` written by torch/utils/cpp_extension.py, run through /bin/sh; a CUDA_HOME holding ':' (`export CUDA_HOME=$CUDA_HOME:/usr/local/cuda` on an empty variable) is kept whole: ':/usr/local/cuda' is the home that has no bin/nvcc",
 				},
 			},
 			{
@@ -6389,14 +6389,15 @@ func signaturesTable() SignaturesData {
 				Literals: []string{
 					"in _jit_compile",
 					"in jit_load",
+					"in _build_extension_module",
 				},
-				Pattern: "\\bin (?:_jit_compile|jit_load)\\b",
+				Pattern: "\\bin (?:_jit_compile|jit_load|_build_extension_module)\\b",
 				Set: map[string]string{
 					"build_system": "torch-jit",
 				},
 				Origin: SignatureSource{
 					Text: "  File \"/home/nefits/.conda/envs/deep/lib/python3.9/site-packages/torch/utils/cpp_extension.py\", line 1508, in _jit_compile",
-					From: "traceback frames of torch's load() (_jit_compile) and DeepSpeed's OpBuilder.jit_load",
+					From: "traceback frames of torch's load() (_jit_compile; _build_extension_module in torch 1.x) and DeepSpeed's OpBuilder.jit_load",
 				},
 			},
 			{
@@ -6738,10 +6739,11 @@ func buildsTable() BuildsData {
 			},
 		},
 		RunTime: RunTimeBuilds{
-			Source:      "torch/utils/cpp_extension.py (torch 2.x): load() and load_inline() build in _get_build_directory(name), which prints 'Using {root} as PyTorch extensions root...'; root is $TORCH_EXTENSIONS_DIR when set, else get_default_build_root() (torch._appdirs.user_cache_dir('torch_extensions'): ~/.cache/torch_extensions on Linux) joined with py{major}{minor}_cu{torch.version.cuda without its dot} (py{major}{minor}_cpu without CUDA); the build folder is root/name unless the caller passes build_directory; _jit_compile then prints 'Emitting ninja build file {folder}/build.ninja...', 'Building extension module {name}...' and raises RuntimeError(\"Error building extension '{name}'\"), and a later run reuses what is in that folder (ninja's incremental build, torch's version stamp). torch 1.x before the py/cu subfolder used the root itself (the tutorial's /tmp/torch_extensions/lltm)",
-			RootEnv:     "TORCH_EXTENSIONS_DIR",
-			DefaultRoot: "~/.cache/torch_extensions",
-			Subfolder:   "py<major><minor>_cu<cuda>",
+			Source:         "torch/utils/cpp_extension.py (torch 2.x): load() and load_inline() build in _get_build_directory(name), which prints 'Using {root} as PyTorch extensions root...'; root is $TORCH_EXTENSIONS_DIR when set, else get_default_build_root() (torch._appdirs.user_cache_dir('torch_extensions'): ~/.cache/torch_extensions on Linux) joined with py{major}{minor}_cu{torch.version.cuda without its dot} (py{major}{minor}_cpu without CUDA); the build folder is root/name unless the caller passes build_directory; _jit_compile then prints 'Emitting ninja build file {folder}/build.ninja...', 'Building extension module {name}...' and raises RuntimeError(\"Error building extension '{name}'\"), and a later run reuses what is in that folder (ninja's incremental build, torch's version stamp). torch 1.x before the py/cu subfolder used the root itself (the tutorial's /tmp/torch_extensions/lltm)",
+			RootEnv:        "TORCH_EXTENSIONS_DIR",
+			DefaultRoot:    "~/.cache/torch_extensions",
+			Subfolder:      "py<major><minor>_cu<cuda>",
+			OldDefaultRoot: "/tmp/torch_extensions",
 			DeepSpeed: DeepSpeedOps{
 				Version:   "0.19.8",
 				Source:    "deepspeed-0.19.8.tar.gz (PyPI, sha256 9e491abd0827ea5c389dd702e15e11e13d83d904bac4a20d6c2a4cb37207a9af) op_builder/*.py and op_builder/cpu/*.py: each builder's NAME and BUILD_VAR; op_builder/builder.py OpBuilder.load() imports an op built at install, else jit_load() calls torch.utils.cpp_extension.load(name=self.name) with no build_directory (so the folder is the extensions root's NAME); the installation tutorial https://www.deepspeed.ai/tutorials/advanced-install/ (its source in deepspeedai/DeepSpeed at 5853a5adf9df1061e9ef4c2777b837508624e75e): 'DS_BUILD_OPS=1 pip install --no-build-isolation deepspeed' builds every op this machine is compatible with, DS_BUILD_<OP>=1 one op, ds_report lists which ops are installed and compatible",
