@@ -109,3 +109,37 @@ func TestSetupBuildStaysPip(t *testing.T) {
 		t.Errorf("deepspeed's pip build:\n%s", fixes)
 	}
 }
+
+// FuzzRunTimeFolder: whatever the log says, a fix deletes only a folder
+// torch builds an op in (deletableFolder), quoted as one shell word.
+func FuzzRunTimeFolder(f *testing.F) {
+	f.Add("Using /home/u/.cache/torch_extensions/py310_cu121 as PyTorch extensions root...\nEmitting ninja build file /home/u/.cache/torch_extensions/py310_cu121/fused_adam/build.ninja...\nBuilding extension module fused_adam...\nnvcc fatal   : Unsupported gpu architecture 'compute_89'\n")
+	f.Add("Emitting ninja build file /tmp/$(x)/op/build.ninja\nBuilding extension module op...\n/bin/sh: 1: :/usr/local/cuda/bin/nvcc: not found\n")
+	f.Add("nvcc -DTORCH_EXTENSION_NAME=op -c /a/torch_extensions/op/x/y.cu -o y.cuda.o\nnvcc fatal   : Unsupported gpu architecture 'compute_89'\n")
+	f.Fuzz(func(t *testing.T, log string) {
+		s, err := Default().Scan(strings.NewReader(log))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, fd := range Findings(s, nil) {
+			for _, fx := range fd.Fixes {
+				for _, c := range fx.Commands {
+					dir, ok := strings.CutPrefix(c, "rm -rf ")
+					if !ok {
+						continue
+					}
+					if q, ok := strings.CutPrefix(dir, "'"); ok {
+						dir = strings.ReplaceAll(strings.TrimSuffix(q, "'"), `'\''`, "'")
+					}
+					op := ""
+					if s.Facts.JITOp != nil {
+						op = s.Facts.JITOp.Value
+					}
+					if !deletableFolder(dir, op) || strings.ContainsAny(c, "\n") {
+						t.Fatalf("deletes %q (op %q): %q", dir, op, c)
+					}
+				}
+			}
+		}
+	})
+}
