@@ -101,6 +101,29 @@ func TestRunTimeBuildFolderHostile(t *testing.T) {
 	}
 }
 
+// TestDeepSpeedBuilderCUDAMismatch: DeepSpeed's op builder refuses an nvcc
+// of another CUDA than torch's in its own words (bytedance/lightseq#526,
+// its copy of the builder); its "APIs are compatible, accepting this
+// combination" line is no failure.
+func TestDeepSpeedBuilderCUDAMismatch(t *testing.T) {
+	s, err := Default().Scan(strings.NewReader(corpusLog(t, "lightseq-526-ds-builder-cuda-mismatch.log")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fs := Findings(s, nil)
+	if len(fs) == 0 || fs[0].ID != "nvcc-torch-cuda-mismatch" || !strings.Contains(fs[0].Title, "CUDA 12.3 but torch was built with CUDA 12.1") ||
+		!strings.Contains(fixText(fs[0].Fixes), "nvidia/cuda:12.1") {
+		t.Fatalf("lightseq#526: %v", fs)
+	}
+	s, err = Default().Scan(strings.NewReader("Installed CUDA version 11.2 does not match the version torch was compiled with 11.8 but since the APIs are compatible, accepting this combination\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fs := Findings(s, nil); len(fs) != 0 {
+		t.Errorf("an accepted minor mismatch is no failure: %v", ids(fs))
+	}
+}
+
 // TestSetupBuildStaysPip: a setup.py build prints torch's ninja line for
 // its build/temp folder too; it is still retried with pip.
 func TestSetupBuildStaysPip(t *testing.T) {

@@ -5381,6 +5381,21 @@ func signaturesTable() SignaturesData {
 				},
 			},
 			{
+				Name:     "deepspeed-cuda-mismatch",
+				Finding:  "nvcc-torch-cuda-mismatch",
+				Severity: "error",
+				Literals: []string{
+					"does not match the version torch was compiled with",
+				},
+				Pattern: "Installed CUDA version (?P<nvcc>[0-9]+\\.[0-9]+) does not match the version torch was compiled with (?P<torch>[0-9]+\\.[0-9]+)[0-9.]*, unable to compile",
+				Title:   "nvcc is CUDA {nvcc} but torch was built with CUDA {torch}: DeepSpeed's op builder refuses it",
+				Detail:  "DeepSpeed's op builder (and lightseq's copy of it) compares the CUDA release of the nvcc in CUDA_HOME with torch's and refuses a difference its table of compatible minor releases does not cover, before it compiles an op at install or at run time.",
+				Origin: SignatureSource{
+					Text: "Exception: >- DeepSpeed Op Builder: Installed CUDA version 12.3 does not match the version torch was compiled with 12.1, unable to compile cuda/cpp extensions without a matching cuda version.",
+					From: "deepspeed-0.19.8 op_builder/builder.py assert_no_cuda_mismatch raising CUDAMismatchException (the 'APIs are compatible, accepting this combination' and DS_SKIP_CUDA_CHECK=1 forms are not failures); bytedance/lightseq's builder prints it without the prefix (lightseq#526)",
+				},
+			},
+			{
 				Name:    "setup-cuda-too-old",
 				Finding: "nvcc-torch-cuda-mismatch",
 				Alternatives: []string{
