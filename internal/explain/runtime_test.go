@@ -53,6 +53,13 @@ func TestRunTimeBuildRetry(t *testing.T) {
 		}
 	}
 
+	// xsc1234/INFO-RAG#7: DeepSpeed's own words for the same.
+	_, fixes = explainText(t, corpusLog(t, "info-rag-7-deepspeed-jit-no-ninja.log"))
+	if !strings.Contains(fixes, "pip install ninja") || !strings.Contains(fixes, "Then run the program again: torch builds fused_adam") ||
+		!strings.Contains(fixes, "DS_BUILD_FUSED_ADAM=1 ") {
+		t.Errorf("DeepSpeed without ninja:\n%s", fixes)
+	}
+
 	// The lines torch and DeepSpeed print before the compiler runs
 	// (LianjiaTech/BELLE#150), then an nvcc that cannot target the GPU:
 	// the folder comes from the ninja line, the variable from the op.

@@ -5672,6 +5672,21 @@ func signaturesTable() SignaturesData {
 				},
 			},
 			{
+				Name:     "deepspeed-jit-no-ninja",
+				Finding:  "missing-ninja",
+				Severity: "error",
+				Literals: []string{
+					"op due to ninja not being installed",
+				},
+				Pattern: "Unable to JIT load the (?P<op>[A-Za-z_][A-Za-z0-9_]*) op due to ninja not being installed",
+				Title:   "ninja is missing: DeepSpeed cannot build its {op} op at run time",
+				Detail:  "DeepSpeed builds an op it did not build at install when the program first uses it (torch.utils.cpp_extension.load), and checks for ninja first.",
+				Origin: SignatureSource{
+					Text: "RuntimeError: Unable to JIT load the fused_adam op due to ninja not being installed.",
+					From: "deepspeed-0.19.8 op_builder/builder.py OpBuilder.jit_load, after torch's verify_ninja_availability fails",
+				},
+			},
+			{
 				Name:     "cpp-extension-ninja-fallback",
 				Finding:  "missing-ninja",
 				Severity: "warning",
@@ -6458,6 +6473,21 @@ func signaturesTable() SignaturesData {
 				Origin: SignatureSource{
 					Text: "/dockerdata/lujunda/env/rft/lib/python3.12/site-packages/deepspeed/ops/csrc/adam/multi_tensor_adam.cu",
 					From: "DeepSpeed's op builder (op_builder/builder.py) and the op sources an installed deepspeed compiles from",
+				},
+			},
+			{
+				Name: "jit-deepspeed-unable",
+				Literals: []string{
+					"Unable to JIT load the ",
+				},
+				Pattern: "Unable to JIT load the (?P<jit_op>[A-Za-z_][A-Za-z0-9_]*) op\\b",
+				Set: map[string]string{
+					"build_system": "torch-jit",
+					"jit_builder":  "deepspeed",
+				},
+				Origin: SignatureSource{
+					Text: "RuntimeError: Unable to JIT load the fused_adam op due to ninja not being installed.",
+					From: "deepspeed-0.19.8 op_builder/builder.py OpBuilder.jit_load: the op DeepSpeed builds at run time",
 				},
 			},
 		},
