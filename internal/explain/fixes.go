@@ -320,6 +320,13 @@ func (e *env) fixes(id finding.ID, caps map[string]string) []finding.Fix {
 				mm = v
 			}
 		}
+		if e.log != nil && e.log.Python != nil {
+			// The Python the build compiled against (its include and
+			// site-packages paths) is the one that lacks Python.h.
+			if v, _, _, ok := kb.MajorMinor(e.log.Python.Value); ok {
+				mm = v
+			}
+		}
 		if e.py != nil && e.py.Kind == "conda" {
 			return []finding.Fix{fix(remedy.CondaPython(mm)), e.retryBuild(caps)}
 		}

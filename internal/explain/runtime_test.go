@@ -53,6 +53,18 @@ func TestRunTimeBuildRetry(t *testing.T) {
 		}
 	}
 
+	// zhanghang1989/PyTorch-Encoding#162: no Python.h for the venv's
+	// Python 3.6 that the build compiled against, whatever this machine's
+	// Python is.
+	s, err := Default().Scan(strings.NewReader(corpusLog(t, "pytorch-encoding-162-python-h-enclib-cpu.log")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fs := Findings(s, seedFacts(t)); len(fs) == 0 || !strings.Contains(fixText(fs[0].Fixes), "python3.6-dev") ||
+		!strings.Contains(fixText(fs[0].Fixes), "Then run the program again: torch builds enclib_cpu") {
+		t.Errorf("Python.h for enclib_cpu on the seed machine: %v", fs)
+	}
+
 	// xsc1234/INFO-RAG#7: DeepSpeed's own words for the same.
 	_, fixes = explainText(t, corpusLog(t, "info-rag-7-deepspeed-jit-no-ninja.log"))
 	if !strings.Contains(fixes, "pip install ninja") || !strings.Contains(fixes, "Then run the program again: torch builds fused_adam") ||
