@@ -39,9 +39,11 @@ type LogFacts struct {
 	OS         *LogFact `json:"os,omitempty"`     // as collect_env words it
 	// Platform is linux, wsl, windows or macos.
 	Platform *LogFact `json:"platform,omitempty"`
-	// BuildSystem is setuptools, cmake, scikit-build, meson, or torch-jit:
-	// torch building an extension while the program runs
-	// (torch.utils.cpp_extension.load, DeepSpeed's ops), not pip.
+	// BuildSystem is setuptools, cmake, scikit-build, meson, torch-jit
+	// (torch building an extension while the program runs:
+	// torch.utils.cpp_extension.load, DeepSpeed's ops), or triton-jit
+	// (Triton compiling its C launcher while the program runs), neither
+	// of them pip.
 	BuildSystem *LogFact `json:"build_system,omitempty"`
 	// JITOp is the extension a run-time build builds (fused_adam), JITDir
 	// its build folder and JITRoot the extensions root, as torch prints
@@ -66,7 +68,7 @@ type LogFacts struct {
 // platformRank and buildRank: the more specific statement wins.
 var (
 	platformRank = map[string]int{"linux": 1, "macos": 2, "windows": 2, "wsl": 3}
-	buildRank    = map[string]int{"setuptools": 1, "cmake": 2, "meson": 2, "scikit-build": 3, "torch-jit": 4}
+	buildRank    = map[string]int{"setuptools": 1, "cmake": 2, "meson": 2, "scikit-build": 3, "torch-jit": 4, "triton-jit": 4}
 )
 
 // record stores a fact read on line n; key is a capture name of the facts

@@ -24,9 +24,10 @@ import (
 const runTimeRetryTitle = "Then run the program again"
 
 // runTimeBuild reports whether the log shows torch building an extension
-// at run time (the "torch-jit" build system of the log's facts).
+// at run time (the "torch-jit" build system of the log's facts), or
+// Triton its launcher ("triton-jit").
 func (e *env) runTimeBuild() bool {
-	return e.log != nil && e.log.BuildSystem != nil && e.log.BuildSystem.Value == "torch-jit"
+	return e.log != nil && e.log.BuildSystem != nil && (e.log.BuildSystem.Value == "torch-jit" || e.log.BuildSystem.Value == "triton-jit")
 }
 
 // jitOp is the extension's name as torch prints it ("" when the log names
@@ -92,9 +93,20 @@ func underExtensions(dir string) bool {
 	return false
 }
 
+// tritonBuild reports whether the log shows Triton compiling its C
+// launcher while the program runs (triton/runtime/build.py).
+func (e *env) tritonBuild() bool {
+	return e.log != nil && e.log.BuildSystem != nil && e.log.BuildSystem.Value == "triton-jit"
+}
+
 // runTimeRetry is the step after a prerequisite's fix for a run-time
 // build: delete the op's build folder, then run the program again.
 func (e *env) runTimeRetry() finding.Fix {
+	if e.tritonBuild() {
+		// Triton builds in a temporary folder and caches only what
+		// built: there is nothing to clear.
+		return manual(runTimeRetryTitle + ": Triton compiles its C launcher against Python's headers and the CUDA driver while the program runs (triton/runtime/build.py), so there is no package for pip to rebuild")
+	}
 	rt := kb.Builds().RunTime
 	op := e.jitOp()
 	what := "the extension"
@@ -164,7 +176,7 @@ func (e *env) runTimeFixes(id finding.ID, fixes []finding.Fix) []finding.Fix {
 		return fixes
 	}
 	i := slices.IndexFunc(fixes, func(f finding.Fix) bool { return strings.HasPrefix(f.Title, runTimeRetryTitle+":") })
-	if i < 0 && id == finding.MissingNinja {
+	if i < 0 && id == finding.MissingNinja && !e.tritonBuild() {
 		what := "the extension"
 		if op := e.jitOp(); op != "" {
 			what = op

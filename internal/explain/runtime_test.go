@@ -65,6 +65,13 @@ func TestRunTimeBuildRetry(t *testing.T) {
 		t.Errorf("Python.h for enclib_cpu on the seed machine: %v", fs)
 	}
 
+	// sgl-project/sglang#1117: Triton's launcher, not torch's load().
+	_, fixes = explainText(t, corpusLog(t, "sglang-1117-triton-launcher-python-h.log"))
+	if strings.Contains(fixes, "pip install --no-build-isolation") || strings.Contains(fixes, "rm -rf") ||
+		!strings.Contains(fixes, "Then run the program again: Triton compiles its C launcher") {
+		t.Errorf("Triton launcher without Python.h:\n%s", fixes)
+	}
+
 	// xsc1234/INFO-RAG#7: DeepSpeed's own words for the same.
 	_, fixes = explainText(t, corpusLog(t, "info-rag-7-deepspeed-jit-no-ninja.log"))
 	if !strings.Contains(fixes, "pip install ninja") || !strings.Contains(fixes, "Then run the program again: torch builds fused_adam") ||

@@ -6490,6 +6490,24 @@ func signaturesTable() SignaturesData {
 					From: "deepspeed-0.19.8 op_builder/builder.py OpBuilder.jit_load: the op DeepSpeed builds at run time",
 				},
 			},
+			{
+				Name: "jit-triton-launcher",
+				Literals: []string{
+					"/main.c:",
+					"/cuda_utils.c:",
+					"__triton_launcher.c:",
+					"triton/runtime/build.py",
+					"triton\\runtime\\build.py",
+				},
+				Pattern: "/tmp[A-Za-z0-9_]*/tmp[A-Za-z0-9_]{6,}/(?:main|cuda_utils|hip_utils|__triton_launcher)\\.c:[0-9]+|triton[/\\\\]runtime[/\\\\]build\\.py",
+				Set: map[string]string{
+					"build_system": "triton-jit",
+				},
+				Origin: SignatureSource{
+					Text: "/tmp/tmps1rkq3y3/main.c:5:10: fatal error: Python.h: No such file or directory",
+					From: "Triton's runtime build (triton/runtime/build.py _build): the C launcher and cuda_utils module it compiles with the host C compiler, in a temporary folder, when a program first launches a kernel (sgl-project/sglang#1117)",
+				},
+			},
 		},
 	}
 }
