@@ -45,12 +45,15 @@ type LogFacts struct {
 	// (Triton compiling its C launcher while the program runs), neither
 	// of them pip.
 	BuildSystem *LogFact `json:"build_system,omitempty"`
-	// JITOp is the extension a run-time build builds (fused_adam), JITDir
-	// its build folder and JITRoot the extensions root, as torch prints
-	// them; JITBuilder is "deepspeed" when DeepSpeed's op builder ran it.
-	JITOp      *LogFact `json:"jit_op,omitempty"`
-	JITDir     *LogFact `json:"jit_build_dir,omitempty"`
-	JITRoot    *LogFact `json:"jit_root,omitempty"`
+	// JITOp is the extension a run-time build builds, as torch names it
+	// (fused_adam).
+	JITOp *LogFact `json:"jit_op,omitempty"`
+	// JITDir is the run-time build's folder, where torch wrote build.ninja.
+	JITDir *LogFact `json:"jit_build_dir,omitempty"`
+	// JITRoot is torch's extensions root (TORCH_EXTENSIONS_DIR or
+	// ~/.cache/torch_extensions/py310_cu121).
+	JITRoot *LogFact `json:"jit_root,omitempty"`
+	// JITBuilder is "deepspeed" when DeepSpeed's op builder ran the build.
 	JITBuilder *LogFact `json:"jit_builder,omitempty"`
 	// JITSource is a source file the run-time build compiled: its folder
 	// is the build folder when a caller copied its sources there

@@ -5261,7 +5261,7 @@ func signaturesTable() SignaturesData {
 				Detail:  "ninja ran {home}/bin/nvcc, the compiler torch derived from CUDA_HOME, and the shell could not find it.",
 				Origin: SignatureSource{
 					Text: "/bin/sh: 1: /usr/local/cuda/bin/nvcc: not found",
-					From: "ninja's build.ninja `nvcc = $CUDA_HOME/bin/nvcc` written by torch/utils/cpp_extension.py, run through /bin/sh; a CUDA_HOME holding ':' (`export CUDA_HOME=$CUDA_HOME:/usr/local/cuda` on an empty variable) is kept whole: ':/usr/local/cuda' is the home that has no bin/nvcc",
+					From: "ninja's build.ninja `nvcc = $CUDA_HOME/bin/nvcc` written by torch/utils/cpp_extension.py, run through /bin/sh; a CUDA_HOME holding ':' (a folder appended with ':' to an empty variable, as PATH is) is kept whole: ':/usr/local/cuda' is the home that has no bin/nvcc",
 				},
 			},
 			{
