@@ -33,10 +33,22 @@ func (e *env) runTimeBuild() bool {
 // jitOp is the extension's name as torch prints it ("" when the log names
 // none). The facts signatures capture only Python identifiers.
 func (e *env) jitOp() string {
-	if e.log == nil || e.log.JITOp == nil || len(e.log.JITOp.Value) > 64 {
+	lf := e.log
+	if lf == nil {
 		return ""
 	}
-	return e.log.JITOp.Value
+	if lf.JITOp != nil && len(lf.JITOp.Value) <= 64 {
+		return lf.JITOp.Value
+	}
+	if lf.JITBuilder != nil && lf.JITBuilder.Value == "deepspeed" && lf.JITSource != nil {
+		// A DeepSpeed log cut before the op's name: the source it
+		// compiled names the op (kb: each op's sources).
+		src := strings.ReplaceAll(lf.JITSource.Value, "\\", "/")
+		if _, rel, ok := strings.Cut(src, "deepspeed/ops/"); ok {
+			return kb.Builds().RunTime.DeepSpeed.Sources[rel]
+		}
+	}
+	return ""
 }
 
 // jitFolder is the op's build folder as the log names it, and the line
@@ -134,19 +146,25 @@ func (e *env) runTimeRetry() finding.Fix {
 }
 
 // jitSubfolder is the folder of one Python and CUDA under the default
-// extensions root: the pattern, filled in where the log states both
-// (py310_cu121).
+// extensions root: the pattern, with what the log states filled in
+// (py312_cu<cuda>, py310_cu121).
 func (e *env) jitSubfolder(pattern string) string {
 	lf := e.log
-	if lf == nil || lf.Python == nil || lf.TorchCUDA == nil {
+	if lf == nil {
 		return pattern
 	}
-	py, _, _, ok1 := kb.MajorMinor(lf.Python.Value)
-	cu, _, _, ok2 := kb.MajorMinor(lf.TorchCUDA.Value)
-	if !ok1 || !ok2 {
-		return pattern
+	out := pattern
+	if lf.Python != nil {
+		if py, _, _, ok := kb.MajorMinor(lf.Python.Value); ok {
+			out = strings.Replace(out, "<major><minor>", strings.ReplaceAll(py, ".", ""), 1)
+		}
 	}
-	return "py" + strings.ReplaceAll(py, ".", "") + "_cu" + strings.ReplaceAll(cu, ".", "")
+	if lf.TorchCUDA != nil {
+		if cu, _, _, ok := kb.MajorMinor(lf.TorchCUDA.Value); ok {
+			out = strings.Replace(out, "<cuda>", strings.ReplaceAll(cu, ".", ""), 1)
+		}
+	}
+	return out
 }
 
 // aheadOfTime is DeepSpeed's alternative to its run-time build: its

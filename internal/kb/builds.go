@@ -44,6 +44,10 @@ type DeepSpeedOps struct {
 	AllOpsEnv string            `json:"all_ops_env"`
 	Report    string            `json:"report"`
 	Ops       map[string]string `json:"ops"`
+	// Sources maps an op's source, relative to deepspeed/ops/
+	// (csrc/adam/multi_tensor_adam.cu), to the one op that compiles it.
+	SourcesNote string            `json:"sources_note"`
+	Sources     map[string]string `json:"sources"`
 }
 
 // BuildProfile is one package version's build.
