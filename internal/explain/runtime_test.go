@@ -99,6 +99,19 @@ func TestRunTimeBuildRetry(t *testing.T) {
 	}
 }
 
+// TestColossalAIIsNotDeepSpeed: ColossalAI's op builder has DeepSpeed's
+// layout (kernel/op_builder/builder.py, hpcaitech/ColossalAI#3602) but no
+// DS_BUILD_* variables.
+func TestColossalAIIsNotDeepSpeed(t *testing.T) {
+	const frames = "  File \"/home/jovyan/work/projects/Example/ColossalAI/venv/lib/python3.8/site-packages/colossalai/kernel/op_builder/builder.py\", line 187, in load\n" +
+		"    op_module = load(name=self.name,\n" +
+		"  File \"/home/jovyan/work/projects/Example/ColossalAI/venv/lib/python3.8/site-packages/torch/utils/cpp_extension.py\", line 1508, in _jit_compile\n"
+	_, fixes := explainText(t, frames+"nvcc fatal   : Unsupported gpu architecture 'compute_89'\nRuntimeError: Error building extension 'cpu_adam'\n")
+	if strings.Contains(fixes, "DS_BUILD") || !strings.Contains(fixes, "Then run the program again: torch builds cpu_adam") {
+		t.Errorf("ColossalAI cpu_adam:\n%s", fixes)
+	}
+}
+
 // TestRunTimeBuildFolderHostile: the folder a fix deletes comes from an
 // untrusted log, so only a folder torch builds an op in is ever named in a
 // command, and always quoted.

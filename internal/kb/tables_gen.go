@@ -6466,13 +6466,13 @@ func signaturesTable() SignaturesData {
 					"deepspeed/ops/",
 					"deepspeed\\ops\\",
 				},
-				Pattern: "op_builder[/\\\\]builder\\.py|site-packages[/\\\\]deepspeed[/\\\\]ops[/\\\\]",
+				Pattern: "deepspeed[/\\\\](?:ops[/\\\\])?op_builder[/\\\\]builder\\.py|site-packages[/\\\\]deepspeed[/\\\\]ops[/\\\\]",
 				Set: map[string]string{
 					"jit_builder": "deepspeed",
 				},
 				Origin: SignatureSource{
 					Text: "/dockerdata/lujunda/env/rft/lib/python3.12/site-packages/deepspeed/ops/csrc/adam/multi_tensor_adam.cu",
-					From: "DeepSpeed's op builder (op_builder/builder.py) and the op sources an installed deepspeed compiles from",
+					From: "DeepSpeed's op builder (deepspeed/ops/op_builder/builder.py) and the op sources an installed deepspeed compiles from; ColossalAI's colossalai/kernel/op_builder is not DeepSpeed's",
 				},
 			},
 			{
