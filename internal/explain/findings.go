@@ -379,6 +379,7 @@ func (e *env) build(id finding.ID, hits []*Hit, why string, s *Scan) Finding {
 	if len(fd.Fixes) == 0 {
 		fd.Fixes = e.missingCaseFixes(id, caps)
 	}
+	fd.Fixes = e.runTimeFixes(id, fd.Fixes)
 	fd.Fixes = e.platformFixes(id, fd.Fixes)
 	fd.Fixes = manualWhereUnknown(fd.Fixes)
 	return fd

@@ -190,6 +190,10 @@ func manual(title string) finding.Fix { return finding.Fix{Title: title, Command
 // retryBuild installs the package again against the installed torch, the
 // step that follows any fix of a build prerequisite.
 func (e *env) retryBuild(caps map[string]string, env ...string) finding.Fix {
+	if e.runTimeBuild() {
+		// torch built it while the program ran: no pip step (runtime.go).
+		return e.runTimeRetry()
+	}
 	pkg := pkgArg(caps)
 	if pkg == "" && e.log != nil && e.log.BuildSystem != nil && e.log.BuildSystem.Value == "cmake" {
 		// A CMake project run by hand (no pip in the log): pip has nothing
@@ -229,7 +233,7 @@ func isBuildID(id finding.ID) bool {
 
 // followUp are the steps after a diagnosis's own fixes.
 func (e *env) followUp(id finding.ID, caps map[string]string) []finding.Fix {
-	if isBuildID(id) && caps["pkg"] != "" {
+	if isBuildID(id) && (caps["pkg"] != "" || e.runTimeBuild()) {
 		return []finding.Fix{e.retryBuild(caps)}
 	}
 	return nil
@@ -313,6 +317,13 @@ func (e *env) fixes(id finding.ID, caps map[string]string) []finding.Fix {
 		mm := "3"
 		if e.py != nil && e.py.Version != "" {
 			if v, _, _, ok := kb.MajorMinor(e.py.Version); ok {
+				mm = v
+			}
+		}
+		if e.log != nil && e.log.Python != nil {
+			// The Python the build compiled against (its include and
+			// site-packages paths) is the one that lacks Python.h.
+			if v, _, _, ok := kb.MajorMinor(e.log.Python.Value); ok {
 				mm = v
 			}
 		}
@@ -485,7 +496,7 @@ func (e *env) droppedTargetFixes(caps map[string]string, sm int, last string) []
 	if last != "" {
 		fixes = append(fixes, manual(fmt.Sprintf("Or, to run on a GPU of compute capability %s, build with nvcc %s or older, the newest that still targets it", cc, last)))
 	}
-	if pkgArg(caps) != "" {
+	if pkgArg(caps) != "" || e.runTimeBuild() {
 		fixes = append(fixes, e.retryBuild(caps))
 	}
 	return fixes

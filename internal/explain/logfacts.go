@@ -39,8 +39,26 @@ type LogFacts struct {
 	OS         *LogFact `json:"os,omitempty"`     // as collect_env words it
 	// Platform is linux, wsl, windows or macos.
 	Platform *LogFact `json:"platform,omitempty"`
-	// BuildSystem is setuptools, cmake, scikit-build or meson.
+	// BuildSystem is setuptools, cmake, scikit-build, meson, torch-jit
+	// (torch building an extension while the program runs:
+	// torch.utils.cpp_extension.load, DeepSpeed's ops), or triton-jit
+	// (Triton compiling its C launcher while the program runs), neither
+	// of them pip.
 	BuildSystem *LogFact `json:"build_system,omitempty"`
+	// JITOp is the extension a run-time build builds, as torch names it
+	// (fused_adam).
+	JITOp *LogFact `json:"jit_op,omitempty"`
+	// JITDir is the run-time build's folder, where torch wrote build.ninja.
+	JITDir *LogFact `json:"jit_build_dir,omitempty"`
+	// JITRoot is torch's extensions root (TORCH_EXTENSIONS_DIR or
+	// ~/.cache/torch_extensions/py310_cu121).
+	JITRoot *LogFact `json:"jit_root,omitempty"`
+	// JITBuilder is "deepspeed" when DeepSpeed's op builder ran the build.
+	JITBuilder *LogFact `json:"jit_builder,omitempty"`
+	// JITSource is a source file the run-time build compiled: its folder
+	// is the build folder when a caller copied its sources there
+	// (stylegan3's custom ops).
+	JITSource *LogFact `json:"jit_source,omitempty"`
 	// MemTotal is the host's memory as the log prints it ("376G").
 	MemTotal *LogFact `json:"mem_total,omitempty"`
 	CPUs     *LogFact `json:"cpus,omitempty"`
@@ -53,7 +71,7 @@ type LogFacts struct {
 // platformRank and buildRank: the more specific statement wins.
 var (
 	platformRank = map[string]int{"linux": 1, "macos": 2, "windows": 2, "wsl": 3}
-	buildRank    = map[string]int{"setuptools": 1, "cmake": 2, "meson": 2, "scikit-build": 3}
+	buildRank    = map[string]int{"setuptools": 1, "cmake": 2, "meson": 2, "scikit-build": 3, "torch-jit": 4, "triton-jit": 4}
 )
 
 // record stores a fact read on line n; key is a capture name of the facts
@@ -113,6 +131,16 @@ func (lf *LogFacts) record(key, value string, n int) (changed bool) {
 			lf.BuildSystem = &LogFact{Value: value, Line: n}
 			changed = true
 		}
+	case "jit_op":
+		set(&lf.JITOp, value)
+	case "jit_dir":
+		set(&lf.JITDir, value)
+	case "jit_root":
+		set(&lf.JITRoot, value)
+	case "jit_builder":
+		set(&lf.JITBuilder, value)
+	case "jit_source":
+		set(&lf.JITSource, value)
 	case "mem_total":
 		set(&lf.MemTotal, value)
 	case "cpus":
@@ -160,7 +188,8 @@ func (lf *LogFacts) list() []namedFact {
 		{"torch", lf.Torch}, {"torch's CUDA", lf.TorchCUDA}, {"nvcc", lf.NVCC}, {"GPU", lf.GPU},
 		{"compute capability", lf.Capability}, {"driver", lf.Driver}, {"driver's CUDA", lf.DriverCUDA},
 		{"gcc", lf.GCC}, {"Python", lf.Python}, {"OS", lf.OS}, {"platform", lf.Platform},
-		{"build system", lf.BuildSystem}, {"host memory", lf.MemTotal}, {"CPUs", lf.CPUs},
+		{"build system", lf.BuildSystem}, {"extension built at run time", lf.JITOp}, {"its build folder", lf.JITDir},
+		{"extensions root", lf.JITRoot}, {"op builder", lf.JITBuilder}, {"host memory", lf.MemTotal}, {"CPUs", lf.CPUs},
 		{"GPU memory", lf.GPUMemTotal}, {"GPU memory used", lf.GPUMemUsed},
 	}
 	var out []namedFact
@@ -306,13 +335,13 @@ func (lf *LogFacts) asFacts() *facts.Facts {
 // relevant are the facts a finding's reading depends on.
 func (lf *LogFacts) relevant(id string) []namedFact {
 	want := map[string][]string{
-		"no-cuda-compiler":               {"torch", "torch's CUDA", "nvcc", "platform", "build system"},
-		"cuda-compiler-not-discoverable": {"torch", "torch's CUDA", "nvcc", "platform"},
-		"cuda-home-invalid":              {"torch", "torch's CUDA", "nvcc", "platform"},
-		"nvcc-torch-cuda-mismatch":       {"torch", "torch's CUDA", "nvcc", "platform", "build system"},
-		"nvcc-cannot-target-gpu":         {"nvcc", "GPU", "compute capability", "build system"},
-		"host-compiler-unsupported":      {"gcc", "nvcc", "platform", "build system"},
-		"missing-python-headers":         {"Python", "platform"},
+		"no-cuda-compiler":               {"torch", "torch's CUDA", "nvcc", "platform", "build system", "extension built at run time", "its build folder"},
+		"cuda-compiler-not-discoverable": {"torch", "torch's CUDA", "nvcc", "platform", "extension built at run time", "its build folder"},
+		"cuda-home-invalid":              {"torch", "torch's CUDA", "nvcc", "platform", "extension built at run time", "its build folder"},
+		"nvcc-torch-cuda-mismatch":       {"torch", "torch's CUDA", "nvcc", "platform", "build system", "extension built at run time", "its build folder"},
+		"nvcc-cannot-target-gpu":         {"nvcc", "GPU", "compute capability", "build system", "extension built at run time", "its build folder"},
+		"host-compiler-unsupported":      {"gcc", "nvcc", "platform", "build system", "extension built at run time", "its build folder"},
+		"missing-python-headers":         {"Python", "platform", "extension built at run time", "its build folder"},
 		"missing-ninja":                  {"torch", "platform", "build system"},
 		"build-isolation-hides-torch":    {"torch", "platform", "build system"},
 		"build-out-of-memory":            {"host memory", "CPUs", "build system", "platform"},

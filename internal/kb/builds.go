@@ -14,6 +14,40 @@ type BuildsData struct {
 	GiBPerJob       float64                 `json:"gib_per_job"`
 	GiBPerJobSource string                  `json:"gib_per_job_source"`
 	Packages        map[string]BuildProfile `json:"packages"`
+	// RunTime is how torch builds an extension while the program runs
+	// (torch.utils.cpp_extension.load, DeepSpeed's ops): where the build
+	// folder is, and how DeepSpeed builds its ops ahead of time instead.
+	RunTime RunTimeBuilds `json:"run_time"`
+}
+
+// RunTimeBuilds are the facts of torch's run-time (JIT) extension builds.
+type RunTimeBuilds struct {
+	Source string `json:"source"`
+	// RootEnv is the variable that moves the extensions root; DefaultRoot
+	// is the root without it, under which Subfolder names the folder of
+	// one Python and CUDA.
+	RootEnv     string `json:"root_env"`
+	DefaultRoot string `json:"default_root"`
+	Subfolder   string `json:"subfolder"`
+	// OldDefaultRoot is the root of torch 1.x releases before the
+	// per-user cache folder (the C++ extension tutorial's /tmp one).
+	OldDefaultRoot string       `json:"old_default_root"`
+	DeepSpeed      DeepSpeedOps `json:"deepspeed"`
+}
+
+// DeepSpeedOps: DeepSpeed builds its ops at run time unless its install
+// built them (AllOpsEnv=1, or one op's variable in Ops, keyed by the op's
+// NAME as torch's build prints it).
+type DeepSpeedOps struct {
+	Version   string            `json:"version"`
+	Source    string            `json:"source"`
+	AllOpsEnv string            `json:"all_ops_env"`
+	Report    string            `json:"report"`
+	Ops       map[string]string `json:"ops"`
+	// Sources maps an op's source, relative to deepspeed/ops/
+	// (csrc/adam/multi_tensor_adam.cu), to the one op that compiles it.
+	SourcesNote string            `json:"sources_note"`
+	Sources     map[string]string `json:"sources"`
 }
 
 // BuildProfile is one package version's build.

@@ -5280,12 +5280,12 @@ func signaturesTable() SignaturesData {
 					"/bin/nvcc: not found",
 					"/bin/nvcc: No such file",
 				},
-				Pattern: "(?P<home>/[^\\s:']*)/bin/nvcc: (?:not found|No such file or directory)",
+				Pattern: "(?P<home>(?:[^\\s']*:)?/[^\\s:']*)/bin/nvcc: (?:not found|No such file or directory)",
 				Title:   "CUDA home {home} has no bin/nvcc",
 				Detail:  "ninja ran {home}/bin/nvcc, the compiler torch derived from CUDA_HOME, and the shell could not find it.",
 				Origin: SignatureSource{
 					Text: "/bin/sh: 1: /usr/local/cuda/bin/nvcc: not found",
-					From: "ninja's build.ninja `nvcc = $CUDA_HOME/bin/nvcc` written by torch/utils/cpp_extension.py, run through /bin/sh",
+					From: "ninja's build.ninja `nvcc = $CUDA_HOME/bin/nvcc` written by torch/utils/cpp_extension.py, run through /bin/sh; a CUDA_HOME holding ':' (a folder appended with ':' to an empty variable, as PATH is) is kept whole: ':/usr/local/cuda' is the home that has no bin/nvcc",
 				},
 			},
 			{
@@ -5402,6 +5402,21 @@ func signaturesTable() SignaturesData {
 				Origin: SignatureSource{
 					Text: "RuntimeError: Cuda extensions are being compiled with a version of Cuda that does not match the version used to compile Pytorch binaries.  Pytorch binaries were compiled with Cuda 12.1.",
 					From: "NVIDIA/apex setup.py check_cuda_torch_binary_vs_bare_metal (apex#323, #1748)",
+				},
+			},
+			{
+				Name:     "deepspeed-cuda-mismatch",
+				Finding:  "nvcc-torch-cuda-mismatch",
+				Severity: "error",
+				Literals: []string{
+					"does not match the version torch was compiled with",
+				},
+				Pattern: "Installed CUDA version (?P<nvcc>[0-9]+\\.[0-9]+) does not match the version torch was compiled with (?P<torch>[0-9]+\\.[0-9]+)[0-9.]*, unable to compile",
+				Title:   "nvcc is CUDA {nvcc} but torch was built with CUDA {torch}: DeepSpeed's op builder refuses it",
+				Detail:  "DeepSpeed's op builder (and lightseq's copy of it) compares the CUDA release of the nvcc in CUDA_HOME with torch's and refuses a difference its table of compatible minor releases does not cover, before it compiles an op at install or at run time.",
+				Origin: SignatureSource{
+					Text: "Exception: >- DeepSpeed Op Builder: Installed CUDA version 12.3 does not match the version torch was compiled with 12.1, unable to compile cuda/cpp extensions without a matching cuda version.",
+					From: "deepspeed-0.19.8 op_builder/builder.py assert_no_cuda_mismatch raising CUDAMismatchException (the 'APIs are compatible, accepting this combination' and DS_SKIP_CUDA_CHECK=1 forms are not failures); bytedance/lightseq's builder prints it without the prefix (lightseq#526)",
 				},
 			},
 			{
@@ -5678,6 +5693,21 @@ func signaturesTable() SignaturesData {
 				Origin: SignatureSource{
 					Text: "FileNotFoundError: [Errno 2] No such file or directory: 'ninja': 'ninja'",
 					From: "subprocess, inside torch/utils/cpp_extension.py verify_ninja_availability",
+				},
+			},
+			{
+				Name:     "deepspeed-jit-no-ninja",
+				Finding:  "missing-ninja",
+				Severity: "error",
+				Literals: []string{
+					"op due to ninja not being installed",
+				},
+				Pattern: "Unable to JIT load the (?P<op>[A-Za-z_][A-Za-z0-9_]*) op due to ninja not being installed",
+				Title:   "ninja is missing: DeepSpeed cannot build its {op} op at run time",
+				Detail:  "DeepSpeed builds an op it did not build at install when the program first uses it (torch.utils.cpp_extension.load), and checks for ninja first.",
+				Origin: SignatureSource{
+					Text: "RuntimeError: Unable to JIT load the fused_adam op due to ninja not being installed.",
+					From: "deepspeed-0.19.8 op_builder/builder.py OpBuilder.jit_load, after torch's verify_ninja_availability fails",
 				},
 			},
 			{
@@ -6355,6 +6385,153 @@ func signaturesTable() SignaturesData {
 					From: "issue reports",
 				},
 			},
+			{
+				Name: "jit-extensions-root",
+				Literals: []string{
+					"as PyTorch extensions root",
+				},
+				Pattern: "Using (?P<jit_root>\\S+) as PyTorch extensions root",
+				Set: map[string]string{
+					"build_system": "torch-jit",
+				},
+				Origin: SignatureSource{
+					Text: "Using /home/sl_tyrc/.cache/torch_extensions/py310_cu116 as PyTorch extensions root...",
+					From: "torch/utils/cpp_extension.py _get_build_directory (load() and load_inline() at run time)",
+				},
+			},
+			{
+				Name: "jit-ninja-file",
+				Literals: []string{
+					"Emitting ninja build file ",
+				},
+				Pattern: "Emitting ninja build file (?P<jit_dir>\\S+?)[/\\\\]build\\.ninja",
+				Origin: SignatureSource{
+					Text: "Emitting ninja build file /home/sl_tyrc/.cache/torch_extensions/py310_cu116/fused_adam/build.ninja...",
+					From: "torch/utils/cpp_extension.py: the folder of build.ninja, the op's build folder for load(); a setup.py build (BuildExtension) prints the same line for its build/temp.* folder, so this line alone does not make a build a run-time one",
+				},
+			},
+			{
+				Name: "jit-building-module",
+				Literals: []string{
+					"Building extension module ",
+				},
+				Pattern: "Building extension module (?P<jit_op>[A-Za-z_][A-Za-z0-9_]*)\\.\\.\\.",
+				Set: map[string]string{
+					"build_system": "torch-jit",
+				},
+				Origin: SignatureSource{
+					Text: "Building extension module fused_adam...",
+					From: "torch/utils/cpp_extension.py _write_ninja_file_and_build_library",
+				},
+			},
+			{
+				Name: "jit-error-building",
+				Literals: []string{
+					"Error building extension '",
+				},
+				Pattern: "Error building extension '(?P<jit_op>[A-Za-z_][A-Za-z0-9_]*)'",
+				Set: map[string]string{
+					"build_system": "torch-jit",
+				},
+				Origin: SignatureSource{
+					Text: "RuntimeError: Error building extension 'fused_adam'",
+					From: "torch/utils/cpp_extension.py _run_ninja_build's error_prefix for load() (a setup.py build says 'Error compiling objects for extension')",
+				},
+			},
+			{
+				Name: "jit-compile-frame",
+				Literals: []string{
+					"in _jit_compile",
+					"in jit_load",
+					"in _build_extension_module",
+				},
+				Pattern: "\\bin (?:_jit_compile|jit_load|_build_extension_module)\\b",
+				Set: map[string]string{
+					"build_system": "torch-jit",
+				},
+				Origin: SignatureSource{
+					Text: "  File \"/home/nefits/.conda/envs/deep/lib/python3.9/site-packages/torch/utils/cpp_extension.py\", line 1508, in _jit_compile",
+					From: "traceback frames of torch's load() (_jit_compile; _build_extension_module in torch 1.x) and DeepSpeed's OpBuilder.jit_load",
+				},
+			},
+			{
+				Name: "jit-relative-object",
+				Literals: []string{
+					"-DTORCH_EXTENSION_NAME=",
+				},
+				Pattern: "-DTORCH_EXTENSION_NAME=(?P<jit_op>[A-Za-z_][A-Za-z0-9_]*)\\s.*\\s-c\\s+(?P<jit_source>\\S+)\\s+-o\\s+[A-Za-z0-9_.+-]+\\.o(?:\\s|$)",
+				Set: map[string]string{
+					"build_system": "torch-jit",
+				},
+				Origin: SignatureSource{
+					Text: "/usr/bin/nvcc --generate-dependencies-with-compile --dependency-output unpack.cuda.o.d -DTORCH_EXTENSION_NAME=quanto_cuda -DTORCH_API_INCLUDE_EXTENSION_H ... -c /mnt/w/flymyai-lora-trainer/venv/lib/python3.10/site-packages/optimum/quanto/library/extensions/cuda/unpack.cu -o unpack.cuda.o",
+					From: "the build.ninja torch writes for load(): ninja runs in the build folder, so objects are bare names (a setup.py build writes them under build/temp.*, an absolute path)",
+				},
+			},
+			{
+				Name: "jit-deepspeed-source",
+				Literals: []string{
+					"deepspeed/ops/csrc/",
+					"deepspeed\\ops\\csrc\\",
+				},
+				Pattern: "\\s-c\\s+(?P<jit_source>\\S*deepspeed[/\\\\]ops[/\\\\]csrc[/\\\\]\\S+\\.(?:cu|cpp|cc|c)) -o [A-Za-z0-9_.+-]+\\.o(?:\\s|$)",
+				Set: map[string]string{
+					"build_system": "torch-jit",
+				},
+				Origin: SignatureSource{
+					Text: "-std=c++17 -c /dockerdata/lujunda/env/rft/lib/python3.12/site-packages/deepspeed/ops/csrc/adam/multi_tensor_adam.cu -o multi_tensor_adam.cuda.o",
+					From: "the build.ninja torch writes for DeepSpeed's jit_load(): the installed deepspeed's op sources (site-packages/deepspeed/ops/csrc) compiled into a bare object name in the build folder; a pip build of deepspeed compiles csrc/ of its unpacked sdist into build/temp.*",
+				},
+			},
+			{
+				Name: "jit-deepspeed",
+				Literals: []string{
+					"op_builder",
+					"deepspeed/ops/",
+					"deepspeed\\ops\\",
+				},
+				Pattern: "deepspeed[/\\\\](?:ops[/\\\\])?op_builder[/\\\\]builder\\.py|site-packages[/\\\\]deepspeed[/\\\\]ops[/\\\\]",
+				Set: map[string]string{
+					"jit_builder": "deepspeed",
+				},
+				Origin: SignatureSource{
+					Text: "/dockerdata/lujunda/env/rft/lib/python3.12/site-packages/deepspeed/ops/csrc/adam/multi_tensor_adam.cu",
+					From: "DeepSpeed's op builder (deepspeed/ops/op_builder/builder.py) and the op sources an installed deepspeed compiles from; ColossalAI's colossalai/kernel/op_builder is not DeepSpeed's",
+				},
+			},
+			{
+				Name: "jit-deepspeed-unable",
+				Literals: []string{
+					"Unable to JIT load the ",
+				},
+				Pattern: "Unable to JIT load the (?P<jit_op>[A-Za-z_][A-Za-z0-9_]*) op\\b",
+				Set: map[string]string{
+					"build_system": "torch-jit",
+					"jit_builder":  "deepspeed",
+				},
+				Origin: SignatureSource{
+					Text: "RuntimeError: Unable to JIT load the fused_adam op due to ninja not being installed.",
+					From: "deepspeed-0.19.8 op_builder/builder.py OpBuilder.jit_load: the op DeepSpeed builds at run time",
+				},
+			},
+			{
+				Name: "jit-triton-launcher",
+				Literals: []string{
+					"/main.c:",
+					"/cuda_utils.c:",
+					"__triton_launcher.c:",
+					"triton/runtime/build.py",
+					"triton\\runtime\\build.py",
+				},
+				Pattern: "/tmp[A-Za-z0-9_]*/tmp[A-Za-z0-9_]{6,}/(?:main|cuda_utils|hip_utils|__triton_launcher)\\.c:[0-9]+|triton[/\\\\]runtime[/\\\\]build\\.py",
+				Set: map[string]string{
+					"build_system": "triton-jit",
+				},
+				Origin: SignatureSource{
+					Text: "/tmp/tmps1rkq3y3/main.c:5:10: fatal error: Python.h: No such file or directory",
+					From: "Triton's runtime build (triton/runtime/build.py _build): the C launcher and cuda_utils module it compiles with the host C compiler, in a temporary folder, when a program first launches a kernel (sgl-project/sglang#1117)",
+				},
+			},
 		},
 	}
 }
@@ -6646,6 +6823,97 @@ func buildsTable() BuildsData {
 				HostCompiler: "torch.utils.cpp_extension: -ccbin $CC when CC is set; CXX for the .cpp files",
 				WheelScheme:  "pypi",
 				DiskGiB:      10,
+			},
+		},
+		RunTime: RunTimeBuilds{
+			Source:         "torch/utils/cpp_extension.py (torch 2.x): load() and load_inline() build in _get_build_directory(name), which prints 'Using {root} as PyTorch extensions root...'; root is $TORCH_EXTENSIONS_DIR when set, else get_default_build_root() (torch._appdirs.user_cache_dir('torch_extensions'): ~/.cache/torch_extensions on Linux) joined with py{major}{minor}_cu{torch.version.cuda without its dot} (py{major}{minor}_cpu without CUDA); the build folder is root/name unless the caller passes build_directory; _jit_compile then prints 'Emitting ninja build file {folder}/build.ninja...', 'Building extension module {name}...' and raises RuntimeError(\"Error building extension '{name}'\"), and a later run reuses what is in that folder (ninja's incremental build, torch's version stamp). torch 1.x before the py/cu subfolder used the root itself (the tutorial's /tmp/torch_extensions/lltm)",
+			RootEnv:        "TORCH_EXTENSIONS_DIR",
+			DefaultRoot:    "~/.cache/torch_extensions",
+			Subfolder:      "py<major><minor>_cu<cuda>",
+			OldDefaultRoot: "/tmp/torch_extensions",
+			DeepSpeed: DeepSpeedOps{
+				Version:   "0.19.8",
+				Source:    "deepspeed-0.19.8.tar.gz (PyPI, sha256 9e491abd0827ea5c389dd702e15e11e13d83d904bac4a20d6c2a4cb37207a9af) op_builder/*.py and op_builder/cpu/*.py: each builder's NAME and BUILD_VAR; op_builder/builder.py OpBuilder.load() imports an op built at install, else jit_load() calls torch.utils.cpp_extension.load(name=self.name) with no build_directory (so the folder is the extensions root's NAME); the installation tutorial https://www.deepspeed.ai/tutorials/advanced-install/ (its source in deepspeedai/DeepSpeed at 5853a5adf9df1061e9ef4c2777b837508624e75e): 'DS_BUILD_OPS=1 pip install --no-build-isolation deepspeed' builds every op this machine is compatible with, DS_BUILD_<OP>=1 one op, ds_report lists which ops are installed and compatible",
+				AllOpsEnv: "DS_BUILD_OPS",
+				Report:    "ds_report",
+				Ops: map[string]string{
+					"async_io":               "DS_BUILD_AIO",
+					"cpu_adagrad":            "DS_BUILD_CPU_ADAGRAD",
+					"cpu_adam":               "DS_BUILD_CPU_ADAM",
+					"cpu_lion":               "DS_BUILD_CPU_LION",
+					"cutlass_ops":            "DS_BUILD_CUTLASS_OPS",
+					"dc":                     "DS_BUILD_DEEP_COMPILE",
+					"deepspeed_ccl_comm":     "DS_BUILD_CCL_COMM",
+					"deepspeed_shm_comm":     "DS_BUILD_SHM_COMM",
+					"evoformer_attn":         "DS_BUILD_EVOFORMER_ATTN",
+					"fp_quantizer":           "DS_BUILD_FP_QUANTIZER",
+					"fused_adam":             "DS_BUILD_FUSED_ADAM",
+					"fused_lamb":             "DS_BUILD_FUSED_LAMB",
+					"fused_lion":             "DS_BUILD_FUSED_LION",
+					"gds":                    "DS_BUILD_GDS",
+					"inference_core_ops":     "DS_BUILD_INFERENCE_CORE_OPS",
+					"pin_memory":             "DS_BUILD_PIN_MEMORY",
+					"quantizer":              "DS_BUILD_QUANTIZER",
+					"ragged_device_ops":      "DS_BUILD_RAGGED_DEVICE_OPS",
+					"ragged_ops":             "DS_BUILD_RAGGED_OPS",
+					"random_ltd":             "DS_BUILD_RANDOM_LTD",
+					"spatial_inference":      "DS_BUILD_SPATIAL_INFERENCE",
+					"stochastic_transformer": "DS_BUILD_STOCHASTIC_TRANSFORMER",
+					"transformer":            "DS_BUILD_TRANSFORMER",
+					"transformer_inference":  "DS_BUILD_TRANSFORMER_INFERENCE",
+					"utils":                  "DS_BUILD_UTILS",
+				},
+				SourcesNote: "sources: each op's sources() in deepspeed-0.19.8 op_builder/*.py and op_builder/cpu/*.py (a subclass that inherits them counts too), relative to deepspeed/ops/; a source two ops share is left out. They name the op of a run-time build whose log lost its name (deepspeed#7143 keeps only the multi_tensor_adam.cu compile)",
+				Sources: map[string]string{
+					"csrc/adagrad/cpu_adagrad.cpp":                            "cpu_adagrad",
+					"csrc/adam/cpu_adam.cpp":                                  "cpu_adam",
+					"csrc/adam/fused_adam_frontend.cpp":                       "fused_adam",
+					"csrc/adam/multi_tensor_adam.cu":                          "fused_adam",
+					"csrc/compile/deepcompile.cpp":                            "dc",
+					"csrc/compile/init.cpp":                                   "dc",
+					"csrc/compile/util.cpp":                                   "dc",
+					"csrc/compile/z1.cpp":                                     "dc",
+					"csrc/compile/z2.cpp":                                     "dc",
+					"csrc/compile/z3.cpp":                                     "dc",
+					"csrc/cpu/adam/fused_adam.cpp":                            "fused_adam",
+					"csrc/cpu/comm/ccl.cpp":                                   "deepspeed_ccl_comm",
+					"csrc/cpu/comm/shm_interface.cpp":                         "deepspeed_shm_comm",
+					"csrc/fp_quantizer/fp_quantize.cpp":                       "fp_quantizer",
+					"csrc/fp_quantizer/fp_quantize_impl.cu":                   "fp_quantizer",
+					"csrc/lamb/fused_lamb_cuda.cpp":                           "fused_lamb",
+					"csrc/lamb/fused_lamb_cuda_kernel.cu":                     "fused_lamb",
+					"csrc/lion/cpu_lion.cpp":                                  "cpu_lion",
+					"csrc/lion/cpu_lion_impl.cpp":                             "cpu_lion",
+					"csrc/lion/fused_lion_frontend.cpp":                       "fused_lion",
+					"csrc/lion/multi_tensor_lion.cu":                          "fused_lion",
+					"csrc/pin_memory/deepspeed_pin_tensor.cpp":                "pin_memory",
+					"csrc/pin_memory/page_alloc.cpp":                          "pin_memory",
+					"csrc/pin_memory/py_ds_pin_memory.cpp":                    "pin_memory",
+					"csrc/quantization/dequantize.cu":                         "quantizer",
+					"csrc/quantization/pt_binding.cpp":                        "quantizer",
+					"csrc/quantization/quant_reduce.cu":                       "quantizer",
+					"csrc/quantization/quantize.cu":                           "quantizer",
+					"csrc/quantization/quantize_intX.cu":                      "quantizer",
+					"csrc/quantization/swizzled_quantize.cu":                  "quantizer",
+					"csrc/random_ltd/gather_scatter.cu":                       "random_ltd",
+					"csrc/random_ltd/pt_binding.cpp":                          "random_ltd",
+					"csrc/random_ltd/slice_attn_masks.cu":                     "random_ltd",
+					"csrc/random_ltd/token_sort.cu":                           "random_ltd",
+					"csrc/spatial/csrc/opt_bias_add.cu":                       "spatial_inference",
+					"csrc/spatial/csrc/pt_binding.cpp":                        "spatial_inference",
+					"csrc/transformer/inference/csrc/apply_rotary_pos_emb.cu": "transformer_inference",
+					"csrc/transformer/inference/csrc/dequantize.cu":           "transformer_inference",
+					"csrc/transformer/inference/csrc/gelu.cu":                 "transformer_inference",
+					"csrc/transformer/inference/csrc/layer_norm.cu":           "transformer_inference",
+					"csrc/transformer/inference/csrc/pointwise_ops.cu":        "transformer_inference",
+					"csrc/transformer/inference/csrc/pt_binding.cpp":          "transformer_inference",
+					"csrc/transformer/inference/csrc/relu.cu":                 "transformer_inference",
+					"csrc/transformer/inference/csrc/rms_norm.cu":             "transformer_inference",
+					"csrc/transformer/inference/csrc/softmax.cu":              "transformer_inference",
+					"csrc/transformer/inference/csrc/transform.cu":            "transformer_inference",
+					"csrc/utils/py_ds_utils.cpp":                              "utils",
+					"csrc/utils/tensor_cast.cpp":                              "utils",
+				},
 			},
 		},
 	}
