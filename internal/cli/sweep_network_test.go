@@ -173,64 +173,45 @@ func writeFile(t *testing.T, path, text string) {
 	}
 }
 
-// onnxruntime-gpu 1.31.1 (https://pypi.org/project/onnxruntime-gpu/1.31.1/#files): its
-// CUDA and TensorRT execution providers need libcudart.so.13 and are loaded only when
-// a session asks for them.
-const (
-	onnxruntimeWheelFile   = "onnxruntime_gpu-1.31.1-cp312-cp312-manylinux_2_28_x86_64.whl"
-	onnxruntimeWheelSHA256 = "05d548956197b9d01f59b625de740e0d6be3593f874e241a12dc0362650ecdf7"
-)
-
-// TestNetworkDoctorOnnxruntimeProvidersOnDemand: without the CUDA runtime the
-// providers cannot load (an error), but `import onnxruntime` works, and doctor must
-// not say it fails (diagnose's TestOnnxruntimeProvidersLoadOnDemand holds the same
-// against a live probe of the wheel).
-func TestNetworkDoctorOnnxruntimeProvidersOnDemand(t *testing.T) {
-	root := venvRoot(t, testenv.Sdist(t, "onnxruntime-gpu", onnxruntimeWheelFile, onnxruntimeWheelSHA256))
-	doc := runJSON(t, "doctor", "--root", root, "--env", "VIRTUAL_ENV=/root/venv", "--env", "PATH=/root/venv/bin:/usr/bin:/bin", "--gpu", "9.0")
-	found := false
-	for _, f := range doc["findings"].([]any) {
-		f := f.(map[string]any)
-		if f["id"] != "extension-cuda-mismatch" {
-			continue
-		}
-		found = true
-		if d := f["detail"].(string); f["severity"] != "error" || !strings.HasPrefix(d, "Importing it works") {
-			t.Errorf("%s: %s: %s", f["severity"], f["title"], d)
-		}
-	}
-	if !found {
-		t.Error("no extension-cuda-mismatch finding for onnxruntime-gpu without libcudart.so.13")
-	}
+// Wheels whose CUDA libraries are loaded only when asked for, so that importing the
+// package works without the CUDA runtime they need:
+//   - onnxruntime-gpu 1.31.1 (https://pypi.org/project/onnxruntime-gpu/1.31.1/#files):
+//     its CUDA and TensorRT execution providers need libcudart.so.13 and are loaded
+//     only when a session asks for them (diagnose's TestOnnxruntimeProvidersLoadOnDemand
+//     holds the same against a live probe of the wheel);
+//   - ctransformers 0.2.27 (https://pypi.org/project/ctransformers/0.2.27/#files):
+//     lib/cuda/libctransformers.so needs libcudart.so.12 and is CDLL'd only when a
+//     model is loaded with gpu_layers.
+var onDemandWheels = []struct{ dist, file, sha256, runtime string }{
+	{"onnxruntime-gpu", "onnxruntime_gpu-1.31.1-cp312-cp312-manylinux_2_28_x86_64.whl",
+		"05d548956197b9d01f59b625de740e0d6be3593f874e241a12dc0362650ecdf7", "libcudart.so.13"},
+	{"ctransformers", "ctransformers-0.2.27-py3-none-any.whl",
+		"6a3ba47556471850d95fdbc59299a82ab91c9dc8b40201c5e7e82d71360772d9", "libcudart.so.12"},
 }
 
-// ctransformers 0.2.27 (https://pypi.org/project/ctransformers/0.2.27/#files):
-// lib/cuda/libctransformers.so needs libcudart.so.12 and is CDLL'd only when a model
-// is loaded with gpu_layers.
-const (
-	ctransformersWheelFile   = "ctransformers-0.2.27-py3-none-any.whl"
-	ctransformersWheelSHA256 = "6a3ba47556471850d95fdbc59299a82ab91c9dc8b40201c5e7e82d71360772d9"
-)
-
-// TestNetworkDoctorCtransformersLoadsCUDAOnDemand: without the CUDA 12 runtime the GPU
-// library cannot load (an error), but `import ctransformers` loads no library, and
-// doctor must not say it fails.
-func TestNetworkDoctorCtransformersLoadsCUDAOnDemand(t *testing.T) {
-	root := venvRoot(t, testenv.Sdist(t, "ctransformers", ctransformersWheelFile, ctransformersWheelSHA256))
-	doc := runJSON(t, "doctor", "--root", root, "--env", "VIRTUAL_ENV=/root/venv", "--env", "PATH=/root/venv/bin:/usr/bin:/bin", "--gpu", "9.0")
-	found := false
-	for _, f := range doc["findings"].([]any) {
-		f := f.(map[string]any)
-		if f["id"] != "extension-cuda-mismatch" {
-			continue
-		}
-		found = true
-		if d := f["detail"].(string); f["severity"] != "error" || !strings.HasPrefix(d, "Importing it works") {
-			t.Errorf("%s: %s: %s", f["severity"], f["title"], d)
-		}
-	}
-	if !found {
-		t.Error("no extension-cuda-mismatch finding for ctransformers without libcudart.so.12")
+// TestNetworkDoctorCUDALoadedOnDemand: without the CUDA runtime a wheel's GPU library
+// cannot load (an error, extension-cuda-mismatch), but importing the package works,
+// and doctor must not say it fails.
+func TestNetworkDoctorCUDALoadedOnDemand(t *testing.T) {
+	for _, w := range onDemandWheels {
+		t.Run(w.dist, func(t *testing.T) {
+			root := venvRoot(t, testenv.Sdist(t, w.dist, w.file, w.sha256))
+			doc := runJSON(t, "doctor", "--root", root, "--env", "VIRTUAL_ENV=/root/venv", "--env", "PATH=/root/venv/bin:/usr/bin:/bin", "--gpu", "9.0")
+			found := false
+			for _, f := range doc["findings"].([]any) {
+				f := f.(map[string]any)
+				if f["id"] != "extension-cuda-mismatch" {
+					continue
+				}
+				found = true
+				if d := f["detail"].(string); f["severity"] != "error" || !strings.HasPrefix(d, "Importing it works") {
+					t.Errorf("%s: %s: %s", f["severity"], f["title"], d)
+				}
+			}
+			if !found {
+				t.Errorf("no extension-cuda-mismatch finding for %s without %s", w.dist, w.runtime)
+			}
+		})
 	}
 }
 
