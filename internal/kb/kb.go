@@ -48,6 +48,10 @@ type CUDAData struct {
 		Packages    []string          `json:"packages"`
 		RepoDistros map[string]string `json:"repo_distros"`
 		Keyring     string            `json:"keyring"`
+		// RepoFrom is the oldest CUDA minor each repository (a
+		// RepoDistros value) carries; RepoFromSource says how it was read.
+		RepoFromSource string            `json:"repo_from_source"`
+		RepoFrom       map[string]string `json:"repo_from"`
 	} `json:"apt"`
 	Conda struct {
 		Source   string   `json:"source"`

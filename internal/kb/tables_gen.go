@@ -199,10 +199,12 @@ func cudaTable() CUDAData {
 			},
 		},
 		Apt: struct {
-			Source      string            "json:\"source\""
-			Packages    []string          "json:\"packages\""
-			RepoDistros map[string]string "json:\"repo_distros\""
-			Keyring     string            "json:\"keyring\""
+			Source         string            "json:\"source\""
+			Packages       []string          "json:\"packages\""
+			RepoDistros    map[string]string "json:\"repo_distros\""
+			Keyring        string            "json:\"keyring\""
+			RepoFromSource string            "json:\"repo_from_source\""
+			RepoFrom       map[string]string "json:\"repo_from\""
 		}{
 			Source: "NVIDIA's CUDA apt repositories (developer.download.nvidia.com/compute/cuda/repos/<distro>/<arch>): per-component packages named <component>-<major>-<minor>; torch's ATen/cuda/CUDAContextLight.h includes cublas_v2.h, cublasLt.h, cusparse.h and cusolverDn.h, so extension builds need those dev packages too",
 			Packages: []string{
@@ -219,7 +221,15 @@ func cudaTable() CUDAData {
 				"ubuntu 22.04": "ubuntu2204",
 				"ubuntu 24.04": "ubuntu2404",
 			},
-			Keyring: "https://developer.download.nvidia.com/compute/cuda/repos/{distro}/{arch}/cuda-keyring_1.1-1_all.deb",
+			Keyring:        "https://developer.download.nvidia.com/compute/cuda/repos/{distro}/{arch}/cuda-keyring_1.1-1_all.deb",
+			RepoFromSource: "A repository carries only the toolkits that support its OS: the oldest CUDA minor in each, per the repository listings (https://developer.download.nvidia.com/compute/cuda/repos/<distro>/x86_64/: cuda-nvcc-<M>-<m>_*.deb files) and the release notes that added the OS (https://docs.nvidia.com/cuda/archive/<version>/cuda-installation-guide-linux/ 'Supported Linux distributions': Ubuntu 20.04 from CUDA 11.0, Ubuntu 22.04 from 11.7, Debian 12 from 12.2, Ubuntu 24.04 from 12.5, Debian 13 from 13.0). An older release on that OS has no apt package: NVIDIA's runfile (developer.nvidia.com/cuda-toolkit-archive) installs it",
+			RepoFrom: map[string]string{
+				"debian12":   "12.2",
+				"debian13":   "13.0",
+				"ubuntu2004": "11.0",
+				"ubuntu2204": "11.7",
+				"ubuntu2404": "12.5",
+			},
 		},
 		Conda: struct {
 			Source   string   "json:\"source\""

@@ -253,6 +253,15 @@ func aptCompiler(c Context, mm string) Remedy {
 	if !ok {
 		return r.manual("NVIDIA's install instructions for your OS (developer.nvidia.com/cuda-downloads)")
 	}
+	// A repository carries only the releases that support its OS: CUDA
+	// 11.1 is not in debian12, and apt-get install cuda-nvcc-11-1 fails
+	// there.
+	if from, known := cu.Apt.RepoFrom[distro]; known && kb.CompareDotted(mm, from) < 0 {
+		r.Preconditions = append(r.Preconditions, Check{Check: "CUDA " + mm + " in NVIDIA's " + distro + " repository", OK: false,
+			Detail: fmt.Sprintf("%s carries CUDA %s and newer only (the releases that support %s)", distro, from, c.Distro.Value)})
+		return r.manual(fmt.Sprintf("CUDA %s from NVIDIA's runfile installer instead (developer.nvidia.com/cuda-toolkit-archive, CUDA %s, Linux, runfile (local); run it with --silent --toolkit --toolkitpath=/usr/local/cuda-%s, no driver), then export CUDA_HOME=/usr/local/cuda-%s; or one of the other routes (conda, a devel image)",
+			mm, cudaFullOf(mm), mm, mm))
+	}
 	arch := "x86_64"
 	if c.Arch.Value == "aarch64" {
 		arch = "sbsa"
