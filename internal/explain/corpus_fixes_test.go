@@ -131,3 +131,53 @@ func TestCMakeRetry(t *testing.T) {
 		t.Errorf("CMake retry:\n%s", fixes)
 	}
 }
+
+// TestPythonHeadersTheArchiveHas: zhanghang1989/PyTorch-Encoding#162
+// compiled against a venv's Python 3.6 and found no Python.h. Only Ubuntu
+// 18.04's archive has python3.6-dev (packages.ubuntu.com): on the seed
+// machine (Ubuntu 24.04) and on Debian 12 apt-get install python3.6-dev
+// fails, so the fix says where that Python's headers come from instead;
+// where the archive has them (18.04; 3.12 on 24.04) apt installs them.
+func TestPythonHeadersTheArchiveHas(t *testing.T) {
+	s, err := Default().Scan(strings.NewReader(corpusLog(t, "pytorch-encoding-162-python-h-enclib-cpu.log")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		id, version string
+		apt         bool
+		has         string
+	}{
+		{"ubuntu", "24.04", false, "python3.12-dev"},
+		{"ubuntu", "22.04", false, "python3.10-dev, python3.11-dev"},
+		{"debian", "12", false, "python3.11-dev"},
+		{"ubuntu", "18.04", true, ""},
+	} {
+		f := seedFacts(t)
+		f.OS.ID, f.OS.VersionID = tc.id, tc.version
+		fs := Findings(s, f)
+		if len(fs) == 0 {
+			t.Fatalf("%s %s: no finding", tc.id, tc.version)
+		}
+		got := fixText(fs[0].Fixes)
+		if tc.apt {
+			if !strings.Contains(got, "$ apt-get install -y python3.6-dev\n") {
+				t.Errorf("%s %s has python3.6-dev in its archive:\n%s", tc.id, tc.version, got)
+			}
+			continue
+		}
+		if strings.Contains(got, "apt-get") || !strings.Contains(got, "has no python3.6-dev (it has "+tc.has+")") ||
+			!strings.Contains(got, "deadsnakes") || !strings.Contains(got, "pyenv") || !strings.Contains(got, "conda install python=3.6") {
+			t.Errorf("%s %s: no python3.6-dev in its archive, want where the headers come from:\n%s", tc.id, tc.version, got)
+		}
+	}
+	// The distro's own Python (the seed machine's venv is Python 3.12 on
+	// Ubuntu 24.04): its -dev package, with apt.
+	s, err = Default().Scan(strings.NewReader("/root/venv/lib/python3.12/site-packages/torch/include/torch/csrc/python_headers.h:12:10: fatal error: Python.h: No such file or directory\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fs := Findings(s, seedFacts(t)); len(fs) == 0 || !strings.Contains(fixText(fs[0].Fixes), "$ apt-get install -y python3.12-dev\n") {
+		t.Errorf("Python 3.12 on Ubuntu 24.04: %v", fs)
+	}
+}

@@ -330,7 +330,7 @@ func (e *env) fixes(id finding.ID, caps map[string]string) []finding.Fix {
 		if e.py != nil && e.py.Kind == "conda" {
 			return []finding.Fix{fix(remedy.CondaPython(mm)), e.retryBuild(caps)}
 		}
-		return []finding.Fix{fix(remedy.OSPackages(e.rctx(), "Install the headers for Python "+mm, []string{"python" + mm + "-dev"}, []string{"python" + mm + "-devel"})), e.retryBuild(caps)}
+		return []finding.Fix{fix(remedy.PythonHeaders(e.rctx(), mm)), e.retryBuild(caps)}
 	case finding.BuildIsolationHidesTorch:
 		cmds := []string{}
 		if e.f != nil && e.f.Torch == nil {

@@ -6926,6 +6926,39 @@ func buildsTable() BuildsData {
 				},
 			},
 		},
+		PythonHeaders: struct {
+			Source string              "json:\"source\""
+			Deb    map[string][]string "json:\"deb\""
+		}{
+			Source: "The pythonX.Y-dev packages each Debian/Ubuntu release's own archive has (main or universe, with -updates), from packages.ubuntu.com/<release>/pythonX.Y-dev and packages.debian.org/<release>/pythonX.Y-dev: https://packages.ubuntu.com/bionic/python3.6-dev (18.04's default Python; 3.7 and 3.8 in bionic-updates universe), https://packages.ubuntu.com/focal/python3.8-dev (and python3.9-dev in focal-updates universe), https://packages.ubuntu.com/jammy/python3.10-dev (and python3.11-dev in jammy-updates universe), https://packages.ubuntu.com/noble/python3.12-dev, https://packages.debian.org/bullseye/python3.9-dev, https://packages.debian.org/bookworm/python3.11-dev, https://packages.debian.org/trixie/python3.13-dev. Any other Python has no -dev package in that archive (https://packages.ubuntu.com/search?keywords=python3.6-dev lists bionic only): its headers come from where that Python came from (the deadsnakes PPA, pyenv, conda, a python.org build)",
+			Deb: map[string][]string{
+				"debian 11": {
+					"3.9",
+				},
+				"debian 12": {
+					"3.11",
+				},
+				"debian 13": {
+					"3.13",
+				},
+				"ubuntu 18.04": {
+					"3.6",
+					"3.7",
+					"3.8",
+				},
+				"ubuntu 20.04": {
+					"3.8",
+					"3.9",
+				},
+				"ubuntu 22.04": {
+					"3.10",
+					"3.11",
+				},
+				"ubuntu 24.04": {
+					"3.12",
+				},
+			},
+		},
 	}
 }
 
