@@ -181,3 +181,26 @@ func TestPythonHeadersTheArchiveHas(t *testing.T) {
 		t.Errorf("Python 3.12 on Ubuntu 24.04: %v", fs)
 	}
 }
+
+// TestWindowsInterpreterName: on Windows the interpreter is python (or
+// py), never python3: python.org's installer and conda install python.exe
+// and no python3.exe (python3 on a stock Windows is the Microsoft Store's
+// alias, which opens the Store). IAHispano/Applio#1006 (torch for an
+// RTX 5090) and facebookresearch/DepthContrast#35 (CUDA_HOME) are Windows
+// logs.
+func TestWindowsInterpreterName(t *testing.T) {
+	_, fixes := explainText(t, corpusLog(t, "applio-1006-sm120-windows.log"))
+	if strings.Contains(fixes, "python3") || !strings.Contains(fixes, "$ python -m pip install --force-reinstall torch==2.11.0 ") {
+		t.Errorf("Applio#1006 (Windows):\n%s", fixes)
+	}
+	_, fixes = explainText(t, corpusLog(t, "depthcontrast-35-cuda-home-windows.log"))
+	if strings.Contains(fixes, "python3") || !strings.Contains(fixes, "python -m pip install --no-build-isolation") ||
+		!strings.Contains(fixes, `python -c "import torch; print(torch.version.cuda)"`) {
+		t.Errorf("DepthContrast#35 (Windows):\n%s", fixes)
+	}
+	// A Linux log keeps python3.
+	_, fixes = explainText(t, corpusLog(t, "pytorch-encoding-297-cuda-home-colon.log"))
+	if strings.Contains(fixes, "python -m") {
+		t.Errorf("Linux log:\n%s", fixes)
+	}
+}

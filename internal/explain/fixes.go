@@ -428,10 +428,15 @@ func (e *env) compilerFixes(mm string) []finding.Fix {
 			}
 		}
 	}
-	if mm == "" {
-		return []finding.Fix{manual("Install an nvcc of torch's CUDA release (`python3 -c 'import torch; print(torch.version.cuda)'`), then export CUDA_HOME to its folder; `fastpath doctor` lists the ways for this machine")}
-	}
 	c := e.rctx()
+	if mm == "" {
+		// Double quotes: cmd.exe passes single quotes through as text.
+		ask, set := remedy.Quote(c.Interpreter())+" -c 'import torch; print(torch.version.cuda)'", "export CUDA_HOME to its folder"
+		if c.Platform.Value == remedy.Windows && !c.WSL.Value {
+			ask, set = c.Interpreter()+` -c "import torch; print(torch.version.cuda)"`, "set CUDA_HOME to its folder"
+		}
+		return []finding.Fix{manual("Install an nvcc of torch's CUDA release (`" + ask + "`), then " + set + "; `fastpath doctor` lists the ways for this machine")}
+	}
 	if c.TorchCUDA.Value != mm {
 		c.TorchCUDA = remedy.Of(mm, remedy.FromLog)
 	}
