@@ -247,17 +247,21 @@ func cudaTable() CUDAData {
 			Channel: "nvidia/label/cuda-{M}.{m}.{p}",
 		},
 		DevelImages: struct {
-			Source      string "json:\"source\""
-			NVIDIA      string "json:\"nvidia\""
-			PyTorch     string "json:\"pytorch\""
-			NVIDIAOlder string "json:\"nvidia_older\""
-			NVIDIAFrom  string "json:\"nvidia_from\""
+			Source            string "json:\"source\""
+			NVIDIA            string "json:\"nvidia\""
+			PyTorch           string "json:\"pytorch\""
+			NVIDIAOlder       string "json:\"nvidia_older\""
+			NVIDIAFrom        string "json:\"nvidia_from\""
+			PyTorchFrom       string "json:\"pytorch_from\""
+			PyTorchFromSource string "json:\"pytorch_from_source\""
 		}{
-			Source:      "Docker Hub tags of nvidia/cuda (<version>-devel-<os>) and pytorch/pytorch (<torch>-cuda<M>.<m>-cudnn9-devel); Ubuntu 24.04 support starts with CUDA 12.5 (CUDA 12.5 release notes), and so do the -devel-ubuntu24.04 tags (12.5.1-devel-ubuntu24.04; 12.4.1-devel-ubuntu24.04 is not on Docker Hub): 11.8 to 12.4 are tagged -devel-ubuntu22.04 (11.8.0-devel-ubuntu22.04, 12.4.1-devel-ubuntu22.04)",
-			NVIDIA:      "nvidia/cuda:{cuda_full}-devel-ubuntu24.04",
-			PyTorch:     "pytorch/pytorch:{torch}-cuda{M}.{m}-cudnn9-devel",
-			NVIDIAOlder: "nvidia/cuda:{cuda_full}-devel-ubuntu22.04",
-			NVIDIAFrom:  "12.5",
+			Source:            "Docker Hub tags of nvidia/cuda (<version>-devel-<os>) and pytorch/pytorch (<torch>-cuda<M>.<m>-cudnn9-devel); Ubuntu 24.04 support starts with CUDA 12.5 (CUDA 12.5 release notes), and so do the -devel-ubuntu24.04 tags (12.5.1-devel-ubuntu24.04; 12.4.1-devel-ubuntu24.04 is not on Docker Hub): 11.8 to 12.4 are tagged -devel-ubuntu22.04 (11.8.0-devel-ubuntu22.04, 12.4.1-devel-ubuntu22.04)",
+			NVIDIA:            "nvidia/cuda:{cuda_full}-devel-ubuntu24.04",
+			PyTorch:           "pytorch/pytorch:{torch}-cuda{M}.{m}-cudnn9-devel",
+			NVIDIAOlder:       "nvidia/cuda:{cuda_full}-devel-ubuntu22.04",
+			NVIDIAFrom:        "12.5",
+			PyTorchFrom:       "2.4.0",
+			PyTorchFromSource: "Docker Hub tags of pytorch/pytorch (https://hub.docker.com/r/pytorch/pytorch/tags): -cudnn9-devel from 2.4.0 (2.4.0-cuda12.1-cudnn9-devel); earlier releases are tagged -cudnn8- or -cudnn7- (2.3.1-cuda12.1-cudnn8-devel, 1.9.0-cuda11.1-cudnn8-devel, 1.6.0-cuda10.1-cudnn7-devel) and not for every CUDA of their wheels, so fastpath names no tag for them",
 		},
 		TorchWheels: struct {
 			Source  string "json:\"source\""

@@ -299,9 +299,23 @@ func develImage(c Context, mm string) Remedy {
 		nv = kb.Expand(strings.ReplaceAll(tag, "{cuda_full}", full), mm)
 	}
 	img, title := nv, "Rebuild the image FROM "+nv+", which has nvcc"
+	base, _, _ := strings.Cut(c.TorchVersion.Value, "+")
+	// pytorch/pytorch's tag names cuDNN: before PyTorchFrom it was not
+	// cudnn9, and not every CUDA had an image.
+	oldTorch := c.TorchVersion.Known() && cu.DevelImages.PyTorchFrom != "" && kb.CompareDotted(base, cu.DevelImages.PyTorchFrom) < 0
 	switch {
+	case oldTorch && nv == "":
+		r := Remedy{ID: "compiler/image", CUDA: mm,
+			Title:   "Rebuild the image FROM a pytorch/pytorch " + base + " CUDA " + mm + " devel image, which has nvcc",
+			Changes: []string{"the image, not this environment"},
+			Cost:    Cost{Download: 8000, DiskMiB: 15000, Basis: "CUDA devel images are several GB"},
+			Reason:  "the most complete, but it changes the image rather than this environment (several GB)"}
+		r.Preconditions = append(r.Preconditions, Check{Check: "a pytorch/pytorch tag fastpath knows for torch " + base, OK: false,
+			Detail: "torch before " + cu.DevelImages.PyTorchFrom + " was tagged with cudnn8 or cudnn7, and not for every CUDA, so fastpath names no tag"})
+		return r.manual("a pytorch/pytorch:" + base + "-cuda" + mm + "-cudnn<N>-devel tag from Docker Hub, if one was published")
+	case oldTorch:
+		// the nvidia/cuda image, as without torch
 	case c.TorchVersion.Known():
-		base, _, _ := strings.Cut(c.TorchVersion.Value, "+")
 		img = strings.ReplaceAll(kb.Expand(cu.DevelImages.PyTorch, mm), "{torch}", base)
 		title = "Rebuild the image FROM " + img + ", which has nvcc"
 		if nv != "" {

@@ -244,3 +244,34 @@ func TestAptRepoCarriesTheRelease(t *testing.T) {
 		}
 	}
 }
+
+// TestTorchImageTagExists: pytorch/pytorch's devel images are tagged
+// -cudnn9- from torch 2.4.0 only; older releases were tagged with cudnn8
+// or cudnn7 and not for every CUDA (1.9.0-cuda11.1-cudnn8-devel), so no
+// 1.9.0-cuda11.1-cudnn9-devel is ever pulled.
+func TestTorchImageTagExists(t *testing.T) {
+	for _, tc := range []struct {
+		torch, cuda, tag string
+	}{
+		{"1.9.0+cu111", "11.1", ""},
+		{"2.3.1+cu121", "12.1", "nvidia/cuda:12.1.1-devel-ubuntu22.04"},
+		{"2.4.0+cu121", "12.1", "pytorch/pytorch:2.4.0-cuda12.1-cudnn9-devel"},
+		{"2.11.0+cu130", "13.0", "pytorch/pytorch:2.11.0-cuda13.0-cudnn9-devel"},
+	} {
+		c := h200()
+		c.TorchVersion, c.TorchCUDA = Of(tc.torch, FromLog), Of(tc.cuda, FromLog)
+		for _, r := range CompilerRoutes(c) {
+			if r.ID != "compiler/image" {
+				continue
+			}
+			all := r.Title + "\n" + r.FillIn + "\n" + strings.Join(r.Commands, "\n")
+			if tc.tag == "" {
+				if strings.Contains(all, "cudnn9") || strings.Contains(all, "docker pull pytorch/pytorch") || !strings.Contains(r.FillIn, "Docker Hub") {
+					t.Errorf("torch %s: no -cudnn9- tag exists: %+v", tc.torch, r)
+				}
+			} else if !strings.Contains(strings.Join(r.Commands, "\n"), "docker pull "+tc.tag) || strings.HasPrefix(tc.torch, "2.3") && strings.Contains(all, "cudnn9") {
+				t.Errorf("torch %s: want %s: %+v", tc.torch, tc.tag, r)
+			}
+		}
+	}
+}
