@@ -204,3 +204,38 @@ func TestWindowsInterpreterName(t *testing.T) {
 		t.Errorf("Linux log:\n%s", fixes)
 	}
 }
+
+// TestOldGXXTheArchiveHas: CUDA 8's nvcc accepts gcc 5 at most
+// (caffe2/caffe2#442), and only Ubuntu 18.04's archive has g++-5
+// (packages.ubuntu.com): on Ubuntu 24.04 apt-get install g++-5 fails, so
+// the fix says which OS has it; CUDA 10's gcc 8 (tkDNN#134) likewise.
+func TestOldGXXTheArchiveHas(t *testing.T) {
+	for _, tc := range []struct {
+		log, distro, gxx, where string
+	}{
+		{"caffe2-442-gcc-later-than-5.log", "24.04", "g++-5", "(ubuntu 18.04)"},
+		{"tkdnn-134-gcc-cmake.log", "24.04", "g++-8", "(ubuntu 18.04, ubuntu 20.04)"},
+		{"caffe2-442-gcc-later-than-5.log", "18.04", "g++-5", ""},
+	} {
+		s, err := Default().Scan(strings.NewReader(corpusLog(t, tc.log)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		f := seedFacts(t)
+		f.OS.VersionID = tc.distro
+		fs := Findings(s, f)
+		if len(fs) == 0 {
+			t.Fatalf("%s: no finding", tc.log)
+		}
+		got := fixText(fs[0].Fixes)
+		if tc.where == "" {
+			if !strings.Contains(got, "$ apt-get install -y "+tc.gxx+"\n") {
+				t.Errorf("%s on ubuntu %s, whose archive has %s:\n%s", tc.log, tc.distro, tc.gxx, got)
+			}
+			continue
+		}
+		if strings.Contains(got, "apt-get install") || !strings.Contains(got, "has no "+tc.gxx+" (it has g++-9 to g++-14)") || !strings.Contains(got, tc.where) {
+			t.Errorf("%s on ubuntu %s, whose archive lacks %s:\n%s", tc.log, tc.distro, tc.gxx, got)
+		}
+	}
+}

@@ -26,6 +26,12 @@ type BuildsData struct {
 		// major.minor of every pythonX.Y-dev in that release's archive.
 		Deb map[string][]string `json:"deb"`
 	} `json:"python_headers"`
+	// HostCompilers are the g++-N majors each distro's own archive
+	// packages, keyed like PythonHeaders.
+	HostCompilers struct {
+		Source string           `json:"source"`
+		Deb    map[string][]int `json:"deb"`
+	} `json:"host_compilers"`
 }
 
 // RunTimeBuilds are the facts of torch's run-time (JIT) extension builds.

@@ -6963,6 +6963,49 @@ func buildsTable() BuildsData {
 				},
 			},
 		},
+		HostCompilers: struct {
+			Source string           "json:\"source\""
+			Deb    map[string][]int "json:\"deb\""
+		}{
+			Source: "The g++-N packages each Debian/Ubuntu release's own archive has (main or universe, with -updates), from packages.ubuntu.com/<release>/g++-N and packages.debian.org/<release>/g++-N: https://packages.ubuntu.com/bionic/g++-5 (18.04: g++-5 to g++-8), https://packages.ubuntu.com/focal/g++-7 (20.04: g++-7 to g++-10), https://packages.ubuntu.com/jammy/g++-9 (22.04: g++-9 to g++-12), https://packages.ubuntu.com/noble/g++-9 (24.04: g++-9 to g++-14), https://packages.debian.org/bullseye/g++-10, https://packages.debian.org/bookworm/g++-12, https://packages.debian.org/trixie/g++-14 (Debian: the release's default only, the ones checked). An older g++ (g++-5 for CUDA 8's nvcc) is in no newer archive: it needs an older OS (a container) or a newer nvcc",
+			Deb: map[string][]int{
+				"debian 11": {
+					10,
+				},
+				"debian 12": {
+					12,
+				},
+				"debian 13": {
+					14,
+				},
+				"ubuntu 18.04": {
+					5,
+					6,
+					7,
+					8,
+				},
+				"ubuntu 20.04": {
+					7,
+					8,
+					9,
+					10,
+				},
+				"ubuntu 22.04": {
+					9,
+					10,
+					11,
+					12,
+				},
+				"ubuntu 24.04": {
+					9,
+					10,
+					11,
+					12,
+					13,
+					14,
+				},
+			},
+		},
 	}
 }
 

@@ -2,6 +2,8 @@ package remedy
 
 import (
 	"fmt"
+	"slices"
+	"sort"
 	"strings"
 
 	"github.com/fastpath-dev/fastpath/internal/kb"
@@ -100,6 +102,9 @@ func HostCompiler(c Context, gcc int, nvcc string) Remedy {
 	cc := fmt.Sprintf("/usr/bin/gcc-%d", gcc)
 	r := OSPackages(c, fmt.Sprintf("Install g++-%d and make CUDA builds use it, leaving the system compiler alone", gcc),
 		[]string{fmt.Sprintf("g++-%d", gcc)}, nil)
+	if missing, ok := gxxMissing(c, gcc); ok {
+		r = missing
+	}
 	r.ID = "host-compiler/gcc-" + fmt.Sprint(gcc)
 	r.HostGCC = gcc
 	var exports []string
@@ -231,4 +236,37 @@ func Ninja(c Context) Remedy {
 		Changes:  []string{"the ninja package in " + c.envWords()},
 		Undo:     []string{c.PipUninstall("ninja")},
 		Installs: []string{"ninja"}}
+}
+
+// gxxMissing is the manual step for a g++-gcc that the distro's archive
+// does not package (kb builds.json host_compilers: g++-5, for CUDA 8's
+// nvcc, is in Ubuntu 18.04 and no newer release), naming the releases
+// that have it; ok is false where the archive has it or is not known.
+func gxxMissing(c Context, gcc int) (Remedy, bool) {
+	table := kb.Builds().HostCompilers.Deb
+	have, known := table[c.Distro.Value]
+	if !known || slices.Contains(have, gcc) {
+		return Remedy{}, false
+	}
+	var where []string
+	for distro, majors := range table {
+		if slices.Contains(majors, gcc) {
+			where = append(where, distro)
+		}
+	}
+	sort.Strings(where)
+	os := "an OS release older than those fastpath knows"
+	if len(where) > 0 {
+		os = strings.Join(where, ", ")
+	}
+	has := fmt.Sprintf("g++-%d", slices.Min(have))
+	if slices.Max(have) != slices.Min(have) {
+		has += fmt.Sprintf(" to g++-%d", slices.Max(have))
+	}
+	r := Remedy{Title: fmt.Sprintf("Build with g++ %d: the archive of %s%s has no g++-%d (it has %s)",
+		gcc, c.Distro.Value, c.Distro.where(), gcc, has),
+		Preconditions: []Check{{Check: fmt.Sprintf("g++-%d in the OS's archive", gcc), OK: false,
+			Detail: fmt.Sprintf("%s packages %s", c.Distro.Value, has)}},
+		Reason: "apt installs only the compilers the distro itself ships"}
+	return r.manual(fmt.Sprintf("build in a container of an OS whose archive has g++-%d (%s), or use a newer CUDA whose nvcc accepts the g++ here", gcc, os)), true
 }
