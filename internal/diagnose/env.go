@@ -25,10 +25,9 @@ func checkPythonHeaders(c *judgement) []finding.Finding {
 	switch {
 	case c.py.Kind == "conda":
 		fd.Fixes = []finding.Fix{toFix(remedy.CondaPython(mm))}
-	case c.f.OS.ID == "ubuntu" || c.f.OS.ID == "debian":
-		fd.Fixes = c.osInstallFix("Install the headers for Python "+mm, []string{"python" + mm + "-dev"}, nil)
 	default:
-		fd.Fixes = c.osInstallFix("Install the headers for Python "+mm, []string{"python" + mm + "-dev"}, []string{"python" + mm + "-devel"})
+		// apt only where the distro's archive has that Python's headers.
+		fd.Fixes = []finding.Fix{toFix(remedy.PythonHeaders(c.remedy(), mm))}
 	}
 	return []finding.Finding{fd}
 }

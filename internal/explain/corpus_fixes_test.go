@@ -131,3 +131,111 @@ func TestCMakeRetry(t *testing.T) {
 		t.Errorf("CMake retry:\n%s", fixes)
 	}
 }
+
+// TestPythonHeadersTheArchiveHas: zhanghang1989/PyTorch-Encoding#162
+// compiled against a venv's Python 3.6 and found no Python.h. Only Ubuntu
+// 18.04's archive has python3.6-dev (packages.ubuntu.com): on the seed
+// machine (Ubuntu 24.04) and on Debian 12 apt-get install python3.6-dev
+// fails, so the fix says where that Python's headers come from instead;
+// where the archive has them (18.04; 3.12 on 24.04) apt installs them.
+func TestPythonHeadersTheArchiveHas(t *testing.T) {
+	s, err := Default().Scan(strings.NewReader(corpusLog(t, "pytorch-encoding-162-python-h-enclib-cpu.log")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		id, version string
+		apt         bool
+		has         string
+	}{
+		{"ubuntu", "24.04", false, "python3.12-dev"},
+		{"ubuntu", "22.04", false, "python3.10-dev, python3.11-dev"},
+		{"debian", "12", false, "python3.11-dev"},
+		{"ubuntu", "18.04", true, ""},
+	} {
+		f := seedFacts(t)
+		f.OS.ID, f.OS.VersionID = tc.id, tc.version
+		fs := Findings(s, f)
+		if len(fs) == 0 {
+			t.Fatalf("%s %s: no finding", tc.id, tc.version)
+		}
+		got := fixText(fs[0].Fixes)
+		if tc.apt {
+			if !strings.Contains(got, "$ apt-get install -y python3.6-dev\n") {
+				t.Errorf("%s %s has python3.6-dev in its archive:\n%s", tc.id, tc.version, got)
+			}
+			continue
+		}
+		if strings.Contains(got, "apt-get") || !strings.Contains(got, "has no python3.6-dev (it has "+tc.has+")") ||
+			!strings.Contains(got, "deadsnakes") || !strings.Contains(got, "pyenv") || !strings.Contains(got, "conda install python=3.6") {
+			t.Errorf("%s %s: no python3.6-dev in its archive, want where the headers come from:\n%s", tc.id, tc.version, got)
+		}
+	}
+	// The distro's own Python (the seed machine's venv is Python 3.12 on
+	// Ubuntu 24.04): its -dev package, with apt.
+	s, err = Default().Scan(strings.NewReader("/root/venv/lib/python3.12/site-packages/torch/include/torch/csrc/python_headers.h:12:10: fatal error: Python.h: No such file or directory\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fs := Findings(s, seedFacts(t)); len(fs) == 0 || !strings.Contains(fixText(fs[0].Fixes), "$ apt-get install -y python3.12-dev\n") {
+		t.Errorf("Python 3.12 on Ubuntu 24.04: %v", fs)
+	}
+}
+
+// TestWindowsInterpreterName: on Windows the interpreter is python (or
+// py), never python3: python.org's installer and conda install python.exe
+// and no python3.exe (python3 on a stock Windows is the Microsoft Store's
+// alias, which opens the Store). IAHispano/Applio#1006 (torch for an
+// RTX 5090) and facebookresearch/DepthContrast#35 (CUDA_HOME) are Windows
+// logs.
+func TestWindowsInterpreterName(t *testing.T) {
+	_, fixes := explainText(t, corpusLog(t, "applio-1006-sm120-windows.log"))
+	if strings.Contains(fixes, "python3") || !strings.Contains(fixes, "$ python -m pip install --force-reinstall torch==2.11.0 ") {
+		t.Errorf("Applio#1006 (Windows):\n%s", fixes)
+	}
+	_, fixes = explainText(t, corpusLog(t, "depthcontrast-35-cuda-home-windows.log"))
+	if strings.Contains(fixes, "python3") || !strings.Contains(fixes, "python -m pip install --no-build-isolation") ||
+		!strings.Contains(fixes, `python -c "import torch; print(torch.version.cuda)"`) {
+		t.Errorf("DepthContrast#35 (Windows):\n%s", fixes)
+	}
+	// A Linux log keeps python3.
+	_, fixes = explainText(t, corpusLog(t, "pytorch-encoding-297-cuda-home-colon.log"))
+	if strings.Contains(fixes, "python -m") {
+		t.Errorf("Linux log:\n%s", fixes)
+	}
+}
+
+// TestOldGXXTheArchiveHas: CUDA 8's nvcc accepts gcc 5 at most
+// (caffe2/caffe2#442), and only Ubuntu 18.04's archive has g++-5
+// (packages.ubuntu.com): on Ubuntu 24.04 apt-get install g++-5 fails, so
+// the fix says which OS has it; CUDA 10's gcc 8 (tkDNN#134) likewise.
+func TestOldGXXTheArchiveHas(t *testing.T) {
+	for _, tc := range []struct {
+		log, distro, gxx, where string
+	}{
+		{"caffe2-442-gcc-later-than-5.log", "24.04", "g++-5", "(ubuntu 18.04)"},
+		{"tkdnn-134-gcc-cmake.log", "24.04", "g++-8", "(ubuntu 18.04, ubuntu 20.04)"},
+		{"caffe2-442-gcc-later-than-5.log", "18.04", "g++-5", ""},
+	} {
+		s, err := Default().Scan(strings.NewReader(corpusLog(t, tc.log)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		f := seedFacts(t)
+		f.OS.VersionID = tc.distro
+		fs := Findings(s, f)
+		if len(fs) == 0 {
+			t.Fatalf("%s: no finding", tc.log)
+		}
+		got := fixText(fs[0].Fixes)
+		if tc.where == "" {
+			if !strings.Contains(got, "$ apt-get install -y "+tc.gxx+"\n") {
+				t.Errorf("%s on ubuntu %s, whose archive has %s:\n%s", tc.log, tc.distro, tc.gxx, got)
+			}
+			continue
+		}
+		if strings.Contains(got, "apt-get install") || !strings.Contains(got, "has no "+tc.gxx+" (it has g++-9 to g++-14)") || !strings.Contains(got, tc.where) {
+			t.Errorf("%s on ubuntu %s, whose archive lacks %s:\n%s", tc.log, tc.distro, tc.gxx, got)
+		}
+	}
+}

@@ -330,7 +330,7 @@ func (e *env) fixes(id finding.ID, caps map[string]string) []finding.Fix {
 		if e.py != nil && e.py.Kind == "conda" {
 			return []finding.Fix{fix(remedy.CondaPython(mm)), e.retryBuild(caps)}
 		}
-		return []finding.Fix{fix(remedy.OSPackages(e.rctx(), "Install the headers for Python "+mm, []string{"python" + mm + "-dev"}, []string{"python" + mm + "-devel"})), e.retryBuild(caps)}
+		return []finding.Fix{fix(remedy.PythonHeaders(e.rctx(), mm)), e.retryBuild(caps)}
 	case finding.BuildIsolationHidesTorch:
 		cmds := []string{}
 		if e.f != nil && e.f.Torch == nil {
@@ -428,10 +428,15 @@ func (e *env) compilerFixes(mm string) []finding.Fix {
 			}
 		}
 	}
-	if mm == "" {
-		return []finding.Fix{manual("Install an nvcc of torch's CUDA release (`python3 -c 'import torch; print(torch.version.cuda)'`), then export CUDA_HOME to its folder; `fastpath doctor` lists the ways for this machine")}
-	}
 	c := e.rctx()
+	if mm == "" {
+		// Double quotes: cmd.exe passes single quotes through as text.
+		ask, set := remedy.Quote(c.Interpreter())+" -c 'import torch; print(torch.version.cuda)'", "export CUDA_HOME to its folder"
+		if c.Platform.Value == remedy.Windows && !c.WSL.Value {
+			ask, set = c.Interpreter()+` -c "import torch; print(torch.version.cuda)"`, "set CUDA_HOME to its folder"
+		}
+		return []finding.Fix{manual("Install an nvcc of torch's CUDA release (`" + ask + "`), then " + set + "; `fastpath doctor` lists the ways for this machine")}
+	}
 	if c.TorchCUDA.Value != mm {
 		c.TorchCUDA = remedy.Of(mm, remedy.FromLog)
 	}

@@ -18,6 +18,20 @@ type BuildsData struct {
 	// (torch.utils.cpp_extension.load, DeepSpeed's ops): where the build
 	// folder is, and how DeepSpeed builds its ops ahead of time instead.
 	RunTime RunTimeBuilds `json:"run_time"`
+	// PythonHeaders are the Pythons whose headers each distro's own
+	// archive packages (pythonX.Y-dev).
+	PythonHeaders struct {
+		Source string `json:"source"`
+		// Deb maps "ubuntu 24.04" (os-release ID and VERSION_ID) to the
+		// major.minor of every pythonX.Y-dev in that release's archive.
+		Deb map[string][]string `json:"deb"`
+	} `json:"python_headers"`
+	// HostCompilers are the g++-N majors each distro's own archive
+	// packages, keyed like PythonHeaders.
+	HostCompilers struct {
+		Source string           `json:"source"`
+		Deb    map[string][]int `json:"deb"`
+	} `json:"host_compilers"`
 }
 
 // RunTimeBuilds are the facts of torch's run-time (JIT) extension builds.

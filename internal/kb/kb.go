@@ -48,6 +48,10 @@ type CUDAData struct {
 		Packages    []string          `json:"packages"`
 		RepoDistros map[string]string `json:"repo_distros"`
 		Keyring     string            `json:"keyring"`
+		// RepoFrom is the oldest CUDA minor each repository (a
+		// RepoDistros value) carries; RepoFromSource says how it was read.
+		RepoFromSource string            `json:"repo_from_source"`
+		RepoFrom       map[string]string `json:"repo_from"`
 	} `json:"apt"`
 	Conda struct {
 		Source   string   `json:"source"`
@@ -62,6 +66,9 @@ type CUDAData struct {
 		// NVIDIAFrom, which have no image of NVIDIA's newer OS.
 		NVIDIAOlder string `json:"nvidia_older"`
 		NVIDIAFrom  string `json:"nvidia_from"`
+		// PyTorchFrom is the first torch release the PyTorch tag fits.
+		PyTorchFrom       string `json:"pytorch_from"`
+		PyTorchFromSource string `json:"pytorch_from_source"`
 	} `json:"devel_images"`
 	// TorchWheels are the CUDA builds of torch's newest release on
 	// download.pytorch.org, newest CUDA first, with their SASS targets.

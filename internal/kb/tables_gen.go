@@ -199,10 +199,12 @@ func cudaTable() CUDAData {
 			},
 		},
 		Apt: struct {
-			Source      string            "json:\"source\""
-			Packages    []string          "json:\"packages\""
-			RepoDistros map[string]string "json:\"repo_distros\""
-			Keyring     string            "json:\"keyring\""
+			Source         string            "json:\"source\""
+			Packages       []string          "json:\"packages\""
+			RepoDistros    map[string]string "json:\"repo_distros\""
+			Keyring        string            "json:\"keyring\""
+			RepoFromSource string            "json:\"repo_from_source\""
+			RepoFrom       map[string]string "json:\"repo_from\""
 		}{
 			Source: "NVIDIA's CUDA apt repositories (developer.download.nvidia.com/compute/cuda/repos/<distro>/<arch>): per-component packages named <component>-<major>-<minor>; torch's ATen/cuda/CUDAContextLight.h includes cublas_v2.h, cublasLt.h, cusparse.h and cusolverDn.h, so extension builds need those dev packages too",
 			Packages: []string{
@@ -219,7 +221,15 @@ func cudaTable() CUDAData {
 				"ubuntu 22.04": "ubuntu2204",
 				"ubuntu 24.04": "ubuntu2404",
 			},
-			Keyring: "https://developer.download.nvidia.com/compute/cuda/repos/{distro}/{arch}/cuda-keyring_1.1-1_all.deb",
+			Keyring:        "https://developer.download.nvidia.com/compute/cuda/repos/{distro}/{arch}/cuda-keyring_1.1-1_all.deb",
+			RepoFromSource: "A repository carries only the toolkits that support its OS: the oldest CUDA minor in each, per the repository listings (https://developer.download.nvidia.com/compute/cuda/repos/<distro>/x86_64/: cuda-nvcc-<M>-<m>_*.deb files) and the release notes that added the OS (https://docs.nvidia.com/cuda/archive/<version>/cuda-installation-guide-linux/ 'Supported Linux distributions': Ubuntu 20.04 from CUDA 11.0, Ubuntu 22.04 from 11.7, Debian 12 from 12.2, Ubuntu 24.04 from 12.5, Debian 13 from 13.0). An older release on that OS has no apt package: NVIDIA's runfile (developer.nvidia.com/cuda-toolkit-archive) installs it",
+			RepoFrom: map[string]string{
+				"debian12":   "12.2",
+				"debian13":   "13.0",
+				"ubuntu2004": "11.0",
+				"ubuntu2204": "11.7",
+				"ubuntu2404": "12.5",
+			},
 		},
 		Conda: struct {
 			Source   string   "json:\"source\""
@@ -237,17 +247,21 @@ func cudaTable() CUDAData {
 			Channel: "nvidia/label/cuda-{M}.{m}.{p}",
 		},
 		DevelImages: struct {
-			Source      string "json:\"source\""
-			NVIDIA      string "json:\"nvidia\""
-			PyTorch     string "json:\"pytorch\""
-			NVIDIAOlder string "json:\"nvidia_older\""
-			NVIDIAFrom  string "json:\"nvidia_from\""
+			Source            string "json:\"source\""
+			NVIDIA            string "json:\"nvidia\""
+			PyTorch           string "json:\"pytorch\""
+			NVIDIAOlder       string "json:\"nvidia_older\""
+			NVIDIAFrom        string "json:\"nvidia_from\""
+			PyTorchFrom       string "json:\"pytorch_from\""
+			PyTorchFromSource string "json:\"pytorch_from_source\""
 		}{
-			Source:      "Docker Hub tags of nvidia/cuda (<version>-devel-<os>) and pytorch/pytorch (<torch>-cuda<M>.<m>-cudnn9-devel); Ubuntu 24.04 support starts with CUDA 12.5 (CUDA 12.5 release notes), and so do the -devel-ubuntu24.04 tags (12.5.1-devel-ubuntu24.04; 12.4.1-devel-ubuntu24.04 is not on Docker Hub): 11.8 to 12.4 are tagged -devel-ubuntu22.04 (11.8.0-devel-ubuntu22.04, 12.4.1-devel-ubuntu22.04)",
-			NVIDIA:      "nvidia/cuda:{cuda_full}-devel-ubuntu24.04",
-			PyTorch:     "pytorch/pytorch:{torch}-cuda{M}.{m}-cudnn9-devel",
-			NVIDIAOlder: "nvidia/cuda:{cuda_full}-devel-ubuntu22.04",
-			NVIDIAFrom:  "12.5",
+			Source:            "Docker Hub tags of nvidia/cuda (<version>-devel-<os>) and pytorch/pytorch (<torch>-cuda<M>.<m>-cudnn9-devel); Ubuntu 24.04 support starts with CUDA 12.5 (CUDA 12.5 release notes), and so do the -devel-ubuntu24.04 tags (12.5.1-devel-ubuntu24.04; 12.4.1-devel-ubuntu24.04 is not on Docker Hub): 11.8 to 12.4 are tagged -devel-ubuntu22.04 (11.8.0-devel-ubuntu22.04, 12.4.1-devel-ubuntu22.04)",
+			NVIDIA:            "nvidia/cuda:{cuda_full}-devel-ubuntu24.04",
+			PyTorch:           "pytorch/pytorch:{torch}-cuda{M}.{m}-cudnn9-devel",
+			NVIDIAOlder:       "nvidia/cuda:{cuda_full}-devel-ubuntu22.04",
+			NVIDIAFrom:        "12.5",
+			PyTorchFrom:       "2.4.0",
+			PyTorchFromSource: "Docker Hub tags of pytorch/pytorch (https://hub.docker.com/r/pytorch/pytorch/tags): -cudnn9-devel from 2.4.0 (2.4.0-cuda12.1-cudnn9-devel); earlier releases are tagged -cudnn8- or -cudnn7- (2.3.1-cuda12.1-cudnn8-devel, 1.9.0-cuda11.1-cudnn8-devel, 1.6.0-cuda10.1-cudnn7-devel) and not for every CUDA of their wheels, so fastpath names no tag for them",
 		},
 		TorchWheels: struct {
 			Source  string "json:\"source\""
@@ -6913,6 +6927,82 @@ func buildsTable() BuildsData {
 					"csrc/transformer/inference/csrc/transform.cu":            "transformer_inference",
 					"csrc/utils/py_ds_utils.cpp":                              "utils",
 					"csrc/utils/tensor_cast.cpp":                              "utils",
+				},
+			},
+		},
+		PythonHeaders: struct {
+			Source string              "json:\"source\""
+			Deb    map[string][]string "json:\"deb\""
+		}{
+			Source: "The pythonX.Y-dev packages each Debian/Ubuntu release's own archive has (main or universe, with -updates), from packages.ubuntu.com/<release>/pythonX.Y-dev and packages.debian.org/<release>/pythonX.Y-dev: https://packages.ubuntu.com/bionic/python3.6-dev (18.04's default Python; 3.7 and 3.8 in bionic-updates universe), https://packages.ubuntu.com/focal/python3.8-dev (and python3.9-dev in focal-updates universe), https://packages.ubuntu.com/jammy/python3.10-dev (and python3.11-dev in jammy-updates universe), https://packages.ubuntu.com/noble/python3.12-dev, https://packages.debian.org/bullseye/python3.9-dev, https://packages.debian.org/bookworm/python3.11-dev, https://packages.debian.org/trixie/python3.13-dev. Any other Python has no -dev package in that archive (https://packages.ubuntu.com/search?keywords=python3.6-dev lists bionic only): its headers come from where that Python came from (the deadsnakes PPA, pyenv, conda, a python.org build)",
+			Deb: map[string][]string{
+				"debian 11": {
+					"3.9",
+				},
+				"debian 12": {
+					"3.11",
+				},
+				"debian 13": {
+					"3.13",
+				},
+				"ubuntu 18.04": {
+					"3.6",
+					"3.7",
+					"3.8",
+				},
+				"ubuntu 20.04": {
+					"3.8",
+					"3.9",
+				},
+				"ubuntu 22.04": {
+					"3.10",
+					"3.11",
+				},
+				"ubuntu 24.04": {
+					"3.12",
+				},
+			},
+		},
+		HostCompilers: struct {
+			Source string           "json:\"source\""
+			Deb    map[string][]int "json:\"deb\""
+		}{
+			Source: "The g++-N packages each Debian/Ubuntu release's own archive has (main or universe, with -updates), from packages.ubuntu.com/<release>/g++-N and packages.debian.org/<release>/g++-N: https://packages.ubuntu.com/bionic/g++-5 (18.04: g++-5 to g++-8), https://packages.ubuntu.com/focal/g++-7 (20.04: g++-7 to g++-10), https://packages.ubuntu.com/jammy/g++-9 (22.04: g++-9 to g++-12), https://packages.ubuntu.com/noble/g++-9 (24.04: g++-9 to g++-14), https://packages.debian.org/bullseye/g++-10, https://packages.debian.org/bookworm/g++-12, https://packages.debian.org/trixie/g++-14 (Debian: the release's default only, the ones checked). An older g++ (g++-5 for CUDA 8's nvcc) is in no newer archive: it needs an older OS (a container) or a newer nvcc",
+			Deb: map[string][]int{
+				"debian 11": {
+					10,
+				},
+				"debian 12": {
+					12,
+				},
+				"debian 13": {
+					14,
+				},
+				"ubuntu 18.04": {
+					5,
+					6,
+					7,
+					8,
+				},
+				"ubuntu 20.04": {
+					7,
+					8,
+					9,
+					10,
+				},
+				"ubuntu 22.04": {
+					9,
+					10,
+					11,
+					12,
+				},
+				"ubuntu 24.04": {
+					9,
+					10,
+					11,
+					12,
+					13,
+					14,
 				},
 			},
 		},

@@ -253,6 +253,15 @@ func aptCompiler(c Context, mm string) Remedy {
 	if !ok {
 		return r.manual("NVIDIA's install instructions for your OS (developer.nvidia.com/cuda-downloads)")
 	}
+	// A repository carries only the releases that support its OS: CUDA
+	// 11.1 is not in debian12, and apt-get install cuda-nvcc-11-1 fails
+	// there.
+	if from, known := cu.Apt.RepoFrom[distro]; known && kb.CompareDotted(mm, from) < 0 {
+		r.Preconditions = append(r.Preconditions, Check{Check: "CUDA " + mm + " in NVIDIA's " + distro + " repository", OK: false,
+			Detail: fmt.Sprintf("%s carries CUDA %s and newer only (the releases that support %s)", distro, from, c.Distro.Value)})
+		return r.manual(fmt.Sprintf("CUDA %s from NVIDIA's runfile installer instead (developer.nvidia.com/cuda-toolkit-archive, CUDA %s, Linux, runfile (local); run it with --silent --toolkit --toolkitpath=/usr/local/cuda-%s, no driver), then export CUDA_HOME=/usr/local/cuda-%s; or one of the other routes (conda, a devel image)",
+			mm, cudaFullOf(mm), mm, mm))
+	}
 	arch := "x86_64"
 	if c.Arch.Value == "aarch64" {
 		arch = "sbsa"
@@ -290,9 +299,23 @@ func develImage(c Context, mm string) Remedy {
 		nv = kb.Expand(strings.ReplaceAll(tag, "{cuda_full}", full), mm)
 	}
 	img, title := nv, "Rebuild the image FROM "+nv+", which has nvcc"
+	base, _, _ := strings.Cut(c.TorchVersion.Value, "+")
+	// pytorch/pytorch's tag names cuDNN: before PyTorchFrom it was not
+	// cudnn9, and not every CUDA had an image.
+	oldTorch := c.TorchVersion.Known() && cu.DevelImages.PyTorchFrom != "" && kb.CompareDotted(base, cu.DevelImages.PyTorchFrom) < 0
 	switch {
+	case oldTorch && nv == "":
+		r := Remedy{ID: "compiler/image", CUDA: mm,
+			Title:   "Rebuild the image FROM a pytorch/pytorch " + base + " CUDA " + mm + " devel image, which has nvcc",
+			Changes: []string{"the image, not this environment"},
+			Cost:    Cost{Download: 8000, DiskMiB: 15000, Basis: "CUDA devel images are several GB"},
+			Reason:  "the most complete, but it changes the image rather than this environment (several GB)"}
+		r.Preconditions = append(r.Preconditions, Check{Check: "a pytorch/pytorch tag fastpath knows for torch " + base, OK: false,
+			Detail: "torch before " + cu.DevelImages.PyTorchFrom + " was tagged with cudnn8 or cudnn7, and not for every CUDA, so fastpath names no tag"})
+		return r.manual("a pytorch/pytorch:" + base + "-cuda" + mm + "-cudnn<N>-devel tag from Docker Hub, if one was published")
+	case oldTorch:
+		// the nvidia/cuda image, as without torch
 	case c.TorchVersion.Known():
-		base, _, _ := strings.Cut(c.TorchVersion.Value, "+")
 		img = strings.ReplaceAll(kb.Expand(cu.DevelImages.PyTorch, mm), "{torch}", base)
 		title = "Rebuild the image FROM " + img + ", which has nvcc"
 		if nv != "" {

@@ -2,6 +2,8 @@ package remedy
 
 import (
 	"fmt"
+	"slices"
+	"sort"
 	"strings"
 
 	"github.com/fastpath-dev/fastpath/internal/kb"
@@ -39,6 +41,49 @@ func OSPackages(c Context, title string, deb, rpm []string) Remedy {
 		fmt.Sprintf("the package names for %s%s (%s)", os, c.Distro.where(), what))
 }
 
+// PythonHeaders installs the headers (Python.h) of Python mm ("3.6") with
+// the OS's package manager, where the distro's own archive packages that
+// Python (kb builds.json python_headers): python3.6-dev exists in Ubuntu
+// 18.04 and nowhere newer, so on Ubuntu 24.04 apt-get install
+// python3.6-dev only fails. Elsewhere the fix is manual: the headers come
+// from where that Python came from.
+func PythonHeaders(c Context, mm string) Remedy {
+	title := "Install the headers for Python " + mm
+	deb, rpm := []string{"python" + mm + "-dev"}, []string{"python" + mm + "-devel"}
+	family, _, _ := strings.Cut(c.Distro.Value, " ")
+	// python3-dev is the headers of the distro's own python3, in every
+	// release.
+	if mm == "3" || family != "ubuntu" && family != "debian" {
+		return OSPackages(c, title, deb, rpm)
+	}
+	have, known := kb.Builds().PythonHeaders.Deb[c.Distro.Value]
+	for _, v := range have {
+		if v == mm {
+			return OSPackages(c, title, deb, rpm)
+		}
+	}
+	var pkgs []string
+	for _, v := range have {
+		pkgs = append(pkgs, "python"+v+"-dev")
+	}
+	archive := "the archive of " + c.Distro.Value + c.Distro.where() + " has no python" + mm + "-dev"
+	if known {
+		archive += " (it has " + strings.Join(pkgs, ", ") + ")"
+	} else {
+		archive = "fastpath does not know which pythonX.Y-dev packages " + c.Distro.Value + c.Distro.where() + "'s archive has"
+	}
+	r := Remedy{ID: "python/headers-" + mm, Title: title + " from where that Python came from: " + archive,
+		Preconditions: []Check{{Check: "python" + mm + "-dev in the OS's archive", OK: false, Unknown: !known, Detail: archive}},
+		Reason:        "apt installs headers only for the Pythons the distro itself ships"}
+	fill := "the headers of the Python " + mm + " the build uses, from its own source: the deadsnakes PPA (Ubuntu) has python" + mm +
+		"-dev next to its python" + mm + "; pyenv and python.org builds install Python.h with the interpreter (reinstall that Python " +
+		"if it is missing); conda: conda install python=" + mm + " in that environment"
+	if known {
+		fill += "; or make the environment again with a Python the OS ships, whose headers apt installs (" + strings.Join(pkgs, ", ") + ")"
+	}
+	return r.manual(fill)
+}
+
 // HostCompiler makes CUDA builds use g++ gcc (a major, e.g. 13) instead of
 // a host compiler too new for nvcc, without touching the system compiler.
 // What works depends on the build system, read from the builders' sources:
@@ -57,6 +102,9 @@ func HostCompiler(c Context, gcc int, nvcc string) Remedy {
 	cc := fmt.Sprintf("/usr/bin/gcc-%d", gcc)
 	r := OSPackages(c, fmt.Sprintf("Install g++-%d and make CUDA builds use it, leaving the system compiler alone", gcc),
 		[]string{fmt.Sprintf("g++-%d", gcc)}, nil)
+	if missing, ok := gxxMissing(c, gcc); ok {
+		r = missing
+	}
 	r.ID = "host-compiler/gcc-" + fmt.Sprint(gcc)
 	r.HostGCC = gcc
 	var exports []string
@@ -188,4 +236,37 @@ func Ninja(c Context) Remedy {
 		Changes:  []string{"the ninja package in " + c.envWords()},
 		Undo:     []string{c.PipUninstall("ninja")},
 		Installs: []string{"ninja"}}
+}
+
+// gxxMissing is the manual step for a g++-gcc that the distro's archive
+// does not package (kb builds.json host_compilers: g++-5, for CUDA 8's
+// nvcc, is in Ubuntu 18.04 and no newer release), naming the releases
+// that have it; ok is false where the archive has it or is not known.
+func gxxMissing(c Context, gcc int) (Remedy, bool) {
+	table := kb.Builds().HostCompilers.Deb
+	have, known := table[c.Distro.Value]
+	if !known || slices.Contains(have, gcc) {
+		return Remedy{}, false
+	}
+	var where []string
+	for distro, majors := range table {
+		if slices.Contains(majors, gcc) {
+			where = append(where, distro)
+		}
+	}
+	sort.Strings(where)
+	os := "an OS release older than those fastpath knows"
+	if len(where) > 0 {
+		os = strings.Join(where, ", ")
+	}
+	has := fmt.Sprintf("g++-%d", slices.Min(have))
+	if slices.Max(have) != slices.Min(have) {
+		has += fmt.Sprintf(" to g++-%d", slices.Max(have))
+	}
+	r := Remedy{Title: fmt.Sprintf("Build with g++ %d: the archive of %s%s has no g++-%d (it has %s)",
+		gcc, c.Distro.Value, c.Distro.where(), gcc, has),
+		Preconditions: []Check{{Check: fmt.Sprintf("g++-%d in the OS's archive", gcc), OK: false,
+			Detail: fmt.Sprintf("%s packages %s", c.Distro.Value, has)}},
+		Reason: "apt installs only the compilers the distro itself ships"}
+	return r.manual(fmt.Sprintf("build in a container of an OS whose archive has g++-%d (%s), or use a newer CUDA whose nvcc accepts the g++ here", gcc, os)), true
 }

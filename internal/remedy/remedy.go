@@ -170,10 +170,16 @@ func Command(words ...string) string {
 	return strings.Join(q, " ")
 }
 
-// Interpreter is the Python commands name ("python3" when unknown).
+// Interpreter is the Python commands name when unknown: "python3" on
+// Linux and macOS, "python" on Windows, where python.org's installer and
+// conda install python.exe and no python3.exe (python3 on a stock Windows
+// is the Microsoft Store's alias, which opens the Store).
 func (c *Context) Interpreter() string {
 	if c.Python.Known() {
 		return c.Python.Value
+	}
+	if c.Platform.Value == Windows && !c.WSL.Value {
+		return "python"
 	}
 	return "python3"
 }

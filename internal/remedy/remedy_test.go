@@ -199,3 +199,79 @@ func checksText(r Remedy) string {
 	}
 	return b.String()
 }
+
+// TestAptRepoCarriesTheRelease: NVIDIA's apt repository of an OS carries
+// only the CUDA releases that support that OS (debian12 starts at 12.2,
+// ubuntu2404 at 12.5): a CUDA 11.1 compiler from debian12 does not exist,
+// so the apt route must be manual and say which routes are left, never run
+// apt-get install cuda-nvcc-11-1.
+func TestAptRepoCarriesTheRelease(t *testing.T) {
+	for _, tc := range []struct {
+		distro, cuda string
+		exists       bool
+	}{
+		{"debian 12", "11.1", false},
+		{"ubuntu 24.04", "11.8", false},
+		{"ubuntu 24.04", "12.4", false},
+		{"ubuntu 22.04", "11.1", false},
+		{"debian 12", "12.8", true},
+		{"ubuntu 24.04", "12.8", true},
+		{"ubuntu 22.04", "11.8", true},
+		{"ubuntu 20.04", "11.1", true},
+	} {
+		c := h200()
+		c.Distro = Of(tc.distro, FromMachine)
+		c.TorchCUDA = Of(tc.cuda, FromMachine)
+		var apt *Remedy
+		for _, r := range CompilerRoutes(c) {
+			if r.ID == "compiler/apt" {
+				apt = &r
+			}
+		}
+		if apt == nil {
+			t.Fatalf("%s CUDA %s: no apt route", tc.distro, tc.cuda)
+		}
+		pkg := "cuda-nvcc-" + strings.ReplaceAll(tc.cuda, ".", "-")
+		all := strings.Join(apt.Commands, "\n")
+		if tc.exists {
+			if apt.Manual || !strings.Contains(all, pkg) {
+				t.Errorf("%s CUDA %s: the repository has it, want %s: %+v", tc.distro, tc.cuda, pkg, apt)
+			}
+			continue
+		}
+		if !apt.Manual || len(apt.Commands) != 0 || apt.Viable() || strings.Contains(apt.FillIn, pkg) || !strings.Contains(apt.FillIn, "runfile") {
+			t.Errorf("%s CUDA %s: the repository lacks it, want a manual route naming the runfile: %+v", tc.distro, tc.cuda, apt)
+		}
+	}
+}
+
+// TestTorchImageTagExists: pytorch/pytorch's devel images are tagged
+// -cudnn9- from torch 2.4.0 only; older releases were tagged with cudnn8
+// or cudnn7 and not for every CUDA (1.9.0-cuda11.1-cudnn8-devel), so no
+// 1.9.0-cuda11.1-cudnn9-devel is ever pulled.
+func TestTorchImageTagExists(t *testing.T) {
+	for _, tc := range []struct {
+		torch, cuda, tag string
+	}{
+		{"1.9.0+cu111", "11.1", ""},
+		{"2.3.1+cu121", "12.1", "nvidia/cuda:12.1.1-devel-ubuntu22.04"},
+		{"2.4.0+cu121", "12.1", "pytorch/pytorch:2.4.0-cuda12.1-cudnn9-devel"},
+		{"2.11.0+cu130", "13.0", "pytorch/pytorch:2.11.0-cuda13.0-cudnn9-devel"},
+	} {
+		c := h200()
+		c.TorchVersion, c.TorchCUDA = Of(tc.torch, FromLog), Of(tc.cuda, FromLog)
+		for _, r := range CompilerRoutes(c) {
+			if r.ID != "compiler/image" {
+				continue
+			}
+			all := r.Title + "\n" + r.FillIn + "\n" + strings.Join(r.Commands, "\n")
+			if tc.tag == "" {
+				if strings.Contains(all, "cudnn9") || strings.Contains(all, "docker pull pytorch/pytorch") || !strings.Contains(r.FillIn, "Docker Hub") {
+					t.Errorf("torch %s: no -cudnn9- tag exists: %+v", tc.torch, r)
+				}
+			} else if !strings.Contains(strings.Join(r.Commands, "\n"), "docker pull "+tc.tag) || strings.HasPrefix(tc.torch, "2.3") && strings.Contains(all, "cudnn9") {
+				t.Errorf("torch %s: want %s: %+v", tc.torch, tc.tag, r)
+			}
+		}
+	}
+}
