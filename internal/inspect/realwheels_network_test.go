@@ -48,13 +48,9 @@ func TestNetworkRealWheelsCuobjdump(t *testing.T) {
 	if testing.Short() {
 		t.Skip("downloads about 2 GB of wheels once into the test cache")
 	}
-	testenv.Python3(t)
-	dir := testenv.Wheels(t, append([]string{cuobjdumpOracle}, realWheels...)...)
+	cuobjdump := oracleCuobjdump(t)
+	dir := testenv.Wheels(t, realWheels...)
 	tmp := t.TempDir()
-	cuobjdump := filepath.Join(tmp, "cuobjdump")
-	if err := unzipMember(t, glob1(t, dir, "nvidia_cuda_cuobjdump-13.5.37-*.whl"), "nvidia/cu13/bin/cuobjdump", cuobjdump); err != nil {
-		t.Fatal(err)
-	}
 	var files []string
 	s := &cubinSampler{all: os.Getenv("FASTPATH_ALL_CUBINS") == "1", seen: map[string]bool{}}
 	for _, req := range realWheels {
@@ -187,8 +183,23 @@ func extract(f *zip.File, to string, mode os.FileMode) error {
 }
 
 // unzipNative extracts the wheel's shared objects, fatbins and the sampled cubins
-// (the files that can hold CUDA code) below to, and returns their paths.
+// (the files that can hold CUDA code) below to, and returns their paths, sorted.
 func unzipNative(t *testing.T, whl, to string, s *cubinSampler) []string {
+	t.Helper()
+	out := unzipWhere(t, whl, to, func(f *zip.File) bool {
+		base := filepath.Base(f.Name)
+		if !(strings.Contains(base, ".so") || strings.HasSuffix(base, ".cubin") || strings.HasSuffix(base, ".fatbin")) {
+			return false
+		}
+		return !strings.HasSuffix(base, ".cubin") || s.keep(t, f)
+	})
+	sort.Strings(out)
+	return out
+}
+
+// unzipWhere extracts the wheel's members that keep accepts below to (never a folder
+// or a name with ".."), and returns their paths in the wheel's order.
+func unzipWhere(t *testing.T, whl, to string, keep func(*zip.File) bool) []string {
 	t.Helper()
 	zr, err := zip.OpenReader(whl)
 	if err != nil {
@@ -197,11 +208,7 @@ func unzipNative(t *testing.T, whl, to string, s *cubinSampler) []string {
 	defer zr.Close()
 	var out []string
 	for _, f := range zr.File {
-		base := filepath.Base(f.Name)
-		if !(strings.Contains(base, ".so") || strings.HasSuffix(base, ".cubin") || strings.HasSuffix(base, ".fatbin")) || strings.Contains(f.Name, "..") {
-			continue
-		}
-		if strings.HasSuffix(base, ".cubin") && !s.keep(t, f) {
+		if f.FileInfo().IsDir() || strings.Contains(f.Name, "..") || !keep(f) {
 			continue
 		}
 		p := filepath.Join(to, filepath.FromSlash(f.Name))
@@ -210,7 +217,6 @@ func unzipNative(t *testing.T, whl, to string, s *cubinSampler) []string {
 		}
 		out = append(out, p)
 	}
-	sort.Strings(out)
 	return out
 }
 

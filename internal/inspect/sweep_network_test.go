@@ -66,33 +66,16 @@ func oracleCuobjdump(t *testing.T) string {
 // and returns their paths, in the wheel's order.
 func unzipELF(t *testing.T, whl, to string) []string {
 	t.Helper()
-	zr, err := zip.OpenReader(whl)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer zr.Close()
-	var out []string
-	for _, f := range zr.File {
-		if f.FileInfo().IsDir() || strings.Contains(f.Name, "..") {
-			continue
-		}
+	return unzipWhere(t, whl, to, func(f *zip.File) bool {
 		rc, err := f.Open()
 		if err != nil {
 			t.Fatal(err)
 		}
+		defer rc.Close()
 		var magic [4]byte
 		_, err = io.ReadFull(rc, magic[:])
-		rc.Close()
-		if err != nil || string(magic[:]) != "\x7fELF" {
-			continue
-		}
-		p := filepath.Join(to, filepath.FromSlash(f.Name))
-		if err := extract(f, p, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, p)
-	}
-	return out
+		return err == nil && string(magic[:]) == "\x7fELF"
+	})
 }
 
 // TestNetworkSmallWheelsAgainstCuobjdump holds `inspect --cuobjdump` to NVIDIA's

@@ -23,11 +23,7 @@ func TestThirdPartyFrameNetwork(t *testing.T) {
 	crate := testenv.Download(t, "https://static.crates.io/crates/ruzstd/ruzstd-0.7.3.crate", "ruzstd-0.7.3.crate",
 		"fad02996bfc73da3e301efe90b1837be9ed8f4a462b6ed410aa35d00381de89f")
 	comp := tarMember(t, crate, "ruzstd-0.7.3/test_fixtures/abc.txt.zst")
-	r, err := NewReader(bytes.NewReader(comp), 64<<20)
-	if err != nil {
-		t.Fatal(err)
-	}
-	got, err := io.ReadAll(r)
+	got, err := decodeAll(t, comp, 64<<20)
 	if err != nil {
 		t.Fatal(err)
 	}
