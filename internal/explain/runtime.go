@@ -78,11 +78,12 @@ func (e *env) jitFolder(op string) (string, int) {
 }
 
 // deletableFolder: a log is untrusted, so the folder a fix deletes must be
-// one torch builds an op in: an absolute, clean POSIX path, at least two
-// levels deep, ending in the op's name (torch's root/name) or inside an
-// extensions tree (a caller's own build_directory there). Anything else
-// (a home directory, "/", a relative or Windows path) is named in words,
-// never in a command.
+// one torch builds an op in: an absolute, clean POSIX path inside an
+// extensions tree (a caller's own build_directory there), or ending in the
+// op's name (torch's root/name) at least three levels deep, so that an op
+// named like a user (/home/alice, /root/alice) never makes a home folder a
+// build folder. Anything else (a home directory, "/", a relative or Windows
+// path) is named in words, never in a command.
 func deletableFolder(dir, op string) bool {
 	if !strings.HasPrefix(dir, "/") || path.Clean(dir) != dir || strings.ContainsAny(dir, "\\\x00\n\r\t") {
 		return false
@@ -91,7 +92,7 @@ func deletableFolder(dir, op string) bool {
 	if len(parts) < 2 || slices.Contains(parts, "..") {
 		return false
 	}
-	return (op != "" && parts[len(parts)-1] == op) || underExtensions(dir)
+	return (op != "" && parts[len(parts)-1] == op && len(parts) >= 3) || underExtensions(dir)
 }
 
 // underExtensions: dir is below (not at) a torch_extensions folder.

@@ -130,6 +130,17 @@ func TestRunTimeBuildFolderHostile(t *testing.T) {
 			t.Errorf("%q: a command deletes a folder torch does not build in:\n%s", ninja, fixes)
 		}
 	}
+	// An op named like a user: its folder would be a home folder.
+	for _, log := range []string{
+		"Emitting ninja build file /home/alice/build.ninja...\nBuilding extension module alice...\n",
+		"Using /home as PyTorch extensions root...\nBuilding extension module alice...\n",
+		"Using /root as PyTorch extensions root...\nBuilding extension module alice...\n",
+	} {
+		_, fixes := explainText(t, log+"nvcc fatal   : Unsupported gpu architecture 'compute_89'\n")
+		if strings.Contains(fixes, "$ rm ") {
+			t.Errorf("%q: a command deletes a home folder:\n%s", log, fixes)
+		}
+	}
 	// torch builds in root/op: that folder, not the root.
 	_, fixes := explainText(t, "Using /home/user as PyTorch extensions root...\n"+tail)
 	if !strings.Contains(fixes, "$ rm -rf /home/user/fused_adam\n") {
