@@ -24,10 +24,14 @@ exec > >(tee "$log") 2>&1
 echo "== coldab.sh $(date -u +%FT%TZ), $rounds rounds"; ls -la "$bin"
 cold() { # label binary
   sync; echo 3 > /proc/sys/vm/drop_caches; sleep 0.5
-  local s e; s=$(date +%s%N); timeout 60 "$2" doctor --timings > "$bin/doc.txt" 2>&1; e=$(date +%s%N)
+  local s e; awk '{print $3, $4}' /proc/diskstats > "$bin/disk0"
+  s=$(date +%s%N); timeout 60 "$2" doctor --timings > "$bin/doc.txt" 2>&1; e=$(date +%s%N)
+  # Reads the storage completed during the run, on each disk that did any
+  # (whole disks and their partitions both count them: the largest is the disk).
+  local reads; reads=$(awk 'NR==FNR {r[$1]=$2; next} $4-r[$3] > 0 {print $3 "=" $4-r[$3]}' "$bin/disk0" /proc/diskstats | tr '\n' ' ')
   echo "$1 $(( (e - s) / 1000 ))" >> "$bin/cold.txt"
-  printf '%-5s %6.1f ms  %s\n' "$1" "$(( (e - s) / 1000 ))e-3" \
-    "$(awk '/^ *(python|nvcc|gpu|extensions) /{printf "%s %s+%s  ", $1, $2, $3} /^ *total/{printf "total %s", $2}' "$bin/doc.txt")"
+  printf '%-5s %6.1f ms  %s  reads %s\n' "$1" "$(( (e - s) / 1000 ))e-3" \
+    "$(awk '/^ *(python|nvcc|gpu|extensions) /{printf "%s %s+%s  ", $1, $2, $3} /^ *total/{printf "total %s", $2}' "$bin/doc.txt")" "$reads"
 }
 : > "$bin/cold.txt"
 for r in $(seq "$rounds"); do
