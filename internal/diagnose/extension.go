@@ -184,13 +184,17 @@ func archOnly(set []string) bool {
 // that are arch-specific code for other GPUs. Facts without TargetSets are one set.
 // Arch-specific containers beside containers that run are the package's kernels for
 // other GPUs (vllm, sgl-kernel: a module per wheel, kernels per GPU) and never fail
-// by themselves: the package launches them only on their GPU.
+// by themselves: the package launches them only on their GPU. Sets whose containers
+// define no kernel (KernelLessSets) are not counted: nothing is launched from them.
 func extContainers(e *facts.Extension, cc cudaarch.Capability) (runs, none, otherArch int) {
 	sets := e.TargetSets
 	if len(sets) == 0 {
 		sets = [][]string{append(slices.Clone(e.SASS), e.PTX...)}
 	}
 	for _, set := range sets {
+		if kernelLessSet(e, set) {
+			continue // nothing is launched from these containers: no GPU can fail them
+		}
 		var ts []cudaarch.Target
 		for _, s := range set {
 			if t, err := cudaarch.ParseTarget(s); err == nil {
@@ -208,6 +212,11 @@ func extContainers(e *facts.Extension, cc cudaarch.Capability) (runs, none, othe
 		}
 	}
 	return runs, none, otherArch
+}
+
+// kernelLessSet says whether set is one of e's sets whose containers define no kernel.
+func kernelLessSet(e *facts.Extension, set []string) bool {
+	return slices.ContainsFunc(e.KernelLessSets, func(s []string) bool { return slices.Equal(s, set) })
 }
 
 // rebuildCommand reinstalls dist from source against the installed torch:
@@ -298,10 +307,17 @@ func checkExtensionArch(c *judgement) []finding.Finding {
 					line += fmt.Sprintf("; of its %s, %d run on this GPU, %d have no code for it, %d are arch-specific code for other GPUs",
 						plural(runs+none+other, "distinct container layout", "distinct container layouts"), runs, none, other)
 				}
+				if n := len(e.KernelLessSets); n > 0 {
+					line += "; " + plural(n, "distinct container layout defines", "distinct container layouts define") + " no kernel (nothing is launched from it)"
+				}
 				fd.Evidence = append(fd.Evidence, line)
 				if len(e.TargetSets) > 1 && len(e.TargetSets) <= 8 {
 					for _, set := range e.TargetSets {
-						fd.Evidence = append(fd.Evidence, "  a container holds: "+strings.Join(set, " "))
+						line := "  a container holds: " + strings.Join(set, " ")
+						if kernelLessSet(&e, set) {
+							line += " (no kernels: nothing launched from it)"
+						}
+						fd.Evidence = append(fd.Evidence, line)
 					}
 				}
 			}
