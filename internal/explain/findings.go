@@ -196,8 +196,14 @@ func (e *env) noKernelImage(h *Hit) (finding.ID, string) {
 	return finding.TorchArchUnsupported, "torch is the likelier: no frame of the traceback points at a kernel package, so the failing kernel is torch's own."
 }
 
-// frameDist is the kernel distribution a traceback frame's file belongs to.
+// frameDist is the kernel distribution a traceback frame's file belongs to,
+// or the package whose compiled-op wrapper it is (kb op_frames: vllm's
+// vllm/_custom_ops.py; its other frames name no culprit, since every vLLM
+// traceback passes through them).
 func (e *env) frameDist(file string) string {
+	if d := kb.DistOfOpFrame(file); d != "" {
+		return d
+	}
 	for _, marker := range []string{"site-packages/", "dist-packages/"} {
 		if i := strings.LastIndex(file, marker); i >= 0 {
 			top, _, _ := strings.Cut(file[i+len(marker):], "/")

@@ -628,7 +628,10 @@ func packagesTable() PackagesData {
 			{
 				Name:    "vllm",
 				Compare: true,
-				Source:  "an inference server whose wheels pin an exact torch release (Requires-Dist torch==... in each vllm wheel's METADATA on PyPI), so machines that differ in it differ in torch",
+				OpFrames: []string{
+					"vllm/_custom_ops.py",
+				},
+				Source: "an inference server whose wheels pin an exact torch release (Requires-Dist torch==... in each vllm wheel's METADATA on PyPI), so machines that differ in it differ in torch; its vllm/_custom_ops.py (github.com/vllm-project/vllm) wraps the ops of its compiled vllm/_C.abi3.so one call each (rms_norm calls torch.ops._C.rms_norm, fused_add_rms_norm torch.ops._C.fused_add_rms_norm), so a CUDA error below a frame there is vllm._C's kernel",
 			},
 			{
 				Name:   "apex",
