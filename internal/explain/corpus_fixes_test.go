@@ -297,3 +297,17 @@ func TestVLLMCompiledOpsNoKernelImage(t *testing.T) {
 		t.Errorf("nim-deploy#61: %s", detail)
 	}
 }
+
+// TestFlashinferNoKernelImage: flashinfer's own header in the CUDA error names
+// it (flashinfer-ai/flashinfer#920), for the caller's repeats of the error too;
+// its kernels come from several builds with their own architecture lists, so
+// the fix names the package and what to install, with no rebuild command.
+func TestFlashinferNoKernelImage(t *testing.T) {
+	detail, fixes := explainText(t, corpusLog(t, "flashinfer-920-norm-cuh-no-kernel-image.log"))
+	if !strings.Contains(detail, "flashinfer-python's own source") {
+		t.Errorf("detail: %s", detail)
+	}
+	if !strings.Contains(fixes, "Install a flashinfer-python release") || strings.Contains(fixes, "$ ") || strings.Contains(fixes, "torch build") {
+		t.Errorf("fixes:\n%s", fixes)
+	}
+}

@@ -188,6 +188,16 @@ func (e *env) noKernelImage(h *Hit) (finding.ID, string) {
 	if dist := lineDist(h.Text); dist != "" {
 		return finding.ExtensionArchUnsupported, fmt.Sprintf("An extension is likelier than torch: the message comes from %s's own source (%s), and torch printed no warning about the GPU.", dist, h.Text)
 	}
+	// The same failure repeated by a caller ("RMSNorm failed with error code no
+	// kernel image ...", flashinfer-ai/flashinfer#920) is the package's whose
+	// source another no-kernel-image line of the log names.
+	for _, o := range e.scan.Hits {
+		if o.Signature.Name == h.Signature.Name && o.Line != h.Line {
+			if dist := lineDist(o.Text); dist != "" {
+				return finding.ExtensionArchUnsupported, fmt.Sprintf("An extension is likelier than torch: line %d names %s's own source for the same error, and torch printed no warning about the GPU.", o.Line, dist)
+			}
+		}
+	}
 	for i := len(h.Frames) - 1; i >= 0; i-- {
 		if dist := e.frameDist(h.Frames[i]); dist != "" {
 			return finding.ExtensionArchUnsupported, fmt.Sprintf("An extension is likelier than torch: the failing call came from %s (%s), and torch printed no warning about the GPU.", dist, h.Frames[i])

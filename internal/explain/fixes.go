@@ -389,8 +389,19 @@ func (e *env) fixes(id finding.ID, caps map[string]string) []finding.Fix {
 			dist = pkgArg(caps)
 		}
 		cc := e.gpuCapability(caps)
-		if canonicalDist(dist) == "vllm" {
+		switch canonicalDist(dist) {
+		case "vllm":
 			return e.vllmArchFixes(cc)
+		case "flashinfer-python":
+			// Its kernels come from its wheels, flashinfer-cubin,
+			// flashinfer-jit-cache or its own JIT, each with its own
+			// architecture list: no one rebuild command is known to cure it.
+			gpu := "this GPU"
+			if cc != "" {
+				gpu += " (compute capability " + cc + ")"
+			}
+			return []finding.Fix{manual("Install a flashinfer-python release (with flashinfer-cubin or flashinfer-jit-cache, docs.flashinfer.ai/installation.html) " +
+				"that supports " + gpu + ", or turn flashinfer off in the program that calls it: its kernel, not torch's, has no code for the GPU")}
 		}
 		switch {
 		case dist == "" && cc == "":

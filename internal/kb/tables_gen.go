@@ -634,6 +634,16 @@ func packagesTable() PackagesData {
 				Source: "an inference server whose wheels pin an exact torch release (Requires-Dist torch==... in each vllm wheel's METADATA on PyPI), so machines that differ in it differ in torch; its vllm/_custom_ops.py (github.com/vllm-project/vllm) wraps the ops of its compiled vllm/_C.abi3.so one call each (rms_norm calls torch.ops._C.rms_norm, fused_add_rms_norm torch.ops._C.fused_add_rms_norm), so a CUDA error below a frame there is vllm._C's kernel",
 			},
 			{
+				Name: "flashinfer-python",
+				Aliases: []string{
+					"flashinfer",
+				},
+				SourceMarkers: []string{
+					"/include/flashinfer/",
+				},
+				Source: "flashinfer (github.com/flashinfer-ai/flashinfer, docs.flashinfer.ai/installation.html): its PyPI distribution is flashinfer-python (flashinfer-cubin and flashinfer-jit-cache carry prebuilt kernels), its import name flashinfer; its CUDA headers are include/flashinfer/*.cuh, shipped as flashinfer/data/include/flashinfer/ (norm.cuh's launch check prints that path: flashinfer-ai/flashinfer#920), so a line naming them is its own",
+			},
+			{
 				Name:   "apex",
 				Source: "NVIDIA/apex builds its CUDA extensions from source with torch's cpp_extension (github.com/NVIDIA/apex setup.py); builds.json has its build profile",
 			},
