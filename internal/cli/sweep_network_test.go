@@ -262,12 +262,17 @@ func writeFile(t *testing.T, path, text string) {
 //     holds the same against a live probe of the wheel);
 //   - ctransformers 0.2.27 (https://pypi.org/project/ctransformers/0.2.27/#files):
 //     lib/cuda/libctransformers.so needs libcudart.so.12 and is CDLL'd only when a
-//     model is loaded with gpu_layers.
+//     model is loaded with gpu_layers;
+//   - xformers 0.0.35 (https://pypi.org/project/xformers/0.0.35/#files): its import
+//     loads xformers/_C.so (libcudart.so.12) in a try and only warns when that fails
+//     (xformers/_cpp_lib.py), so the import works and its operators are missing.
 var onDemandWheels = []struct{ dist, file, sha256, runtime string }{
 	{"onnxruntime-gpu", "onnxruntime_gpu-1.31.1-cp312-cp312-manylinux_2_28_x86_64.whl",
 		"05d548956197b9d01f59b625de740e0d6be3593f874e241a12dc0362650ecdf7", "libcudart.so.13"},
 	{"ctransformers", "ctransformers-0.2.27-py3-none-any.whl",
 		"6a3ba47556471850d95fdbc59299a82ab91c9dc8b40201c5e7e82d71360772d9", "libcudart.so.12"},
+	{"xformers", "xformers-0.0.35-py39-none-manylinux_2_28_x86_64.whl",
+		"ccc73c7db9890224ab05f5fb60e2034f9e6c8672a10be0cf00e95cbbae3eda7c", "libcudart.so.12"},
 }
 
 // TestNetworkDoctorCUDALoadedOnDemand: without the CUDA runtime a wheel's GPU library

@@ -355,6 +355,18 @@ func onDemand(g []facts.Extension) *kb.PackageLoad {
 	return r
 }
 
+// loadCaught returns the rule under which the package's import survives a failed
+// load of every module of g (kb loading.json "load-failure-caught"), or nil.
+func loadCaught(g []facts.Extension) *kb.PackageLoad {
+	var r *kb.PackageLoad
+	for _, e := range g {
+		if r = kb.Loading().LoadFailureCaught(e.Dist, path.Base(e.Path)); r == nil {
+			return nil
+		}
+	}
+	return r
+}
+
 // torchExtension says whether dist is a torch extension, the kind a rebuild with
 // TORCH_CUDA_ARCH_LIST retargets: one of its modules links torch, or the knowledge
 // base has a build profile for it.
@@ -416,6 +428,14 @@ func checkExtensionABI(c *judgement) []finding.Finding {
 				"\"ImportError: ...: undefined symbol: ...\" (the mangled name of %s). torch has no stable C++ ABI: an extension must be built against the torch it runs with.",
 				firstMissing(g)),
 		}
+		caught := loadCaught(g)
+		if caught != nil {
+			// xformers' import catches the failed load and warns "xFormers was built for".
+			fd.Detail = fmt.Sprintf("Its native code calls torch functions that the installed torch's libraries do not define, so loading it fails with "+
+				"\"undefined symbol: ...\" (the mangled name of %s); the import catches that and only warns (xformers: \"WARNING[XFORMERS]: xFormers can't load "+
+				"C++/CUDA extensions. xFormers was built for: ...\"), so its operators are unavailable. torch has no stable C++ ABI: an extension must be built "+
+				"against the torch it runs with.", firstMissing(g))
+		}
 		for _, e := range g {
 			fd.Evidence = append(fd.Evidence, fmt.Sprintf("%s needs %s no library of torch it loads defines (%s)", e.Path, plural(e.MissingCount, "symbol", "symbols"), strings.Join(torchNeeded(e), ", ")))
 			for _, s := range e.MissingSymbols {
@@ -426,6 +446,9 @@ func checkExtensionABI(c *judgement) []finding.Finding {
 			}
 		}
 		fd.Evidence = append(fd.Evidence, torchEvidence(c.torch))
+		if caught != nil {
+			fd.Evidence = append(fd.Evidence, "rule: "+caught.Source)
+		}
 		if _, local, ok := strings.Cut(e0.Version, "+"); ok {
 			if m := builtForRe.FindStringSubmatch(local); m != nil {
 				built := m[1] + "." + m[2]
@@ -540,7 +563,15 @@ func checkExtensionCUDA(c *judgement) []finding.Finding {
 			fd.Title = fmt.Sprintf("%s %s needs %s, which is not installed", k.dist, k.version, k.soname)
 			fd.Detail = fmt.Sprintf("Importing it fails with \"ImportError: %s: cannot open shared object file: No such file or directory\". "+
 				"Searched: its run path, LD_LIBRARY_PATH, the environment's nvidia wheels (which torch preloads), ld.so.conf's folders, the system's library folders and /usr/local/cuda*/lib64.", k.soname)
-			if r := onDemand(g); r != nil {
+			if r := loadCaught(g); r != nil {
+				// The import works: the package loads the module inside a try and
+				// warns (xformers' _cpp_lib.py); its operators are missing.
+				fd.Detail = fmt.Sprintf("Importing it works: it loads these modules inside a try and only warns when that fails (xformers: \"WARNING[XFORMERS]: "+
+					"xFormers can't load C++/CUDA extensions\"), and the load fails with \"%s: cannot open shared object file: No such file or directory\", "+
+					"so their operators are unavailable and the calls that need them fail. "+
+					"Searched: its run path, LD_LIBRARY_PATH, the environment's nvidia wheels (which torch preloads), ld.so.conf's folders, the system's library folders and /usr/local/cuda*/lib64.", k.soname)
+				fd.Evidence = append(fd.Evidence, "rule: "+r.Source)
+			} else if r := onDemand(g); r != nil {
 				// The import works; the load that fails comes later (onnxruntime-gpu's
 				// CUDA provider, when a session asks for it).
 				fd.Detail = fmt.Sprintf("Importing it works: it loads these libraries only when asked for them, and that load fails with "+
@@ -603,7 +634,7 @@ func checkExtensionLive(c *judgement) []finding.Finding {
 				if static[e.Dist] == "" {
 					static[e.Dist] = "code"
 				}
-			case kb.Loading().LoadedOnDemand(e.Dist, path.Base(e.Path)) != nil:
+			case kb.Loading().LoadedOnDemand(e.Dist, path.Base(e.Path)) != nil, kb.Loading().LoadFailureCaught(e.Dist, path.Base(e.Path)) != nil:
 				// Said to fail when loaded on demand, not at import: the import
 				// proves nothing either way.
 			default:

@@ -716,6 +716,12 @@ func loadingTable() LoadingData {
 					Library: "^libctransformers\\.so$",
 					Source:  "ctransformers==0.2.27 llm.py: LLM.__init__ calls load_library(lib, gpu=config.gpu_layers > 0), which CDLLs lib/<local|cuda|avx2|avx|basic>/libctransformers.so (lib.py find_library: cuda only when gpu), first loading nvidia/cuda_runtime/lib/libcudart.so.12 and nvidia/cublas/lib/libcublas.so.12 when those pip wheels are installed (lib.py load_cuda); `import ctransformers` loads no library",
 				},
+				{
+					Name:    "xformers",
+					Rule:    "load-failure-caught",
+					Library: "^_C\\.so$",
+					Source:  "xformers==0.0.35 xformers/__init__.py imports xformers/_cpp_lib.py, whose _register_extensions loads xformers/_C.so with torch.ops.load_library; an OSError there (a libcudart.so.N found nowhere) becomes xFormersInvalidLibException, which _cpp_lib.py catches and logs as \"WARNING[XFORMERS]: ...\": `import xformers` works, _has_cpp_library is False, and the operators of _C.so are unavailable",
+				},
 			},
 		},
 		ArchSpecificModules: struct {
