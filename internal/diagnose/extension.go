@@ -430,11 +430,10 @@ func checkExtensionABI(c *judgement) []finding.Finding {
 		}
 		caught := loadCaught(g)
 		if caught != nil {
-			// xformers' import catches the failed load and warns "xFormers was built for".
+			// Its import catches the failed load and logs it (xformers).
 			fd.Detail = fmt.Sprintf("Its native code calls torch functions that the installed torch's libraries do not define, so loading it fails with "+
-				"\"undefined symbol: ...\" (the mangled name of %s); the import catches that and only warns (xformers: \"WARNING[XFORMERS]: xFormers can't load "+
-				"C++/CUDA extensions. xFormers was built for: ...\"), so its operators are unavailable. torch has no stable C++ ABI: an extension must be built "+
-				"against the torch it runs with.", firstMissing(g))
+				"\"undefined symbol: ...\" (the mangled name of %s); the import catches that and only logs it (the rule below quotes how), so its operators "+
+				"are unavailable. torch has no stable C++ ABI: an extension must be built against the torch it runs with.", firstMissing(g))
 		}
 		for _, e := range g {
 			fd.Evidence = append(fd.Evidence, fmt.Sprintf("%s needs %s no library of torch it loads defines (%s)", e.Path, plural(e.MissingCount, "symbol", "symbols"), strings.Join(torchNeeded(e), ", ")))
@@ -565,9 +564,10 @@ func checkExtensionCUDA(c *judgement) []finding.Finding {
 				"Searched: its run path, LD_LIBRARY_PATH, the environment's nvidia wheels (which torch preloads), ld.so.conf's folders, the system's library folders and /usr/local/cuda*/lib64.", k.soname)
 			if r := loadCaught(g); r != nil {
 				// The import works: the package loads the module inside a try and
-				// warns (xformers' _cpp_lib.py); its operators are missing.
-				fd.Detail = fmt.Sprintf("Importing it works: it loads these modules inside a try and only warns when that fails (xformers: \"WARNING[XFORMERS]: "+
-					"xFormers can't load C++/CUDA extensions\"), and the load fails with \"%s: cannot open shared object file: No such file or directory\", "+
+				// logs the failure (xformers' _cpp_lib.py);
+				// its operators are missing.
+				fd.Detail = fmt.Sprintf("Importing it works: it loads these modules inside a try and only logs a failure (the rule below quotes how), "+
+					"and the load fails with \"%s: cannot open shared object file: No such file or directory\", "+
 					"so their operators are unavailable and the calls that need them fail. "+
 					"Searched: its run path, LD_LIBRARY_PATH, the environment's nvidia wheels (which torch preloads), ld.so.conf's folders, the system's library folders and /usr/local/cuda*/lib64.", k.soname)
 				fd.Evidence = append(fd.Evidence, "rule: "+r.Source)

@@ -166,8 +166,10 @@ func TestXformersLoadFailureCaught(t *testing.T) {
 	if got == nil || got.Severity != finding.Error {
 		t.Fatalf("extension-cuda-mismatch: %+v", got)
 	}
-	if !strings.HasPrefix(got.Detail, "Importing it works") || !strings.Contains(got.Detail, "WARNING[XFORMERS]") ||
-		!slices.ContainsFunc(got.Evidence, func(ev string) bool { return strings.HasPrefix(ev, "rule: xformers==0.0.35") }) {
+	if !strings.HasPrefix(got.Detail, "Importing it works") || strings.Contains(got.Detail, "fails with \"ImportError") ||
+		!slices.ContainsFunc(got.Evidence, func(ev string) bool {
+			return strings.HasPrefix(ev, "rule: xformers==0.0.35") && strings.Contains(ev, "WARNING[XFORMERS]")
+		}) {
 		t.Errorf("detail %q\nevidence %q", got.Detail, got.Evidence)
 	}
 }
@@ -193,7 +195,8 @@ func TestXformersABIMismatchImportWarns(t *testing.T) {
 			got = &fd
 		}
 	}
-	if got == nil || strings.Contains(got.Detail, "`import` fails") || !strings.Contains(got.Detail, "xFormers was built for") {
+	if got == nil || strings.Contains(got.Detail, "`import` fails") || !strings.Contains(got.Detail, "the import catches that") ||
+		!slices.ContainsFunc(got.Evidence, func(ev string) bool { return strings.HasPrefix(ev, "rule: xformers==0.0.35") }) {
 		t.Fatalf("extension-abi-mismatch: %+v", got)
 	}
 }
