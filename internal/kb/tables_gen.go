@@ -639,9 +639,9 @@ func packagesTable() PackagesData {
 					"flashinfer",
 				},
 				SourceMarkers: []string{
-					"/include/flashinfer/",
+					"flashinfer/data/include/flashinfer/",
 				},
-				Source: "flashinfer (github.com/flashinfer-ai/flashinfer, docs.flashinfer.ai/installation.html): its PyPI distribution is flashinfer-python (flashinfer-cubin and flashinfer-jit-cache carry prebuilt kernels), its import name flashinfer; its CUDA headers are include/flashinfer/*.cuh, shipped as flashinfer/data/include/flashinfer/ (norm.cuh's launch check prints that path: flashinfer-ai/flashinfer#920), so a line naming them is its own",
+				Source: "flashinfer (github.com/flashinfer-ai/flashinfer, docs.flashinfer.ai/installation.html): its PyPI distribution is flashinfer-python (flashinfer-cubin and flashinfer-jit-cache carry prebuilt kernels), its import name flashinfer; its CUDA headers are include/flashinfer/*.cuh, shipped in its wheel as flashinfer/data/include/flashinfer/, which its JIT compiles from (norm.cuh's launch check prints that path: flashinfer-ai/flashinfer#920), so a line naming them there is its own; other copies (sgl-kernel's 3rdparty/flashinfer) are not marked, since their kernels are the vendoring package's",
 			},
 			{
 				Name:   "apex",
