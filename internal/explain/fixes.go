@@ -710,7 +710,7 @@ var vllmMinCapability = cudaarch.Capability{Major: 7, Minor: 0}
 // already installed ("Build wheel from source", "Use an existing PyTorch
 // installation": use_existing_torch.py, requirements/build.txt, pip install
 // --no-build-isolation -e .), docs/getting_started/installation/gpu.cuda.inc.md.
-const vllmDocs = "https://docs.vllm.ai/en/latest/getting_started/installation/gpu.html"
+const vllmDocs = "https://docs.vllm.ai/en/latest/getting_started/installation/gpu/#build-wheel-from-source"
 
 // vllmArchFixes: vllm._C, vLLM's compiled ops, has no code for the GPU. pip has
 // no vLLM wheel per GPU (the wheels hold the architectures of CMakeLists.txt),
