@@ -287,6 +287,10 @@ func TestVLLMCompiledOpsNoKernelImage(t *testing.T) {
 			t.Errorf("12.0: fixes lack %q:\n%s", want, got)
 		}
 	}
+	// 7.0: vLLM still builds it, but only with CUDA 12 (CUDA 13 dropped sm_70).
+	if got := fixText(newEnv(f, s).vllmArchFixes("7.0")); !strings.Contains(got, "needs torch and nvcc of CUDA 12") || !strings.Contains(got, "TORCH_CUDA_ARCH_LIST=7.0") {
+		t.Errorf("7.0: %s", got)
+	}
 	// Older than vLLM's oldest target (6.1: torch cu128 lacks it too, so the
 	// seed's diagnosis would blame torch first): no vLLM build can help.
 	if got := fixText(newEnv(f, s).vllmArchFixes("6.1")); !strings.Contains(got, "No vLLM build has code for compute capability 6.1") || strings.Contains(got, "git clone") {

@@ -735,9 +735,14 @@ func (e *env) vllmArchFixes(cc string) []finding.Fix {
 			"as vLLM's documentation says (" + vllmDocs + ": use an existing PyTorch installation): vllm._C, its compiled ops, has no code for the GPU " +
 			"(the log does not name the GPU's compute capability: `fastpath doctor` reads it)")}
 	}
+	title := fmt.Sprintf("Build vLLM from source for this GPU (compute capability %s) against the installed torch, as vLLM's documentation says (%s: "+
+		"use an existing PyTorch installation): vllm._C, its compiled ops, has no code for the GPU", cc, vllmDocs)
+	if c.SM() < 75 {
+		// internal/cudaarch nvcc-targets.json: CUDA 13.0 removed sm_50 to sm_72.
+		title += "; CUDA 13 no longer targets sm_70 or sm_72, so this build needs torch and nvcc of CUDA 12"
+	}
 	return []finding.Fix{{
-		Title: fmt.Sprintf("Build vLLM from source for this GPU (compute capability %s) against the installed torch, as vLLM's documentation says (%s: "+
-			"use an existing PyTorch installation): vllm._C, its compiled ops, has no code for the GPU", cc, vllmDocs),
+		Title: title,
 		Commands: []string{
 			clone,
 			"cd vllm",
