@@ -109,6 +109,84 @@ func TestNetworkDoctorNonTorchExtensionFix(t *testing.T) {
 	}
 }
 
+// sgl-kernel 0.3.21 (https://pypi.org/project/sgl-kernel/0.3.21/#files):
+// sgl_kernel/spatial_ops.abi3.so holds one fatbin container (SASS sm_80 sm_89 sm_90
+// sm_90a sm_100a sm_120a) whose cubins define no kernel; _mscclpp's kernels have SASS
+// sm_80 sm_90 and PTX compute_80 compute_90.
+const (
+	sglKernelWheelFile   = "sgl_kernel-0.3.21-cp310-abi3-manylinux2014_x86_64.whl"
+	sglKernelWheelSHA256 = "57dfb3a2a3cd759f499c32e2bad5f6489b7c58f7f9a84ee00c53ec92d303aaab"
+)
+
+// TestNetworkDoctorKernelLessModule: doctor agrees with inspect on a module without
+// kernels. sgl-kernel's spatial_ops has no code for 7.5, 10.3, 11.0 or 12.1, but
+// launches nothing (inspect: kernel_less 1, "no kernels: nothing to launch"); doctor
+// named it in an extension-arch-unsupported error on each. The real finding stays:
+// on 7.5, _mscclpp (sm_80, sm_90, PTX compute_80 and compute_90) is still an error.
+// Only the dist-info and these two modules are unpacked (the wheel is 1.6 GB
+// unpacked); doctor reads the rest of RECORD as absent.
+func TestNetworkDoctorKernelLessModule(t *testing.T) {
+	whl := testenv.Sdist(t, "sgl-kernel", sglKernelWheelFile, sglKernelWheelSHA256)
+	const spatial, mscclpp = "sgl_kernel/spatial_ops.abi3.so", "_mscclpp.cpython-310-x86_64-linux-gnu.so"
+	root := t.TempDir()
+	site := filepath.Join(root, "root", "venv", "lib", "python3.12", "site-packages")
+	unzipKeep(t, whl, site, func(name string) bool {
+		return name == spatial || name == mscclpp || strings.HasPrefix(name, "sgl_kernel-0.3.21.dist-info/")
+	})
+	// The stub interpreter and pyvenv.cfg, as venvRoot writes them.
+	writeFile(t, filepath.Join(root, "root", "venv", "pyvenv.cfg"), "home = /usr/bin\ninclude-system-site-packages = false\nversion = 3.12.3\n")
+	writeFile(t, filepath.Join(root, "usr", "bin", "python3.12"), "#!/bin/sh\nexit 1\n")
+	if err := os.MkdirAll(filepath.Join(root, "root", "venv", "bin"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("/usr/bin/python3.12", filepath.Join(root, "root", "venv", "bin", "python3")); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		gpu     string
+		mscclpp bool // _mscclpp really lacks code
+	}{{"7.5", true}, {"10.3", false}, {"11.0", false}, {"12.1", false}} {
+		t.Run(tc.gpu, func(t *testing.T) {
+			// inspect first: the module has no code for this GPU, and no kernel.
+			ins := runJSON(t, "inspect", "--json", "--gpu", tc.gpu, filepath.Join(site, filepath.FromSlash(spatial)))
+			v := ins["files"].([]any)[0].(map[string]any)["verdicts"].([]any)[0].(map[string]any)
+			if v["kernel_less"] != 1.0 || v["containers"] != 1.0 || v["none"] != 0.0 {
+				t.Fatalf("inspect on %s: %v", tc.gpu, v)
+			}
+			doc := runJSON(t, "doctor", "--root", root, "--env", "VIRTUAL_ENV=/root/venv", "--env", "PATH=/root/venv/bin:/usr/bin:/bin", "--gpu", tc.gpu)
+			named := map[string]bool{}
+			for _, f := range doc["findings"].([]any) {
+				f := f.(map[string]any)
+				if f["id"] != "extension-arch-unsupported" || f["severity"] != "error" {
+					continue
+				}
+				for _, ev := range f["evidence"].([]any) {
+					for _, m := range []string{spatial, mscclpp} {
+						if strings.HasPrefix(ev.(string), "/root/venv/lib/python3.12/site-packages/"+m+":") {
+							named[m] = true
+						}
+					}
+				}
+			}
+			if named[spatial] {
+				t.Errorf("an error names %s, which defines no kernel", spatial)
+			}
+			if named[mscclpp] != tc.mscclpp {
+				t.Errorf("error names %s: %v, want %v", mscclpp, named[mscclpp], tc.mscclpp)
+			}
+			for _, e := range doc["facts"].(map[string]any)["extensions"].([]any) {
+				e := e.(map[string]any)
+				if e["path"] != "/root/venv/lib/python3.12/site-packages/"+spatial {
+					continue
+				}
+				if kl, _ := e["kernel_less_sets"].([]any); len(kl) != 1 || len(e["target_sets"].([]any)) != 1 {
+					t.Errorf("facts: kernel_less_sets %v, target_sets %v", e["kernel_less_sets"], e["target_sets"])
+				}
+			}
+		})
+	}
+}
+
 // venvRoot is a root holding a venv at /root/venv (Python 3.12, an interpreter stub as
 // in the demo tree) with each wheel unpacked into its site-packages.
 func venvRoot(t *testing.T, wheels ...string) string {
@@ -129,7 +207,10 @@ func venvRoot(t *testing.T, wheels ...string) string {
 	return root
 }
 
-func unzipAll(t *testing.T, whl, to string) {
+func unzipAll(t *testing.T, whl, to string) { unzipKeep(t, whl, to, nil) }
+
+// unzipKeep unpacks the files of whl that keep (nil: all) keeps into to.
+func unzipKeep(t *testing.T, whl, to string, keep func(name string) bool) {
 	t.Helper()
 	zr, err := zip.OpenReader(whl)
 	if err != nil {
@@ -137,7 +218,7 @@ func unzipAll(t *testing.T, whl, to string) {
 	}
 	defer zr.Close()
 	for _, f := range zr.File {
-		if f.FileInfo().IsDir() || strings.Contains(f.Name, "..") {
+		if f.FileInfo().IsDir() || strings.Contains(f.Name, "..") || keep != nil && !keep(f.Name) {
 			continue
 		}
 		p := filepath.Join(to, filepath.FromSlash(f.Name))
@@ -181,12 +262,17 @@ func writeFile(t *testing.T, path, text string) {
 //     holds the same against a live probe of the wheel);
 //   - ctransformers 0.2.27 (https://pypi.org/project/ctransformers/0.2.27/#files):
 //     lib/cuda/libctransformers.so needs libcudart.so.12 and is CDLL'd only when a
-//     model is loaded with gpu_layers.
+//     model is loaded with gpu_layers;
+//   - xformers 0.0.35 (https://pypi.org/project/xformers/0.0.35/#files): its import
+//     loads xformers/_C.so (libcudart.so.12) in a try and only warns when that fails
+//     (xformers/_cpp_lib.py), so the import works and its operators are missing.
 var onDemandWheels = []struct{ dist, file, sha256, runtime string }{
 	{"onnxruntime-gpu", "onnxruntime_gpu-1.31.1-cp312-cp312-manylinux_2_28_x86_64.whl",
 		"05d548956197b9d01f59b625de740e0d6be3593f874e241a12dc0362650ecdf7", "libcudart.so.13"},
 	{"ctransformers", "ctransformers-0.2.27-py3-none-any.whl",
 		"6a3ba47556471850d95fdbc59299a82ab91c9dc8b40201c5e7e82d71360772d9", "libcudart.so.12"},
+	{"xformers", "xformers-0.0.35-py39-none-manylinux_2_28_x86_64.whl",
+		"ccc73c7db9890224ab05f5fb60e2034f9e6c8672a10be0cf00e95cbbae3eda7c", "libcudart.so.12"},
 }
 
 // TestNetworkDoctorCUDALoadedOnDemand: without the CUDA runtime a wheel's GPU library

@@ -184,13 +184,17 @@ func archOnly(set []string) bool {
 // that are arch-specific code for other GPUs. Facts without TargetSets are one set.
 // Arch-specific containers beside containers that run are the package's kernels for
 // other GPUs (vllm, sgl-kernel: a module per wheel, kernels per GPU) and never fail
-// by themselves: the package launches them only on their GPU.
+// by themselves: the package launches them only on their GPU. Sets whose containers
+// define no kernel (KernelLessSets) are not counted: nothing is launched from them.
 func extContainers(e *facts.Extension, cc cudaarch.Capability) (runs, none, otherArch int) {
 	sets := e.TargetSets
 	if len(sets) == 0 {
 		sets = [][]string{append(slices.Clone(e.SASS), e.PTX...)}
 	}
 	for _, set := range sets {
+		if kernelLessSet(e, set) {
+			continue // nothing is launched from these containers: no GPU can fail them
+		}
 		var ts []cudaarch.Target
 		for _, s := range set {
 			if t, err := cudaarch.ParseTarget(s); err == nil {
@@ -208,6 +212,11 @@ func extContainers(e *facts.Extension, cc cudaarch.Capability) (runs, none, othe
 		}
 	}
 	return runs, none, otherArch
+}
+
+// kernelLessSet says whether set is one of e's sets whose containers define no kernel.
+func kernelLessSet(e *facts.Extension, set []string) bool {
+	return slices.ContainsFunc(e.KernelLessSets, func(s []string) bool { return slices.Equal(s, set) })
 }
 
 // rebuildCommand reinstalls dist from source against the installed torch:
@@ -298,10 +307,17 @@ func checkExtensionArch(c *judgement) []finding.Finding {
 					line += fmt.Sprintf("; of its %s, %d run on this GPU, %d have no code for it, %d are arch-specific code for other GPUs",
 						plural(runs+none+other, "distinct container layout", "distinct container layouts"), runs, none, other)
 				}
+				if n := len(e.KernelLessSets); n > 0 {
+					line += "; " + plural(n, "distinct container layout defines", "distinct container layouts define") + " no kernel (nothing is launched from it)"
+				}
 				fd.Evidence = append(fd.Evidence, line)
 				if len(e.TargetSets) > 1 && len(e.TargetSets) <= 8 {
 					for _, set := range e.TargetSets {
-						fd.Evidence = append(fd.Evidence, "  a container holds: "+strings.Join(set, " "))
+						line := "  a container holds: " + strings.Join(set, " ")
+						if kernelLessSet(&e, set) {
+							line += " (no kernels: nothing launched from it)"
+						}
+						fd.Evidence = append(fd.Evidence, line)
 					}
 				}
 			}
@@ -333,6 +349,18 @@ func onDemand(g []facts.Extension) *kb.PackageLoad {
 	var r *kb.PackageLoad
 	for _, e := range g {
 		if r = kb.Loading().LoadedOnDemand(e.Dist, path.Base(e.Path)); r == nil {
+			return nil
+		}
+	}
+	return r
+}
+
+// loadCaught returns the rule under which the package's import survives a failed
+// load of every module of g (kb loading.json "load-failure-caught"), or nil.
+func loadCaught(g []facts.Extension) *kb.PackageLoad {
+	var r *kb.PackageLoad
+	for _, e := range g {
+		if r = kb.Loading().LoadFailureCaught(e.Dist, path.Base(e.Path)); r == nil {
 			return nil
 		}
 	}
@@ -400,6 +428,13 @@ func checkExtensionABI(c *judgement) []finding.Finding {
 				"\"ImportError: ...: undefined symbol: ...\" (the mangled name of %s). torch has no stable C++ ABI: an extension must be built against the torch it runs with.",
 				firstMissing(g)),
 		}
+		caught := loadCaught(g)
+		if caught != nil {
+			// Its import catches the failed load and logs it (xformers).
+			fd.Detail = fmt.Sprintf("Its native code calls torch functions that the installed torch's libraries do not define, so loading it fails with "+
+				"\"undefined symbol: ...\" (the mangled name of %s); the import catches that and only logs it (the rule below quotes how), so its operators "+
+				"are unavailable. torch has no stable C++ ABI: an extension must be built against the torch it runs with.", firstMissing(g))
+		}
 		for _, e := range g {
 			fd.Evidence = append(fd.Evidence, fmt.Sprintf("%s needs %s no library of torch it loads defines (%s)", e.Path, plural(e.MissingCount, "symbol", "symbols"), strings.Join(torchNeeded(e), ", ")))
 			for _, s := range e.MissingSymbols {
@@ -410,6 +445,9 @@ func checkExtensionABI(c *judgement) []finding.Finding {
 			}
 		}
 		fd.Evidence = append(fd.Evidence, torchEvidence(c.torch))
+		if caught != nil {
+			fd.Evidence = append(fd.Evidence, "rule: "+caught.Source)
+		}
 		if _, local, ok := strings.Cut(e0.Version, "+"); ok {
 			if m := builtForRe.FindStringSubmatch(local); m != nil {
 				built := m[1] + "." + m[2]
@@ -524,7 +562,16 @@ func checkExtensionCUDA(c *judgement) []finding.Finding {
 			fd.Title = fmt.Sprintf("%s %s needs %s, which is not installed", k.dist, k.version, k.soname)
 			fd.Detail = fmt.Sprintf("Importing it fails with \"ImportError: %s: cannot open shared object file: No such file or directory\". "+
 				"Searched: its run path, LD_LIBRARY_PATH, the environment's nvidia wheels (which torch preloads), ld.so.conf's folders, the system's library folders and /usr/local/cuda*/lib64.", k.soname)
-			if r := onDemand(g); r != nil {
+			if r := loadCaught(g); r != nil {
+				// The import works: the package loads the module inside a try and
+				// logs the failure (xformers' _cpp_lib.py);
+				// its operators are missing.
+				fd.Detail = fmt.Sprintf("Importing it works: it loads these modules inside a try and only logs a failure (the rule below quotes how), "+
+					"and the load fails with \"%s: cannot open shared object file: No such file or directory\", "+
+					"so their operators are unavailable and the calls that need them fail. "+
+					"Searched: its run path, LD_LIBRARY_PATH, the environment's nvidia wheels (which torch preloads), ld.so.conf's folders, the system's library folders and /usr/local/cuda*/lib64.", k.soname)
+				fd.Evidence = append(fd.Evidence, "rule: "+r.Source)
+			} else if r := onDemand(g); r != nil {
 				// The import works; the load that fails comes later (onnxruntime-gpu's
 				// CUDA provider, when a session asks for it).
 				fd.Detail = fmt.Sprintf("Importing it works: it loads these libraries only when asked for them, and that load fails with "+
@@ -587,7 +634,7 @@ func checkExtensionLive(c *judgement) []finding.Finding {
 				if static[e.Dist] == "" {
 					static[e.Dist] = "code"
 				}
-			case kb.Loading().LoadedOnDemand(e.Dist, path.Base(e.Path)) != nil:
+			case kb.Loading().LoadedOnDemand(e.Dist, path.Base(e.Path)) != nil, kb.Loading().LoadFailureCaught(e.Dist, path.Base(e.Path)) != nil:
 				// Said to fail when loaded on demand, not at import: the import
 				// proves nothing either way.
 			default:

@@ -139,3 +139,64 @@ func TestOtherCUDARuntimeOfNonTorchPackages(t *testing.T) {
 		})
 	}
 }
+
+// TestXformersLoadFailureCaught: xformers 0.0.35's _C.so (its real wheel, PyPI)
+// needs libcudart.so.12; beside torch 2.11.0+cu130 without the CUDA 12 runtime it
+// cannot load. That is an error, but `import xformers` works: xformers/_cpp_lib.py
+// catches the failed torch.ops.load_library and only warns. doctor said the import
+// fails, and a live probe that imported xformers was then read as contradicting it.
+func TestXformersLoadFailureCaught(t *testing.T) {
+	f := healthy()
+	f.Extensions = append(f.Extensions, facts.Extension{
+		Dist: "xformers", Version: "0.0.35", Path: extSite + "/xformers/_C.so",
+		Needed: []string{"libc10.so", "libtorch.so", "libcudart.so.12"}, LinksTorch: true,
+		SASS: []string{"sm_80", "sm_90"}, Containers: 1, CUDARuntime: "libcudart.so.12",
+	})
+	f.Live = &facts.LiveFacts{Probe: 1, Torch: facts.LiveTorch{OK: true, Version: "2.11.0+cu130", CUDA: "13.0", CUDAAvailable: true},
+		Packages: []facts.LivePackage{{Name: "xformers", Import: "xformers", OK: true, Version: "0.0.35"}}}
+	var got *finding.Finding
+	for _, fd := range Run(f) {
+		switch fd.ID {
+		case finding.StaticLiveDisagree:
+			t.Errorf("static-live-disagree: %s", fd.Title)
+		case finding.ExtensionCUDAMismatch:
+			got = &fd
+		}
+	}
+	if got == nil || got.Severity != finding.Error {
+		t.Fatalf("extension-cuda-mismatch: %+v", got)
+	}
+	if !strings.HasPrefix(got.Detail, "Importing it works") || strings.Contains(got.Detail, "fails with \"ImportError") ||
+		!slices.ContainsFunc(got.Evidence, func(ev string) bool {
+			return strings.HasPrefix(ev, "rule: xformers==0.0.35") && strings.Contains(ev, "WARNING[XFORMERS]")
+		}) {
+		t.Errorf("detail %q\nevidence %q", got.Detail, got.Evidence)
+	}
+}
+
+// TestXformersABIMismatchImportWarns: the same module built for another torch
+// (undefined symbols) is no import failure either: xformers warns "xFormers was
+// built for" and imports.
+func TestXformersABIMismatchImportWarns(t *testing.T) {
+	f := healthy()
+	f.Extensions = append(f.Extensions, facts.Extension{
+		Dist: "xformers", Version: "0.0.35", Path: extSite + "/xformers/_C.so",
+		Needed: []string{"libc10.so", "libtorch.so"}, LinksTorch: true,
+		MissingSymbols: []string{"at::_ops::empty_memory_format::call(...)"}, MissingCount: 1,
+	})
+	f.Live = &facts.LiveFacts{Probe: 1, Torch: facts.LiveTorch{OK: true, Version: "2.11.0+cu130", CUDA: "13.0", CUDAAvailable: true},
+		Packages: []facts.LivePackage{{Name: "xformers", Import: "xformers", OK: true, Version: "0.0.35"}}}
+	var got *finding.Finding
+	for _, fd := range Run(f) {
+		switch fd.ID {
+		case finding.StaticLiveDisagree:
+			t.Errorf("static-live-disagree: %s", fd.Title)
+		case finding.ExtensionABIMismatch:
+			got = &fd
+		}
+	}
+	if got == nil || strings.Contains(got.Detail, "`import` fails") || !strings.Contains(got.Detail, "the import catches that") ||
+		!slices.ContainsFunc(got.Evidence, func(ev string) bool { return strings.HasPrefix(ev, "rule: xformers==0.0.35") }) {
+		t.Fatalf("extension-abi-mismatch: %+v", got)
+	}
+}

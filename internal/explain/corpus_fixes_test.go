@@ -239,3 +239,79 @@ func TestOldGXXTheArchiveHas(t *testing.T) {
 		}
 	}
 }
+
+// vllmCustomOpTail is the end of a vLLM traceback through its compiled ops, in
+// the shape vLLM's own source gives it (vllm/model_executor/layers/layernorm.py's
+// forward_cuda calls vllm/_custom_ops.py's fused_add_rms_norm, which calls
+// torch.ops._C.fused_add_rms_norm through torch/_ops.py). Constructed: no public
+// log of this exact kind was found (see the corpus for the real ones).
+const vllmCustomOpTail = `  File "/usr/local/lib/python3.12/dist-packages/vllm/model_executor/layers/layernorm.py", line 190, in forward_cuda
+    ops.fused_add_rms_norm(
+  File "/usr/local/lib/python3.12/dist-packages/vllm/_custom_ops.py", line 328, in fused_add_rms_norm
+    torch.ops._C.fused_add_rms_norm(input, residual, weight, epsilon)
+  File "/usr/local/lib/python3.12/dist-packages/torch/_ops.py", line 1158, in __call__
+    return self._op(*args, **(kwargs or {}))
+RuntimeError: CUDA error: no kernel image is available for execution on the device
+`
+
+// TestVLLMCompiledOpsNoKernelImage: a kernel of vllm._C without code for the GPU
+// is vLLM's, and the cure is vLLM's build for the GPU, not torch's; a failure in
+// torch's own call inside vLLM's Python (nim-deploy#61) stays torch's.
+func TestVLLMCompiledOpsNoKernelImage(t *testing.T) {
+	s, err := Default().Scan(strings.NewReader(vllmCustomOpTail))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fs := Findings(s, nil)
+	if len(fs) == 0 || fs[0].ID != "extension-arch-unsupported" {
+		t.Fatalf("findings %v, want extension-arch-unsupported first", ids(fs))
+	}
+	fixes := fixText(fs[0].Fixes)
+	if !strings.Contains(fs[0].Detail, "came from vllm") || !strings.Contains(fixes, "vllm._C") || !strings.Contains(fixes, vllmDocs) ||
+		strings.Contains(fixes, "--no-binary vllm") {
+		t.Errorf("detail %s\nfixes:\n%s", fs[0].Detail, fixes)
+	}
+	// The GPU known (as doctor's facts give it): the build names it.
+	f := seedFacts(t)
+	if len(f.GPU.Devices) == 0 {
+		t.Fatal("the seed facts have no GPU")
+	}
+	f.GPU.Devices[0].Capability = "12.0"
+	fs = Findings(s, f)
+	if len(fs) == 0 || fs[0].ID != "extension-arch-unsupported" {
+		t.Fatalf("12.0: findings %v", ids(fs))
+	}
+	got := fixText(fs[0].Fixes)
+	for _, want := range []string{"export TORCH_CUDA_ARCH_LIST=12.0", "use_existing_torch.py", "requirements/build.txt", "--no-build-isolation -e ."} {
+		if !strings.Contains(got, want) {
+			t.Errorf("12.0: fixes lack %q:\n%s", want, got)
+		}
+	}
+	// 7.0: vLLM still builds it, but only with CUDA 12 (CUDA 13 dropped sm_70).
+	if got := fixText(newEnv(f, s).vllmArchFixes("7.0")); !strings.Contains(got, "needs torch and nvcc of CUDA 12") || !strings.Contains(got, "TORCH_CUDA_ARCH_LIST=7.0") {
+		t.Errorf("7.0: %s", got)
+	}
+	// Older than vLLM's oldest target (6.1: torch cu128 lacks it too, so the
+	// seed's diagnosis would blame torch first): no vLLM build can help.
+	if got := fixText(newEnv(f, s).vllmArchFixes("6.1")); !strings.Contains(got, "No vLLM build has code for compute capability 6.1") || strings.Contains(got, "git clone") {
+		t.Errorf("6.1: %s", got)
+	}
+	detail, _ := explainText(t, corpusLog(t, "nim-deploy-61-vllm-layernorm-torch-op.log"))
+	if !strings.Contains(detail, "torch") || strings.Contains(detail, "came from vllm") {
+		t.Errorf("nim-deploy#61: %s", detail)
+	}
+}
+
+// TestFlashinferNoKernelImage: flashinfer's own header in the CUDA error names
+// it (flashinfer-ai/flashinfer#920), for the caller's repeats of the error too;
+// its kernels come from several builds with their own architecture lists, so
+// the fix names the package and what to install, with no rebuild command.
+func TestFlashinferNoKernelImage(t *testing.T) {
+	detail, fixes := explainText(t, corpusLog(t, "flashinfer-920-norm-cuh-no-kernel-image.log"))
+	if !strings.Contains(detail, "flashinfer-python's own source") {
+		t.Errorf("detail: %s", detail)
+	}
+	if !strings.Contains(fixes, "Install a flashinfer-python release") || strings.Contains(fixes, "$ ") || strings.Contains(fixes, "torch build") {
+		t.Errorf("fixes:\n%s", fixes)
+	}
+}

@@ -188,6 +188,16 @@ func (e *env) noKernelImage(h *Hit) (finding.ID, string) {
 	if dist := lineDist(h.Text); dist != "" {
 		return finding.ExtensionArchUnsupported, fmt.Sprintf("An extension is likelier than torch: the message comes from %s's own source (%s), and torch printed no warning about the GPU.", dist, h.Text)
 	}
+	// The same failure repeated by a caller ("RMSNorm failed with error code no
+	// kernel image ...", flashinfer-ai/flashinfer#920) is the package's whose
+	// source another no-kernel-image line of the log names.
+	for _, o := range e.scan.Hits {
+		if o.Signature.Name == h.Signature.Name && o.Line != h.Line {
+			if dist := lineDist(o.Text); dist != "" {
+				return finding.ExtensionArchUnsupported, fmt.Sprintf("An extension is likelier than torch: line %d names %s's own source for the same error, and torch printed no warning about the GPU.", o.Line, dist)
+			}
+		}
+	}
 	for i := len(h.Frames) - 1; i >= 0; i-- {
 		if dist := e.frameDist(h.Frames[i]); dist != "" {
 			return finding.ExtensionArchUnsupported, fmt.Sprintf("An extension is likelier than torch: the failing call came from %s (%s), and torch printed no warning about the GPU.", dist, h.Frames[i])
@@ -196,8 +206,14 @@ func (e *env) noKernelImage(h *Hit) (finding.ID, string) {
 	return finding.TorchArchUnsupported, "torch is the likelier: no frame of the traceback points at a kernel package, so the failing kernel is torch's own."
 }
 
-// frameDist is the kernel distribution a traceback frame's file belongs to.
+// frameDist is the kernel distribution a traceback frame's file belongs to,
+// or the package whose compiled-op wrapper it is (kb op_frames: vllm's
+// vllm/_custom_ops.py; its other frames name no culprit, since every vLLM
+// traceback passes through them).
 func (e *env) frameDist(file string) string {
+	if d := kb.DistOfOpFrame(file); d != "" {
+		return d
+	}
 	for _, marker := range []string{"site-packages/", "dist-packages/"} {
 		if i := strings.LastIndex(file, marker); i >= 0 {
 			top, _, _ := strings.Cut(file[i+len(marker):], "/")

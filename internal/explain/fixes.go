@@ -389,6 +389,20 @@ func (e *env) fixes(id finding.ID, caps map[string]string) []finding.Fix {
 			dist = pkgArg(caps)
 		}
 		cc := e.gpuCapability(caps)
+		switch canonicalDist(dist) {
+		case "vllm":
+			return e.vllmArchFixes(cc)
+		case "flashinfer-python":
+			// Its kernels come from its wheels, flashinfer-cubin,
+			// flashinfer-jit-cache or its own JIT, each with its own
+			// architecture list: no one rebuild command is known to cure it.
+			gpu := "this GPU"
+			if cc != "" {
+				gpu += " (compute capability " + cc + ")"
+			}
+			return []finding.Fix{manual("Install a flashinfer-python release (with flashinfer-cubin or flashinfer-jit-cache, docs.flashinfer.ai/installation.html) " +
+				"that supports " + gpu + ", or turn flashinfer off in the program that calls it: its kernel, not torch's, has no code for the GPU")}
+		}
 		switch {
 		case dist == "" && cc == "":
 			return []finding.Fix{manual("Rebuild the package for this GPU against the installed torch (the log names neither the package nor the GPU: `fastpath doctor` does)")}
@@ -684,6 +698,60 @@ func (e *env) torchArchFixes(caps map[string]string) []finding.Fix {
 		return []finding.Fix{fix(r)}
 	}
 	return []finding.Fix{{Title: fmt.Sprintf("No torch %s wheel has code for compute capability %s: build torch with TORCH_CUDA_ARCH_LIST=%s", kb.CUDA().TorchWheels.Release, cc, cc), Commands: []string{}}}
+}
+
+// vllmMinCapability is the oldest GPU vLLM compiles its kernels for:
+// CUDA_SUPPORTED_ARCHS in vLLM's CMakeLists.txt (github.com/vllm-project/vllm)
+// starts at 7.0 (at 7.5 when nvcc is CUDA 13 or newer); a TORCH_CUDA_ARCH_LIST
+// entry below it is dropped, so no vLLM build has code for such a GPU.
+var vllmMinCapability = cudaarch.Capability{Major: 7, Minor: 0}
+
+// vllmDocs is vLLM's own page for building it from source against the torch
+// already installed ("Build wheel from source", "Use an existing PyTorch
+// installation": use_existing_torch.py, requirements/build.txt, pip install
+// --no-build-isolation -e .), docs/getting_started/installation/gpu.cuda.inc.md.
+const vllmDocs = "https://docs.vllm.ai/en/latest/getting_started/installation/gpu/#build-wheel-from-source"
+
+// vllmArchFixes: vllm._C, vLLM's compiled ops, has no code for the GPU. pip has
+// no vLLM wheel per GPU (the wheels hold the architectures of CMakeLists.txt),
+// so the cure is vLLM's own build from source with TORCH_CUDA_ARCH_LIST naming
+// the GPU, against the installed torch, as vLLM's documentation gives it; on a
+// GPU older than vLLM's oldest target, no build helps.
+func (e *env) vllmArchFixes(cc string) []finding.Fix {
+	c, err := cudaarch.ParseCapability(cc)
+	if err == nil && c.SM() < vllmMinCapability.SM() {
+		return []finding.Fix{manual(fmt.Sprintf("No vLLM build has code for compute capability %s: vLLM compiles its kernels (vllm._C) for 7.0 and newer only "+
+			"(CUDA_SUPPORTED_ARCHS in its CMakeLists.txt; 7.5 and newer with CUDA 13), so rebuilding it cannot help: run vLLM on a GPU of compute capability 7.0 or newer", cc))}
+	}
+	clone := "git clone https://github.com/vllm-project/vllm.git"
+	if d := e.dist("vllm"); d != nil && d.Version != "" {
+		base, _, _ := strings.Cut(d.Version, "+")
+		clone = "git clone --branch v" + base + " --depth 1 https://github.com/vllm-project/vllm.git"
+	}
+	rc := e.rctx()
+	py := remedy.Quote(rc.Interpreter())
+	if err != nil {
+		return []finding.Fix{manual("Build vLLM from source for this GPU against the installed torch, with TORCH_CUDA_ARCH_LIST set to its compute capability, " +
+			"as vLLM's documentation says (" + vllmDocs + ": use an existing PyTorch installation): vllm._C, its compiled ops, has no code for the GPU " +
+			"(the log does not name the GPU's compute capability: `fastpath doctor` reads it)")}
+	}
+	title := fmt.Sprintf("Build vLLM from source for this GPU (compute capability %s) against the installed torch, as vLLM's documentation says (%s: "+
+		"use an existing PyTorch installation): vllm._C, its compiled ops, has no code for the GPU", cc, vllmDocs)
+	if c.SM() < 75 {
+		// internal/cudaarch nvcc-targets.json: CUDA 13.0 removed sm_50 to sm_72.
+		title += "; CUDA 13 no longer targets sm_70 or sm_72, so this build needs torch and nvcc of CUDA 12"
+	}
+	return []finding.Fix{{
+		Title: title,
+		Commands: []string{
+			clone,
+			"cd vllm",
+			py + " use_existing_torch.py",
+			e.pip("-r", "requirements/build.txt"),
+			remedy.ArchList(cc),
+			e.pip("--no-build-isolation", "-e", "."),
+		},
+	}}
 }
 
 // gpuCapability is the GPU's compute capability: from the log's sm_XY,

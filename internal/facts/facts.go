@@ -350,6 +350,11 @@ type Extension struct {
 	// SASS and PTX are) that its containers hold, each set once: code runs
 	// on a GPU only when every container has something for it.
 	TargetSets [][]string `json:"target_sets,omitempty"`
+	// KernelLessSets are those of TargetSets whose every container is known to
+	// define no kernel (no symbol of its cubins is marked ENTRY): nothing is ever
+	// launched from them, so lacking code for a GPU there fails nothing. A set
+	// that cannot be told (compressed cubins, PTX only) is not listed.
+	KernelLessSets [][]string `json:"kernel_less_sets,omitempty"`
 	// MissingSymbols are undefined dynamic symbols that no library it needs
 	// from torch defines (demangled, the first few); MissingCount counts all.
 	MissingSymbols []string `json:"missing_symbols,omitempty"`

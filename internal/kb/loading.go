@@ -35,6 +35,9 @@ type PackageLoad struct {
 	OverrideEnv string `json:"override_env,omitempty"`
 	// "loaded-on-demand": the package loads the libraries Library matches (by base
 	// name) only when asked for them, not at import.
+	// "load-failure-caught": its import loads the libraries Library matches (by
+	// base name) inside a try and only warns when that fails: the import works,
+	// their operators are unavailable.
 	// Majors: for "module-gated-by-major", the GPU majors on which the package uses
 	// the module Library matches; elsewhere it never launches its kernels.
 	Majors []int  `json:"majors,omitempty"`
@@ -146,6 +149,20 @@ func (d *LoadingData) DispatchesByArch(dist string) bool {
 func (d *LoadingData) LoadedOnDemand(dist, base string) *PackageLoad {
 	for _, r := range d.PackageLoadRules(dist) {
 		if r.Rule != "loaded-on-demand" {
+			continue
+		}
+		if _, ok := r.Match(base); ok {
+			return r
+		}
+	}
+	return nil
+}
+
+// LoadFailureCaught returns the "load-failure-caught" rule under which dist's
+// import survives a failed load of the library named base, or nil.
+func (d *LoadingData) LoadFailureCaught(dist, base string) *PackageLoad {
+	for _, r := range d.PackageLoadRules(dist) {
+		if r.Rule != "load-failure-caught" {
 			continue
 		}
 		if _, ok := r.Match(base); ok {

@@ -35,6 +35,10 @@ type PackageFact struct {
 	FunctionPrefixes []string `json:"function_prefixes,omitempty"`
 	// SourceMarkers are file names and paths only its own sources print.
 	SourceMarkers []string `json:"source_markers,omitempty"`
+	// OpFrames are its source files (paths under site-packages) that only wrap
+	// its compiled ops (vllm/_custom_ops.py: one torch.ops._C call a function):
+	// a CUDA error raised below a traceback frame in one is its own kernel's.
+	OpFrames []string `json:"op_frames,omitempty"`
 	// Repo is its GitHub repository (owner/name), as install hints link it.
 	Repo   string `json:"repo,omitempty"`
 	Source string `json:"source"`
@@ -146,6 +150,23 @@ func DistOfSourceLine(text string) string {
 		for _, m := range p.SourceMarkers {
 			if strings.Contains(text, m) {
 				return p.Name
+			}
+		}
+	}
+	return ""
+}
+
+// DistOfOpFrame names the package one of whose op wrappers (OpFrames) a
+// traceback frame's file is ("/usr/lib/python3/dist-packages/vllm/_custom_ops.py"
+// is vllm's); "" when none.
+func DistOfOpFrame(file string) string {
+	file = strings.ReplaceAll(file, "\\", "/")
+	for _, p := range Packages().Packages {
+		for _, m := range p.OpFrames {
+			for _, dir := range []string{"site-packages/", "dist-packages/"} {
+				if strings.HasSuffix(file, dir+m) {
+					return p.Name
+				}
 			}
 		}
 	}

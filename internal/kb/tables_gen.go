@@ -628,7 +628,20 @@ func packagesTable() PackagesData {
 			{
 				Name:    "vllm",
 				Compare: true,
-				Source:  "an inference server whose wheels pin an exact torch release (Requires-Dist torch==... in each vllm wheel's METADATA on PyPI), so machines that differ in it differ in torch",
+				OpFrames: []string{
+					"vllm/_custom_ops.py",
+				},
+				Source: "an inference server whose wheels pin an exact torch release (Requires-Dist torch==... in each vllm wheel's METADATA on PyPI), so machines that differ in it differ in torch; its vllm/_custom_ops.py (github.com/vllm-project/vllm) wraps the ops of its compiled vllm/_C.abi3.so one call each (rms_norm calls torch.ops._C.rms_norm, fused_add_rms_norm torch.ops._C.fused_add_rms_norm), so a CUDA error below a frame there is vllm._C's kernel",
+			},
+			{
+				Name: "flashinfer-python",
+				Aliases: []string{
+					"flashinfer",
+				},
+				SourceMarkers: []string{
+					"flashinfer/data/include/flashinfer/",
+				},
+				Source: "flashinfer (github.com/flashinfer-ai/flashinfer, docs.flashinfer.ai/installation.html): its PyPI distribution is flashinfer-python (flashinfer-cubin and flashinfer-jit-cache carry prebuilt kernels), its import name flashinfer; its CUDA headers are include/flashinfer/*.cuh, shipped in its wheel as flashinfer/data/include/flashinfer/, which its JIT compiles from (norm.cuh's launch check prints that path: flashinfer-ai/flashinfer#920), so a line naming them there is its own; other copies (sgl-kernel's 3rdparty/flashinfer) are not marked, since their kernels are the vendoring package's",
 			},
 			{
 				Name:   "apex",
@@ -702,6 +715,12 @@ func loadingTable() LoadingData {
 					Rule:    "loaded-on-demand",
 					Library: "^libctransformers\\.so$",
 					Source:  "ctransformers==0.2.27 llm.py: LLM.__init__ calls load_library(lib, gpu=config.gpu_layers > 0), which CDLLs lib/<local|cuda|avx2|avx|basic>/libctransformers.so (lib.py find_library: cuda only when gpu), first loading nvidia/cuda_runtime/lib/libcudart.so.12 and nvidia/cublas/lib/libcublas.so.12 when those pip wheels are installed (lib.py load_cuda); `import ctransformers` loads no library",
+				},
+				{
+					Name:    "xformers",
+					Rule:    "load-failure-caught",
+					Library: "^_C\\.so$",
+					Source:  "xformers==0.0.35 xformers/__init__.py imports xformers/_cpp_lib.py, whose _register_extensions loads xformers/_C.so with torch.ops.load_library; an OSError there (a libcudart.so.N found nowhere) becomes xFormersInvalidLibException, which _cpp_lib.py catches and logs as \"WARNING[XFORMERS]: ...\": `import xformers` works, _has_cpp_library is False, and the operators of _C.so are unavailable",
 				},
 			},
 		},

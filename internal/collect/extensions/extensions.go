@@ -281,7 +281,7 @@ func (c *collector) read(j job) *module {
 	if hasFatbin {
 		fb, err := fatbin.NewFile(r)
 		if fb != nil {
-			fillTargets(&m.ext, fb)
+			fillTargets(&m.ext, fb, r)
 		}
 		if err != nil {
 			m.ext.Error = err.Error()
@@ -338,15 +338,18 @@ func torchReferences(syms *elfdyn.Symbols) []string {
 
 var nameLists = sync.Pool{New: func() any { return new([]string) }}
 
-// fillTargets copies what the fatbin headers say into e.
-func fillTargets(e *facts.Extension, fb *fatbin.File) {
+// fillTargets copies what the fatbin headers say into e, and which of its target
+// sets only containers without kernels hold, read from r (the file fb was read
+// from).
+func fillTargets(e *facts.Extension, fb *fatbin.File, r io.ReaderAt) {
 	e.SASS, e.PTX = fb.Targets()
 	e.Containers = len(fb.Containers)
 	for _, t := range fb.CommonSASS() {
 		e.CommonSASS = append(e.CommonSASS, t.String())
 	}
-	seen := map[string]bool{}
-	for _, ct := range fb.Containers {
+	index := map[string]int{} // set -> its index in e.TargetSets
+	var holders [][]int       // per set, the containers holding it, in file order
+	for c, ct := range fb.Containers {
 		if ct.First < 0 || ct.First+ct.N > len(fb.Entries) {
 			continue
 		}
@@ -357,11 +360,43 @@ func fillTargets(e *facts.Extension, fb *fatbin.File) {
 			continue
 		}
 		key := strings.Join(set, " ")
-		if !seen[key] {
-			seen[key] = true
+		i, ok := index[key]
+		if !ok {
+			i = len(e.TargetSets)
+			index[key] = i
 			e.TargetSets = append(e.TargetSets, set)
+			holders = append(holders, nil)
+		}
+		holders[i] = append(holders[i], c)
+	}
+	budget := maxKernelScans
+	for i, cs := range holders {
+		if kernelLess(fb, r, cs, &budget) {
+			e.KernelLessSets = append(e.KernelLessSets, e.TargetSets[i])
 		}
 	}
+}
+
+// maxKernelScans caps the containers of one file whose cubins' symbol tables
+// fillTargets reads. A set holding kernels is settled by its first container (the
+// scan stops there), so the cap binds only on files with thousands of kernel-less
+// containers; past it, sets count as holding kernels, as before the scan existed.
+const maxKernelScans = 1024
+
+// kernelLess says whether every container in cs is known to define no kernel
+// (fatbin.ContainerKernels), reading them in file order until one has kernels or
+// cannot be told.
+func kernelLess(fb *fatbin.File, r io.ReaderAt, cs []int, budget *int) bool {
+	if r == nil || len(cs) == 0 || len(cs) > *budget {
+		return false
+	}
+	for _, c := range cs {
+		*budget--
+		if has, known := fb.ContainerKernels(r, c); has || !known {
+			return false
+		}
+	}
+	return true
 }
 
 // TorchSymbol reports whether a mangled name belongs to torch's own

@@ -3,7 +3,9 @@ package extensions_test
 import (
 	"context"
 	"fmt"
+	"os"
 	"path"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -398,6 +400,72 @@ func TestFiresThroughThePipeline(t *testing.T) {
 			}
 			if got != nil && !strings.Contains(strings.Join(got.Evidence, "\n"), site+"/kern/_C.cpython-312-x86_64-linux-gnu.so") {
 				t.Errorf("evidence does not name the file: %q", got.Evidence)
+			}
+		})
+	}
+}
+
+// TestKernelLessContainersFailNothing: nvcc's default build links a container with
+// no kernel beside the kernels' own. Real binaries of internal/fatbin/testdata/real
+// (nvcc 13.0.88, src/build.sh): plain.so holds {sm_75} without kernels and {sm_75,
+// compute_75} with axpy and scale; on an 8.6 GPU the kernels run through PTX and
+// nothing is launched from the other container (`fastpath inspect --gpu 8.6`:
+// ptx-jit, kernel_less 1). doctor said "has no code" there. sm80_sm90_ptx90.so's
+// kernels have no code for 7.5 (its kernel-less container neither): that stays an
+// error, as does arch_specific.so's on 8.6.
+func TestKernelLessContainersFailNothing(t *testing.T) {
+	real := func(name string) []byte {
+		b, err := os.ReadFile(filepath.Join("..", "..", "fatbin", "testdata", "real", "nvcc-13.0", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	tests := []struct {
+		so, gpu    string
+		fire       bool
+		kernelLess [][]string
+	}{
+		{"plain.so", "8.6", false, [][]string{{"sm_75"}}},
+		{"plain.so", "12.0", false, [][]string{{"sm_75"}}},
+		{"plain.so", "7.5", false, [][]string{{"sm_75"}}},
+		{"uncompressed.so", "9.0", false, [][]string{{"sm_75"}}},
+		{"sm80_sm90_ptx90.so", "7.5", true, [][]string{{"sm_80", "sm_90"}}},
+		{"sm80_sm90_ptx90.so", "12.0", false, [][]string{{"sm_80", "sm_90"}}},
+		{"arch_specific.so", "8.6", true, nil},
+		// Compressed cubins are not opened: their containers count as kernels.
+		{"compressed.so", "12.0", true, nil},
+	}
+	for _, tc := range tests {
+		t.Run(tc.so+"@"+tc.gpu, func(t *testing.T) {
+			_, root := machine(t, func(tr *fixture.Tree) {
+				tr.ExtensionDist(site, fixture.Dist{Name: "kern", Version: "2.0.1"}, map[string][]byte{"kern/_C.cpython-312-x86_64-linux-gnu.so": real(tc.so)})
+			})
+			src, err := source.Root(root, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			f := collect.Collect(context.Background(), src, collect.Options{Python: venvPrefix + "/bin/python3", GPUs: []string{tc.gpu}})
+			if len(f.Extensions) != 1 {
+				t.Fatalf("extensions %+v", f.Extensions)
+			}
+			if got := f.Extensions[0].KernelLessSets; !slices.EqualFunc(got, tc.kernelLess, slices.Equal) {
+				t.Errorf("kernel_less_sets %q, want %q (target sets %q)", got, tc.kernelLess, f.Extensions[0].TargetSets)
+			}
+			fired := false
+			for _, fd := range diagnose.Run(f) {
+				if fd.ID == finding.ExtensionArchUnsupported && fd.Severity == finding.Error {
+					fired = true
+					// The evidence tells the layouts without kernels apart.
+					ev := strings.Join(fd.Evidence, "\n")
+					if len(tc.kernelLess) > 0 && (!strings.Contains(ev, "1 distinct container layout defines no kernel") ||
+						!strings.Contains(ev, "a container holds: "+strings.Join(tc.kernelLess[0], " ")+" (no kernels: nothing launched from it)")) {
+						t.Errorf("evidence does not set the kernel-less layout apart:\n%s", ev)
+					}
+				}
+			}
+			if fired != tc.fire {
+				t.Errorf("extension-arch-unsupported error: %v, want %v (target sets %q)", fired, tc.fire, f.Extensions[0].TargetSets)
 			}
 		})
 	}
