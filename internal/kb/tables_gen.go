@@ -205,6 +205,8 @@ func cudaTable() CUDAData {
 			Keyring        string            "json:\"keyring\""
 			RepoFromSource string            "json:\"repo_from_source\""
 			RepoFrom       map[string]string "json:\"repo_from\""
+			RepoToSource   string            "json:\"repo_to_source\""
+			RepoTo         map[string]string "json:\"repo_to\""
 		}{
 			Source: "NVIDIA's CUDA apt repositories (developer.download.nvidia.com/compute/cuda/repos/<distro>/<arch>): per-component packages named <component>-<major>-<minor>; torch's ATen/cuda/CUDAContextLight.h includes cublas_v2.h, cublasLt.h, cusparse.h and cusolverDn.h, so extension builds need those dev packages too",
 			Packages: []string{
@@ -222,13 +224,17 @@ func cudaTable() CUDAData {
 				"ubuntu 24.04": "ubuntu2404",
 			},
 			Keyring:        "https://developer.download.nvidia.com/compute/cuda/repos/{distro}/{arch}/cuda-keyring_1.1-1_all.deb",
-			RepoFromSource: "A repository carries only the toolkits that support its OS: the oldest CUDA minor in each, per the repository listings (https://developer.download.nvidia.com/compute/cuda/repos/<distro>/x86_64/: cuda-nvcc-<M>-<m>_*.deb files) and the release notes that added the OS (https://docs.nvidia.com/cuda/archive/<version>/cuda-installation-guide-linux/ 'Supported Linux distributions': Ubuntu 20.04 from CUDA 11.0, Ubuntu 22.04 from 11.7, Debian 12 from 12.2, Ubuntu 24.04 from 12.5, Debian 13 from 13.0). An older release on that OS has no apt package: NVIDIA's runfile (developer.nvidia.com/cuda-toolkit-archive) installs it",
+			RepoFromSource: "A repository carries only the toolkits that support its OS: the oldest CUDA minor in each, per the repository listings (https://developer.download.nvidia.com/compute/cuda/repos/<distro>/x86_64/: the first cuda-<M>-<m>_*.deb files) and the release notes that added the OS (https://docs.nvidia.com/cuda/archive/<version>/cuda-installation-guide-linux/ 'Supported Linux distributions': Ubuntu 20.04 from CUDA 11.0, Ubuntu 22.04 from 11.7, Ubuntu 24.04 from 12.5, Debian 13 from 13.0). Debian 12 from 12.3, not 12.2: the listing of https://developer.download.nvidia.com/compute/cuda/repos/debian12/x86_64/ (as stored 2026-02-24, read 2026-12-01) has no cuda-12-2_* file; its first are cuda-12-3_12.3.0-1_amd64.deb and the repository key 3bf863cc.pub, both dated 2023-10-16. An older release on that OS has no apt package: NVIDIA's runfile (developer.nvidia.com/cuda-toolkit-archive) installs it",
 			RepoFrom: map[string]string{
-				"debian12":   "12.2",
+				"debian12":   "12.3",
 				"debian13":   "13.0",
 				"ubuntu2004": "11.0",
 				"ubuntu2204": "11.7",
 				"ubuntu2404": "12.5",
+			},
+			RepoToSource: "A repository stops where NVIDIA drops its OS: CUDA 13.0 dropped Ubuntu 20.04 (CUDA 13.0 release notes, https://docs.nvidia.com/cuda/archive/13.0.0/cuda-toolkit-release-notes/ 'Deprecated or Dropped Operating Systems'; the 13.0 installation guide's 'Supported Linux distributions' table, https://docs.nvidia.com/cuda/archive/13.0.0/cuda-installation-guide-linux/, lists Ubuntu 22.04 and 24.04 only), so ubuntu2004 ends at 12.9 and has no cuda-nvcc-13-0. Only repositories whose last release fastpath has read are listed; the others (ubuntu1804, debian10, debian11, rhel7: dropped OSes whose listings' ends fastpath has not read) are not in repo_distros at all, so no apt command is offered for them",
+			RepoTo: map[string]string{
+				"ubuntu2004": "12.9",
 			},
 		},
 		Conda: struct {

@@ -201,16 +201,21 @@ func checksText(r Remedy) string {
 }
 
 // TestAptRepoCarriesTheRelease: NVIDIA's apt repository of an OS carries
-// only the CUDA releases that support that OS (debian12 starts at 12.2,
-// ubuntu2404 at 12.5): a CUDA 11.1 compiler from debian12 does not exist,
-// so the apt route must be manual and say which routes are left, never run
-// apt-get install cuda-nvcc-11-1.
+// only the CUDA releases that support that OS (debian12 starts at 12.3,
+// ubuntu2404 at 12.5; ubuntu2004 stops at 12.9, CUDA 13.0 dropped Ubuntu
+// 20.04): a CUDA 11.1 compiler from debian12 or a CUDA 13.0 one from
+// ubuntu2004 does not exist, so the apt route must be manual and say which
+// routes are left, never run apt-get install cuda-nvcc-11-1.
 func TestAptRepoCarriesTheRelease(t *testing.T) {
 	for _, tc := range []struct {
 		distro, cuda string
 		exists       bool
 	}{
 		{"debian 12", "11.1", false},
+		{"debian 12", "12.2", false},
+		{"ubuntu 20.04", "13.0", false},
+		{"ubuntu 20.04", "12.9", true},
+		{"debian 12", "12.3", true},
 		{"ubuntu 24.04", "11.8", false},
 		{"ubuntu 24.04", "12.4", false},
 		{"ubuntu 22.04", "11.1", false},
