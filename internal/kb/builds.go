@@ -25,12 +25,23 @@ type BuildsData struct {
 		// Deb maps "ubuntu 24.04" (os-release ID and VERSION_ID) to the
 		// major.minor of every pythonX.Y-dev in that release's archive.
 		Deb map[string][]string `json:"deb"`
+		// Rpm maps a RHEL major ("rhel 9") to each Python major.minor's
+		// headers package in its repositories ("3.11": "python3.11-devel");
+		// RpmSource says where the names were read.
+		RpmSource string                       `json:"rpm_source"`
+		Rpm       map[string]map[string]string `json:"rpm"`
 	} `json:"python_headers"`
 	// HostCompilers are the g++-N majors each distro's own archive
 	// packages, keyed like PythonHeaders.
 	HostCompilers struct {
 		Source string           `json:"source"`
 		Deb    map[string][]int `json:"deb"`
+		// Rpm maps a RHEL major to the GCC Toolset majors its AppStream
+		// has (gcc-toolset-N, under /opt/rh/gcc-toolset-N/root/usr/bin);
+		// RpmSystem to its system gcc's major.
+		RpmSource string           `json:"rpm_source"`
+		Rpm       map[string][]int `json:"rpm"`
+		RpmSystem map[string]int   `json:"rpm_system"`
 	} `json:"host_compilers"`
 }
 

@@ -6937,8 +6937,10 @@ func buildsTable() BuildsData {
 			},
 		},
 		PythonHeaders: struct {
-			Source string              "json:\"source\""
-			Deb    map[string][]string "json:\"deb\""
+			Source    string                       "json:\"source\""
+			Deb       map[string][]string          "json:\"deb\""
+			RpmSource string                       "json:\"rpm_source\""
+			Rpm       map[string]map[string]string "json:\"rpm\""
 		}{
 			Source: "The pythonX.Y-dev packages each Debian/Ubuntu release's own archive has (main or universe, with -updates), from packages.ubuntu.com/<release>/pythonX.Y-dev and packages.debian.org/<release>/pythonX.Y-dev: https://packages.ubuntu.com/bionic/python3.6-dev (18.04's default Python; 3.7 and 3.8 in bionic-updates universe), https://packages.ubuntu.com/focal/python3.8-dev (and python3.9-dev in focal-updates universe), https://packages.ubuntu.com/jammy/python3.10-dev (and python3.11-dev in jammy-updates universe), https://packages.ubuntu.com/noble/python3.12-dev, https://packages.debian.org/bullseye/python3.9-dev, https://packages.debian.org/bookworm/python3.11-dev, https://packages.debian.org/trixie/python3.13-dev. Any other Python has no -dev package in that archive (https://packages.ubuntu.com/search?keywords=python3.6-dev lists bionic only): its headers come from where that Python came from (the deadsnakes PPA, pyenv, conda, a python.org build)",
 			Deb: map[string][]string{
@@ -6968,10 +6970,31 @@ func buildsTable() BuildsData {
 					"3.12",
 				},
 			},
+			RpmSource: "The Python header packages of each RHEL major's own repositories (BaseOS/AppStream), as Red Hat's documentation names them: RHEL 9, 'Installing and using dynamic programming languages', table 1.1 'Python versions in RHEL 9' (https://docs.redhat.com/en/documentation/red_hat_enterprise_linux/9/html/installing_and_using_dynamic_programming_languages/assembly_introduction-to-python_installing-and-using-dynamic-programming-languages): Python 3.9 is the OS's python3 (headers: python3-devel), Python 3.11 the python3.11 packages from RHEL 9.2, Python 3.12 the python3.12 packages from RHEL 9.4 (headers: python3.11-devel, python3.12-devel); RHEL 8, 'Configuring basic system settings', table 18.1 'Python versions in RHEL 8' (https://access.redhat.com/documentation/en-us/red_hat_enterprise_linux/8/html/configuring_basic_system_settings/installing-and-using-dynamic-programming-languages_configuring-basic-system-settings): Python 3.6, 3.8 and 3.9 are the python36, python38 and python39 module streams (headers: python36-devel, python38-devel, python39-devel: no dot), 3.11 from RHEL 8.8 and 3.12 from 8.10 the non-modular python3.11 and python3.12 packages (python3.11-devel, python3.12-devel). The tables name each Python's base package; its headers are that package's -devel subpackage; RHEL 10: Python 3.12 is the OS's python3 (python3-devel). The rebuilds (Rocky Linux, AlmaLinux, CentOS Stream, Oracle Linux: os-release ID_LIKE names rhel, or ID is one of them) carry the same names. Fedora and Amazon Linux are not listed: only python3-devel (the OS's own python3) is offered there, other Pythons' headers come from where that Python came from",
+			Rpm: map[string]map[string]string{
+				"rhel 10": {
+					"3.12": "python3-devel",
+				},
+				"rhel 8": {
+					"3.11": "python3.11-devel",
+					"3.12": "python3.12-devel",
+					"3.6":  "python36-devel",
+					"3.8":  "python38-devel",
+					"3.9":  "python39-devel",
+				},
+				"rhel 9": {
+					"3.11": "python3.11-devel",
+					"3.12": "python3.12-devel",
+					"3.9":  "python3-devel",
+				},
+			},
 		},
 		HostCompilers: struct {
-			Source string           "json:\"source\""
-			Deb    map[string][]int "json:\"deb\""
+			Source    string           "json:\"source\""
+			Deb       map[string][]int "json:\"deb\""
+			RpmSource string           "json:\"rpm_source\""
+			Rpm       map[string][]int "json:\"rpm\""
+			RpmSystem map[string]int   "json:\"rpm_system\""
 		}{
 			Source: "The g++-N packages each Debian/Ubuntu release's own archive has (main or universe, with -updates), from packages.ubuntu.com/<release>/g++-N and packages.debian.org/<release>/g++-N: https://packages.ubuntu.com/bionic/g++-5 (18.04: g++-5 to g++-8), https://packages.ubuntu.com/focal/g++-7 (20.04: g++-7 to g++-10), https://packages.ubuntu.com/jammy/g++-9 (22.04: g++-9 to g++-12), https://packages.ubuntu.com/noble/g++-9 (24.04: g++-9 to g++-14), https://packages.debian.org/bullseye/g++-10, https://packages.debian.org/bookworm/g++-12, https://packages.debian.org/trixie/g++-14 (Debian: the release's default only, the ones checked). An older g++ (g++-5 for CUDA 8's nvcc) is in no newer archive: it needs an older OS (a container) or a newer nvcc",
 			Deb: map[string][]int{
@@ -7010,6 +7033,26 @@ func buildsTable() BuildsData {
 					13,
 					14,
 				},
+			},
+			RpmSource: "GCC Toolset, RHEL's newer compilers beside the system gcc: 'dnf install gcc-toolset-N' (or its gcc-toolset-N-gcc-c++ package alone) installs gcc and g++ under /opt/rh/gcc-toolset-N/root/usr/bin (Red Hat, 'Developing C and C++ applications in RHEL 9', chapter 'Additional toolsets for development', https://docs.redhat.com/en/documentation/red_hat_enterprise_linux/9/html/developing_c_and_cpp_applications_in_rhel_9/assembly_additional-toolsets-for-development-rhel-9_developing-applications: GCC Toolset 12, 13 and 14 on RHEL 9; the RHEL 8 guide, https://docs.redhat.com/en/documentation/red_hat_enterprise_linux/8/html/developing_c_and_cpp_applications_in_rhel_8/additional-toolsets-for-development_developing-applications: GCC Toolset 9 to 14; ceph's spec builds with /opt/rh/gcc-toolset-13/root/usr/bin/c++, https://github.com/ceph/ceph/pull/55886). The system gcc is 8 on RHEL 8, 11 on RHEL 9 (package gcc-c++). RHEL 10 is not listed (its toolsets not checked)",
+			Rpm: map[string][]int{
+				"rhel 8": {
+					9,
+					10,
+					11,
+					12,
+					13,
+					14,
+				},
+				"rhel 9": {
+					12,
+					13,
+					14,
+				},
+			},
+			RpmSystem: map[string]int{
+				"rhel 8": 8,
+				"rhel 9": 11,
 			},
 		},
 	}

@@ -280,3 +280,69 @@ func TestTorchImageTagExists(t *testing.T) {
 		}
 	}
 }
+
+// TestRHELFamilyNeverApt: a RHEL-family host (os-release ID rhel, rocky,
+// almalinux, centos, or an ID_LIKE naming rhel) installs with dnf and the
+// names its AppStream has: python3.11-devel on RHEL 9, python38-devel on
+// RHEL 8 (no dot), python3-devel for the OS's own python3, the
+// gcc-toolset-N compiler under /opt/rh; never apt-get, never pythonX.Y-dev,
+// never a /usr/bin/g++-N that RHEL does not have.
+func TestRHELFamilyNeverApt(t *testing.T) {
+	for _, tc := range []struct {
+		distro, like, mm string
+		want             string // "" manual
+	}{
+		{"rhel 9.4", "fedora", "3.11", "dnf install -y python3.11-devel"},
+		{"rocky 9.3", "rhel centos fedora", "3.12", "dnf install -y python3.12-devel"},
+		{"almalinux 9.5", "rhel centos fedora", "3.9", "dnf install -y python3-devel"},
+		{"rhel 8.10", "fedora", "3.8", "dnf install -y python38-devel"},
+		{"rhel 8.10", "fedora", "3.11", "dnf install -y python3.11-devel"},
+		{"centos 9", "rhel fedora", "3", "dnf install -y python3-devel"},
+		{"ol 9.4", "fedora", "3.11", "dnf install -y python3.11-devel"},
+		{"rhel 9.4", "fedora", "3.8", ""},
+		{"fedora 40", "", "3", "dnf install -y python3-devel"},
+		{"fedora 40", "", "3.10", ""},
+		{"amzn 2023", "fedora", "3.11", ""},
+	} {
+		c := h200()
+		c.Distro, c.DistroLike = Of(tc.distro, FromMachine), Of(tc.like, FromMachine)
+		r := PythonHeaders(c, tc.mm)
+		all := strings.Join(r.Commands, "\n") + "\n" + r.Title + "\n" + r.FillIn
+		if strings.Contains(all, "apt-get") || strings.Contains(all, "-dev ") || strings.HasSuffix(strings.Join(r.Commands, " "), "-dev") {
+			t.Errorf("%s Python %s: apt on a RHEL-family host: %+v", tc.distro, tc.mm, r)
+		}
+		if tc.want == "" {
+			if !r.Manual || len(r.Commands) != 0 || strings.Contains(all, "pythonX") {
+				t.Errorf("%s Python %s: its archive has no such package, want manual: %+v", tc.distro, tc.mm, r)
+			}
+			continue
+		}
+		if r.Manual || strings.Join(r.Commands, "\n") != tc.want {
+			t.Errorf("%s Python %s: got %q, want %q", tc.distro, tc.mm, r.Commands, tc.want)
+		}
+	}
+	// g++: gcc-toolset-N on RHEL 8/9, its own path; never apt-get g++-N.
+	c := h200()
+	c.Distro, c.DistroLike = Of("rocky 9.3", FromMachine), Of("rhel centos fedora", FromMachine)
+	c.BuildSystem = Of(BuildSetuptools, FromLog)
+	r := HostCompiler(c, 13, "12.6")
+	cmds := strings.Join(r.Commands, "\n")
+	for _, w := range []string{"dnf install -y gcc-toolset-13-gcc-c++", "export CXX=/opt/rh/gcc-toolset-13/root/usr/bin/g++", "export CC=/opt/rh/gcc-toolset-13/root/usr/bin/gcc"} {
+		if !strings.Contains(cmds, w) {
+			t.Errorf("rocky 9.3 g++ 13: lacks %q:\n%s", w, cmds)
+		}
+	}
+	if strings.Contains(cmds+r.FillIn, "apt-get") || strings.Contains(cmds, "/usr/bin/g++-13") {
+		t.Errorf("rocky 9.3 g++ 13: %+v", r)
+	}
+	// A toolset RHEL 9 does not ship (gcc-toolset-9 is RHEL 8's): manual.
+	r = HostCompiler(c, 9, "11.8")
+	if !r.Manual || len(r.Commands) != 0 || strings.Contains(r.FillIn, "apt-get") || strings.Contains(r.FillIn, "/usr/bin/g++-9") {
+		t.Errorf("rocky 9.3 g++ 9: want manual: %+v", r)
+	}
+	// ID_LIKE alone makes the family: an unknown rebuild that says rhel.
+	c.Distro, c.DistroLike = Of("someel 9.2", FromMachine), Of("rhel fedora", FromMachine)
+	if r := OSPackages(c, "x", []string{"build-essential"}, []string{"gcc-c++"}); strings.Join(r.Commands, "\n") != "dnf install -y gcc-c++" {
+		t.Errorf("ID_LIKE rhel: %+v", r)
+	}
+}
