@@ -374,6 +374,9 @@ func (e *env) fixes(id finding.ID, caps map[string]string) []finding.Fix {
 		if dist == "" {
 			return []finding.Fix{manual("Rebuild the extension that failed to load against the installed torch: " + e.pip("--no-build-isolation", "--no-cache-dir", "--force-reinstall", "--no-deps") + " and its name")}
 		}
+		if r, ok := remedy.WheelOnlyRebuild(e.rctx(), dist, "", ""); ok {
+			return []finding.Fix{fix(r)}
+		}
 		title := "Rebuild " + dist + " against the installed torch"
 		if e.f != nil && e.f.Torch != nil {
 			title += " " + e.f.Torch.Version
@@ -397,6 +400,9 @@ func (e *env) fixes(id finding.ID, caps map[string]string) []finding.Fix {
 			return []finding.Fix{manual("Rebuild " + dist + " for this GPU against the installed torch, or install a " + dist + " build that has code for it (the log does not name the GPU's compute capability: `fastpath doctor` reads it)")}
 		case dist == "":
 			return []finding.Fix{manual("Rebuild the package for compute capability " + cc + " against the installed torch (the log does not name the package: `fastpath doctor` finds it)")}
+		}
+		if r, ok := remedy.WheelOnlyRebuild(e.rctx(), dist, "", cc); ok {
+			return []finding.Fix{fix(r)}
 		}
 		return []finding.Fix{{
 			Title:    fmt.Sprintf("Rebuild %s for this GPU (compute capability %s) against the installed torch", dist, cc),

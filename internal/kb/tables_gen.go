@@ -6936,6 +6936,54 @@ func buildsTable() BuildsData {
 				},
 			},
 		},
+		WheelOnly: struct {
+			Source   string                      "json:\"source\""
+			Checked  string                      "json:\"checked\""
+			Packages map[string]WheelOnlyPackage "json:\"packages\""
+		}{
+			Source:  "PyPI's JSON API (https://pypi.org/pypi/<name>/json, 'urls' of the latest release and 'releases'), read 2026-12-01: these publish only wheels, so pip install --no-binary <name> (a rebuild from PyPI's sdist) fails with 'No matching distribution' and a plain reinstall gets the same wheel back. Checked the same day and not listed, since their latest release has an sdist: flash-attn 2.8.3.post2, causal-conv1d 1.7.0, mamba-ssm 2.3.2.post1, xformers 0.0.35, flash-linear-attention 0.6.0, fla-core 0.6.0, vllm 0.33.0, deepspeed 0.19.8, kernels 0.17.2",
+			Checked: "2026-12-01",
+			Packages: map[string]WheelOnlyPackage{
+				"apex": {
+					Latest:       "0.9.10dev",
+					OtherProject: true,
+					How:          "NVIDIA's apex is built from a clone of https://github.com/NVIDIA/apex with pip install -v --no-build-isolation --no-cache-dir --config-settings \"--build-option=--cpp_ext\" --config-settings \"--build-option=--cuda_ext\" ./ (its README); PyPI's apex is another project (a Pyramid toolkit) that pip would install instead",
+					Source:       "PyPI: apex 0.9.10dev's summary is 'Pyramid toolkit to add Velruse, Flash Messages,CSRF, ReCaptcha and Sessions' (home page thesoftwarestudio.com/apex): not NVIDIA's",
+				},
+				"bitsandbytes": {
+					Latest:    "0.50.2",
+					LastSdist: "0.42.0",
+					How:       "its wheels on PyPI carry a CUDA library per CUDA release; for a GPU or CUDA they lack, build it from https://github.com/bitsandbytes-foundation/bitsandbytes with CMake (cmake -DCOMPUTE_BACKEND=cuda -S . && make, then pip install . in the clone) as its installation guide says (https://huggingface.co/docs/bitsandbytes/main/en/installation)",
+					Source:    "PyPI: bitsandbytes 0.50.2 has 5 wheels and no sdist; the last sdist was 0.42.0",
+				},
+				"flash-attn-3": {
+					Latest: "0.0.0",
+					How:    "FlashAttention-3 is built from the hopper folder of https://github.com/Dao-AILab/flash-attention (cd hopper && python setup.py install, its README's FlashAttention-3 section); the flash-attn-3 name on PyPI holds one 0.0.0 wheel",
+					Source: "PyPI: flash-attn-3 has one release, 0.0.0, one wheel and no sdist",
+				},
+				"sgl-kernel": {
+					Latest: "0.3.21",
+					How:    "install the sgl-kernel wheel the sglang release you run names (PyPI carries one CUDA build; other CUDA builds are on its GitHub releases, https://github.com/sgl-project/whl), or build it from the sgl-kernel folder of https://github.com/sgl-project/sglang as that folder's README says",
+					Source: "PyPI: sgl-kernel has never had an sdist (64 releases, 0.3.21 the latest)",
+				},
+				"torchao": {
+					Latest:    "0.18.0",
+					LastSdist: "0.1",
+					Index:     "https://download.pytorch.org/whl/cu{Mm}",
+					Git:       "https://github.com/pytorch/ao.git",
+					Tag:       "v{version}",
+					BuildEnv: []string{
+						"USE_CUDA=1",
+					},
+					Source: "PyPI: torchao 0.18.0 has 2 wheels and no sdist; of 22 releases only 3 (the last 0.1) had one. pytorch/ao README.md (commit 39c85a14ef17261bab33b051127735f38ab32e7a) 'Other installation options': pip install torchao --index-url https://download.pytorch.org/whl/cu126 for another CUDA, and USE_CUDA=1 builds its CUDA kernels from a clone; its docs add that the source build needs --no-build-isolation",
+				},
+				"triton": {
+					Latest: "3.9.0",
+					How:    "triton comes with torch (torch's Linux CUDA wheels require the triton release they were built with): reinstall torch, which brings its own triton, rather than triton alone",
+					Source: "PyPI: triton has never had an sdist (23 releases, 3.9.0 the latest); torch==2.11.0's METADATA requires triton==3.6.0 on Linux (packages.json)",
+				},
+			},
+		},
 		PythonHeaders: struct {
 			Source    string                       "json:\"source\""
 			Deb       map[string][]string          "json:\"deb\""

@@ -346,3 +346,45 @@ func TestRHELFamilyNeverApt(t *testing.T) {
 		t.Errorf("ID_LIKE rhel: %+v", r)
 	}
 }
+
+// TestWheelOnlyRebuild: a package PyPI has no sdist of (torchao: wheels
+// only since 0.1) is never "rebuilt" with pip install --no-binary (no
+// matching distribution) nor reinstalled from PyPI (the same wheel): for a
+// CUDA mismatch, its own index's wheel for torch's CUDA; for a GPU its
+// wheel lacks, a build from its repository with TORCH_CUDA_ARCH_LIST; for
+// the others (bitsandbytes, apex, whose PyPI name is another project)
+// their own way by hand.
+func TestWheelOnlyRebuild(t *testing.T) {
+	c := h200()
+	c.TorchCUDA = Of("12.8", FromMachine)
+	r, ok := WheelOnlyRebuild(c, "torchao", "0.18.0", "")
+	all := strings.Join(r.Commands, "\n")
+	if !ok || r.Manual || !strings.Contains(all, "torchao==0.18.0 --index-url https://download.pytorch.org/whl/cu128") || strings.Contains(all, "--no-binary") {
+		t.Errorf("torchao CUDA mismatch: %+v", r)
+	}
+	r, ok = WheelOnlyRebuild(c, "torchao", "0.18.0", "9.0")
+	all = strings.Join(r.Commands, "\n")
+	for _, w := range []string{"TORCH_CUDA_ARCH_LIST=9.0", "USE_CUDA=1", "--no-build-isolation", "git+https://github.com/pytorch/ao.git@v0.18.0"} {
+		if !ok || !strings.Contains(all, w) {
+			t.Errorf("torchao arch: lacks %q: %+v", w, r)
+		}
+	}
+	if strings.Contains(all, "--no-binary") {
+		t.Errorf("torchao arch: %s", all)
+	}
+	c.TorchCUDA = Of("", FromMachine)
+	if r, _ := WheelOnlyRebuild(c, "torchao", "", ""); !r.Manual || len(r.Commands) != 0 {
+		t.Errorf("torchao, torch's CUDA unknown: want manual: %+v", r)
+	}
+	for _, dist := range []string{"bitsandbytes", "apex", "sgl_kernel", "triton"} {
+		r, ok := WheelOnlyRebuild(c, dist, "1.0", "9.0")
+		if !ok || !r.Manual || len(r.Commands) != 0 || r.FillIn == "" || strings.Contains(r.FillIn, "pip install apex") {
+			t.Errorf("%s: want manual with its own way: %+v", dist, r)
+		}
+	}
+	for _, dist := range []string{"flash-attn", "flash_attn", "deepspeed", "xformers"} {
+		if _, ok := WheelOnlyRebuild(c, dist, "1.0", "9.0"); ok {
+			t.Errorf("%s has an sdist: not wheel-only", dist)
+		}
+	}
+}
