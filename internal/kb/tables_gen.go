@@ -5260,6 +5260,33 @@ func signaturesTable() SignaturesData {
 				},
 			},
 			{
+				Name:     "deepspeed-precompile-no-torch",
+				Finding:  "torch-missing",
+				Severity: "error",
+				Literals: []string{
+					"Unable to pre-compile ops without torch installed",
+				},
+				Pattern: "(?P<ds_ops>Unable to pre-compile ops) without torch installed",
+				Context: &SignatureContext{
+					Any: []string{
+						"Installing build dependencies",
+						"pip-build-env-",
+						"Getting requirements to build wheel",
+						"get_requires_for_build",
+						"Preparing metadata (pyproject.toml)",
+						"build_meta.py",
+					},
+					Within: 200,
+					Negate: true,
+				},
+				Title:  "torch is not installed in the Python that installs deepspeed",
+				Detail: "DeepSpeed's setup.py asserts that it can import torch when it is to pre-compile ops (DS_BUILD_OPS=1, the default on Windows); pip ran it in the environment itself (setup.py egg_info, no isolated build), and that environment has no torch yet: install torch first, then deepspeed.",
+				Origin: SignatureSource{
+					Text: "AssertionError: Unable to pre-compile ops without torch installed. Please install torch before attempting to pre-compile ops.  (after: Preparing metadata (setup.py) ... error)",
+					From: "deepspeed setup.py (assert torch_available when BUILD_OP_DEFAULT, 0.10.2 to 0.15.1); kyegomez/RT-2#10, pinokiofactory/cogstudio#3 (torch listed after deepspeed, or never installed). Under pip's isolated build (Installing build dependencies, Getting requirements to build wheel: DeepSpeed#6568, #5663, torch installed) the same assert means build isolation, not a missing torch: the context excludes it, and no signature claims it until a complete log of it is in the corpus",
+				},
+			},
+			{
 				Name:    "deepspeed-cuda-home-missing",
 				Finding: "no-cuda-compiler",
 				Alternatives: []string{
@@ -5269,7 +5296,7 @@ func signaturesTable() SignaturesData {
 				Literals: []string{
 					"CUDA_HOME does not exist, unable to compile CUDA op",
 				},
-				Pattern: "CUDA_HOME does not exist, unable to compile CUDA op\\(s\\)",
+				Pattern: "(?P<ds_cuda_home>CUDA_HOME does not exist), unable to compile CUDA op\\(s\\)",
 				Title:   "No CUDA compiler: DeepSpeed's op builder found no CUDA home",
 				Detail:  "DeepSpeed asks torch's extension builder for CUDA_HOME before it compiles or even checks its CUDA ops; torch found no nvcc (CUDA_HOME and CUDA_PATH unset, no nvcc on PATH, no /usr/local/cuda), so DeepSpeed cannot read the CUDA version it needs.",
 				Origin: SignatureSource{
