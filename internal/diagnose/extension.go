@@ -326,6 +326,9 @@ func checkExtensionArch(c *judgement) []finding.Finding {
 				Title:    fmt.Sprintf("Rebuild %s for this GPU (compute capability %s) against the installed torch", e0.Dist, cc),
 				Commands: remedy.Rebuild(c.remedy(), e0.Dist, cc.String(), c.rebuildCommand(e0.Dist, e0.Version)),
 			}}
+			if r, ok := remedy.WheelOnlyRebuild(c.remedy(), e0.Dist, e0.Version, cc.String()); ok {
+				fd.Fixes = []finding.Fix{toFix(r)}
+			}
 			if !torchExtension(exts, e0.Dist) {
 				// Not built with torch's cpp_extension (it links no libc10/libtorch):
 				// TORCH_CUDA_ARCH_LIST does not choose its targets, and a rebuild
@@ -462,6 +465,11 @@ func checkExtensionABI(c *judgement) []finding.Finding {
 				}
 			}
 		}
+		if r, ok := remedy.WheelOnlyRebuild(c.remedy(), e0.Dist, e0.Version, ""); ok {
+			fd.Fixes = []finding.Fix{toFix(r)}
+			out = append(out, fd)
+			continue
+		}
 		fd.Fixes = []finding.Fix{
 			{
 				Title:    fmt.Sprintf("Reinstall %s built for torch %s (its setup picks or builds the matching binary when it can see this torch)", e0.Dist, c.torch.Version),
@@ -587,10 +595,14 @@ func checkExtensionCUDA(c *judgement) []finding.Finding {
 		}
 		if rebuild {
 			fd.Evidence = append(fd.Evidence, fmt.Sprintf("CUDA runtime major %d differs from torch's CUDA %s", major, c.torchCUDA))
-			fd.Fixes = append(fd.Fixes, finding.Fix{
+			rebuildFix := finding.Fix{
 				Title:    fmt.Sprintf("Rebuild %s against the installed torch (CUDA %s)", k.dist, c.torchCUDA),
 				Commands: []string{c.rebuildCommand(k.dist, k.version)},
-			})
+			}
+			if r, ok := remedy.WheelOnlyRebuild(c.remedy(), k.dist, k.version, ""); ok {
+				rebuildFix = toFix(r)
+			}
+			fd.Fixes = append(fd.Fixes, rebuildFix)
 		}
 		if !k.found {
 			spec, dir := runtimeWheel(major)

@@ -1,6 +1,7 @@
 package explain
 
 import (
+	"github.com/fastpath-dev/fastpath/internal/finding"
 	"os"
 	"path/filepath"
 	"strings"
@@ -313,5 +314,48 @@ func TestFlashinferNoKernelImage(t *testing.T) {
 	}
 	if !strings.Contains(fixes, "Install a flashinfer-python release") || strings.Contains(fixes, "$ ") || strings.Contains(fixes, "torch build") {
 		t.Errorf("fixes:\n%s", fixes)
+	}
+}
+
+// TestDeepSpeedRetry: DeepSpeed stops on CUDA_HOME (or torch) before it
+// builds any op; every fix ends with the step that retries what failed.
+// pip install deepspeed (LlamaChinese/Llama-Chinese#168, setup.py asserts
+// CUDA_HOME): install it again; import deepspeed at run time
+// (thinhlpg/vixtts-demo#12): the import, nothing to reinstall; the message
+// alone (deepspeedai/DeepSpeed#2337): run again what failed, by hand; torch
+// not yet installed when deepspeed's setup.py ran (kyegomez/RT-2#10):
+// torch, then deepspeed.
+func TestDeepSpeedRetry(t *testing.T) {
+	last := func(name string) (string, finding.Fix) {
+		t.Helper()
+		s, err := Default().Scan(strings.NewReader(corpusLog(t, name)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		fs := Findings(s, nil)
+		if len(fs) == 0 || len(fs[0].Fixes) == 0 {
+			t.Fatalf("%s: no fix: %v", name, ids(fs))
+		}
+		return fixText(fs[0].Fixes), fs[0].Fixes[len(fs[0].Fixes)-1]
+	}
+	for _, tc := range []struct {
+		log, title, cmd string
+	}{
+		{"llama-chinese-168-deepspeed-pip-cuda-home.log", "Then build deepspeed", "pip install --no-build-isolation deepspeed"},
+		{"chattts-enhanced-3-deepspeed-pip-cuda-home.log", "Then build deepspeed", "pip install --no-build-isolation deepspeed"},
+		{"vixtts-demo-12-deepspeed-missing-cuda.log", "Then run the program again", "-c 'import deepspeed'"},
+		{"deepspeed-2337-assert-cuda-home.log", "Then run again", ""},
+		{"rt-2-10-deepspeed-pip-no-torch.log", "Then install deepspeed again", "pip install --no-build-isolation deepspeed"},
+	} {
+		all, f := last(tc.log)
+		cmds := strings.Join(f.Commands, "\n")
+		if !strings.HasPrefix(f.Title, tc.title) || tc.cmd == "" && len(f.Commands) != 0 || !strings.Contains(cmds, tc.cmd) {
+			t.Errorf("%s: the last fix is not the retry %q / %q:\n%s", tc.log, tc.title, tc.cmd, all)
+		}
+	}
+	// torch first, then deepspeed.
+	all, _ := last("rt-2-10-deepspeed-pip-no-torch.log")
+	if i, j := strings.Index(all, "install torch"), strings.Index(all, "--no-build-isolation deepspeed"); i < 0 || j < i {
+		t.Errorf("RT-2#10: torch must come before deepspeed:\n%s", all)
 	}
 }

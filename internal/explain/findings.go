@@ -450,6 +450,22 @@ func (e *env) derive(caps map[string]string, hits []*Hit) {
 			caps["dist"] = d
 		}
 	}
+	// Where DeepSpeed stopped, from the traceback: its report tool (the
+	// console script's frame), its installed package (an import or its
+	// launcher), or its setup.py (an install).
+	for _, h := range hits {
+		for _, f := range h.Frames {
+			f = strings.ReplaceAll(f, "\\", "/")
+			switch {
+			case strings.HasSuffix(f, "/bin/ds_report"):
+				caps["ds_report"] = "ds_report"
+			case strings.Contains(f, "-packages/deepspeed/"):
+				caps["ds_import"] = "deepspeed"
+			case strings.Contains(f, "/deepspeed") && strings.HasSuffix(f, "/setup.py"):
+				caps["ds_setup"] = "deepspeed"
+			}
+		}
+	}
 	// Without a module path, the traceback's innermost frame in a kernel
 	// package names the distribution.
 	for _, h := range hits {

@@ -233,10 +233,51 @@ func isBuildID(id finding.ID) bool {
 
 // followUp are the steps after a diagnosis's own fixes.
 func (e *env) followUp(id finding.ID, caps map[string]string) []finding.Fix {
+	if id == finding.TorchMissing && caps["ds_ops"] != "" {
+		// DeepSpeed's setup.py stopped before building anything: with
+		// torch there, installing it again is the retry.
+		return []finding.Fix{{Title: "Then install deepspeed again, now that torch is in the environment (no build isolation, so its setup.py sees that torch)",
+			Commands: []string{e.pip("--no-build-isolation", "deepspeed")}}}
+	}
 	if isBuildID(id) && (caps["pkg"] != "" || e.runTimeBuild()) {
 		return []finding.Fix{e.retryBuild(caps)}
 	}
+	if isBuildID(id) && e.deepSpeedImport(caps) {
+		return []finding.Fix{e.deepSpeedImportRetry(caps)}
+	}
 	return nil
+}
+
+// deepSpeedImport: DeepSpeed stopped on its CUDA check outside any
+// install and before any op build: importing it (deepspeed/__init__.py
+// imports git_version_info, which asks every op builder is_compatible,
+// which reads the CUDA version from CUDA_HOME), its launcher, or ds_report.
+func (e *env) deepSpeedImport(caps map[string]string) bool {
+	return caps["pkg"] == "" && caps["ds_cuda_home"] != "" && !e.runTimeBuild()
+}
+
+// deepSpeedImportRetry: nothing is to be rebuilt; once CUDA_HOME is found
+// (the fix before exported it in this shell), DeepSpeed's import passes.
+// ds_report, when the log ran it, is the command to run again; otherwise
+// the import itself checks it before the program is run again.
+func (e *env) deepSpeedImportRetry(caps map[string]string) finding.Fix {
+	title := "Then run the program again in this shell (with CUDA_HOME set): DeepSpeed reads CUDA_HOME when it is imported, before it builds any op, so there is nothing to reinstall; the import checks it first"
+	c := e.rctx()
+	cmd := remedy.Command(c.Interpreter(), "-c", "import deepspeed")
+	switch {
+	case caps["ds_setup"] != "":
+		// Its setup.py, with no "Collecting" line to name the install.
+		return finding.Fix{Title: "Then install deepspeed again in this shell (with CUDA_HOME set): its setup.py reads the CUDA version before it builds any op",
+			Commands: []string{e.pip("--no-build-isolation", "deepspeed")}}
+	case caps["ds_report"] != "":
+		title = "Then run ds_report again in this shell (with CUDA_HOME set): DeepSpeed reads CUDA_HOME when it is imported, before it builds any op, so there is nothing to reinstall"
+		cmd = "ds_report"
+	case caps["ds_import"] == "":
+		// The message alone (older releases' assert, copies such as
+		// lightseq's builder): which program ran is not in the log.
+		return manual("Then run again, in this shell (with CUDA_HOME set), what failed: the op builder read CUDA_HOME before building anything, so nothing is to be reinstalled")
+	}
+	return finding.Fix{Title: title, Commands: []string{cmd}}
 }
 
 // factsEvidence is what the environment's facts add to a finding.
@@ -293,6 +334,9 @@ func (e *env) fixes(id finding.ID, caps map[string]string) []finding.Fix {
 		fixes := e.compilerFixes(mm)
 		if id == finding.CUDAHomeInvalid && caps["home"] != "" {
 			fixes = append([]finding.Fix{{Title: "Stop pointing builds at " + caps["home"] + ", which has no nvcc", Commands: []string{remedy.Unset("CUDA_HOME"), remedy.Unset("CUDA_PATH")}}}, fixes...)
+		}
+		if e.deepSpeedImport(caps) {
+			return append(fixes, e.deepSpeedImportRetry(caps))
 		}
 		return append(fixes, e.retryBuild(caps))
 	case finding.NVCCTorchCUDAMismatch:
@@ -374,6 +418,9 @@ func (e *env) fixes(id finding.ID, caps map[string]string) []finding.Fix {
 		if dist == "" {
 			return []finding.Fix{manual("Rebuild the extension that failed to load against the installed torch: " + e.pip("--no-build-isolation", "--no-cache-dir", "--force-reinstall", "--no-deps") + " and its name")}
 		}
+		if r, ok := remedy.WheelOnlyRebuild(e.rctx(), dist, "", ""); ok {
+			return []finding.Fix{fix(r)}
+		}
 		title := "Rebuild " + dist + " against the installed torch"
 		if e.f != nil && e.f.Torch != nil {
 			title += " " + e.f.Torch.Version
@@ -412,6 +459,9 @@ func (e *env) fixes(id finding.ID, caps map[string]string) []finding.Fix {
 		case dist == "":
 			return []finding.Fix{manual("Rebuild the package for compute capability " + cc + " against the installed torch (the log does not name the package: `fastpath doctor` finds it)")}
 		}
+		if r, ok := remedy.WheelOnlyRebuild(e.rctx(), dist, "", cc); ok {
+			return []finding.Fix{fix(r)}
+		}
 		return []finding.Fix{{
 			Title:    fmt.Sprintf("Rebuild %s for this GPU (compute capability %s) against the installed torch", dist, cc),
 			Commands: remedy.Rebuild(e.rctx(), dist, cc, e.pip("--no-build-isolation", "--no-binary", dist, "--no-cache-dir", "--force-reinstall", "--no-deps", dist)),
@@ -422,7 +472,7 @@ func (e *env) fixes(id finding.ID, caps map[string]string) []finding.Fix {
 		c := e.rctx()
 		r := remedy.TorchInstall(c, "", remedy.TorchWheelCUDA(c), false)
 		r.Title = "Install torch into the environment that runs the program: " + r.Title
-		return []finding.Fix{fix(r)}
+		return append([]finding.Fix{fix(r)}, e.followUp(id, caps)...)
 	}
 	return nil
 }

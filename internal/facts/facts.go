@@ -60,6 +60,7 @@ type CollectorTiming struct {
 type OS struct {
 	ID         string `json:"id,omitempty"`         // os-release ID: ubuntu, debian, rhel, ...
 	VersionID  string `json:"version_id,omitempty"` // os-release VERSION_ID: 24.04
+	IDLike     string `json:"id_like,omitempty"`    // os-release ID_LIKE: "rhel centos fedora" on Rocky
 	PrettyName string `json:"pretty_name,omitempty"`
 	Arch       string `json:"arch,omitempty"`  // x86_64, aarch64 (from the source's binaries where it can be read)
 	Glibc      string `json:"glibc,omitempty"` // 2.39; "" for musl or unknown

@@ -18,6 +18,13 @@ type BuildsData struct {
 	// (torch.utils.cpp_extension.load, DeepSpeed's ops): where the build
 	// folder is, and how DeepSpeed builds its ops ahead of time instead.
 	RunTime RunTimeBuilds `json:"run_time"`
+	// WheelOnly are the packages PyPI has no sdist of (pip install
+	// --no-binary NAME cannot rebuild them), and what works instead.
+	WheelOnly struct {
+		Source   string                      `json:"source"`
+		Checked  string                      `json:"checked"`
+		Packages map[string]WheelOnlyPackage `json:"packages"`
+	} `json:"wheel_only"`
 	// PythonHeaders are the Pythons whose headers each distro's own
 	// archive packages (pythonX.Y-dev).
 	PythonHeaders struct {
@@ -25,12 +32,23 @@ type BuildsData struct {
 		// Deb maps "ubuntu 24.04" (os-release ID and VERSION_ID) to the
 		// major.minor of every pythonX.Y-dev in that release's archive.
 		Deb map[string][]string `json:"deb"`
+		// Rpm maps a RHEL major ("rhel 9") to each Python major.minor's
+		// headers package in its repositories ("3.11": "python3.11-devel");
+		// RpmSource says where the names were read.
+		RpmSource string                       `json:"rpm_source"`
+		Rpm       map[string]map[string]string `json:"rpm"`
 	} `json:"python_headers"`
 	// HostCompilers are the g++-N majors each distro's own archive
 	// packages, keyed like PythonHeaders.
 	HostCompilers struct {
 		Source string           `json:"source"`
 		Deb    map[string][]int `json:"deb"`
+		// Rpm maps a RHEL major to the GCC Toolset majors its AppStream
+		// has (gcc-toolset-N, under /opt/rh/gcc-toolset-N/root/usr/bin);
+		// RpmSystem to its system gcc's major.
+		RpmSource string           `json:"rpm_source"`
+		Rpm       map[string][]int `json:"rpm"`
+		RpmSystem map[string]int   `json:"rpm_system"`
 	} `json:"host_compilers"`
 }
 
@@ -159,4 +177,20 @@ func (b BuildProfile) TargetsFor(cuda string) []int {
 		}
 	}
 	return nil
+}
+
+// WheelOnlyPackage is a package PyPI has only wheels of.
+type WheelOnlyPackage struct {
+	Latest    string `json:"latest"`
+	LastSdist string `json:"last_sdist"` // "" never
+	// Index is its own wheel index per CUDA ({Mm}: "128"), where it has one.
+	Index string `json:"index,omitempty"`
+	// Git, Tag ({version}) and BuildEnv build it from its repository.
+	Git      string   `json:"git,omitempty"`
+	Tag      string   `json:"tag,omitempty"`
+	BuildEnv []string `json:"build_env,omitempty"`
+	// OtherProject: PyPI's name belongs to another project.
+	OtherProject bool   `json:"other_project,omitempty"`
+	How          string `json:"how,omitempty"` // the manual way, where no command is known
+	Source       string `json:"source"`
 }

@@ -52,6 +52,11 @@ type CUDAData struct {
 		// RepoDistros value) carries; RepoFromSource says how it was read.
 		RepoFromSource string            `json:"repo_from_source"`
 		RepoFrom       map[string]string `json:"repo_from"`
+		// RepoTo is the newest CUDA minor a repository carries where NVIDIA
+		// has stopped adding releases to it (the OS was dropped); absent
+		// where it still gets new ones. RepoToSource says how it was read.
+		RepoToSource string            `json:"repo_to_source"`
+		RepoTo       map[string]string `json:"repo_to"`
 	} `json:"apt"`
 	Conda struct {
 		Source   string   `json:"source"`

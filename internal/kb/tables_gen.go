@@ -205,6 +205,8 @@ func cudaTable() CUDAData {
 			Keyring        string            "json:\"keyring\""
 			RepoFromSource string            "json:\"repo_from_source\""
 			RepoFrom       map[string]string "json:\"repo_from\""
+			RepoToSource   string            "json:\"repo_to_source\""
+			RepoTo         map[string]string "json:\"repo_to\""
 		}{
 			Source: "NVIDIA's CUDA apt repositories (developer.download.nvidia.com/compute/cuda/repos/<distro>/<arch>): per-component packages named <component>-<major>-<minor>; torch's ATen/cuda/CUDAContextLight.h includes cublas_v2.h, cublasLt.h, cusparse.h and cusolverDn.h, so extension builds need those dev packages too",
 			Packages: []string{
@@ -222,13 +224,17 @@ func cudaTable() CUDAData {
 				"ubuntu 24.04": "ubuntu2404",
 			},
 			Keyring:        "https://developer.download.nvidia.com/compute/cuda/repos/{distro}/{arch}/cuda-keyring_1.1-1_all.deb",
-			RepoFromSource: "A repository carries only the toolkits that support its OS: the oldest CUDA minor in each, per the repository listings (https://developer.download.nvidia.com/compute/cuda/repos/<distro>/x86_64/: cuda-nvcc-<M>-<m>_*.deb files) and the release notes that added the OS (https://docs.nvidia.com/cuda/archive/<version>/cuda-installation-guide-linux/ 'Supported Linux distributions': Ubuntu 20.04 from CUDA 11.0, Ubuntu 22.04 from 11.7, Debian 12 from 12.2, Ubuntu 24.04 from 12.5, Debian 13 from 13.0). An older release on that OS has no apt package: NVIDIA's runfile (developer.nvidia.com/cuda-toolkit-archive) installs it",
+			RepoFromSource: "A repository carries only the toolkits that support its OS: the oldest CUDA minor in each, per the repository listings (https://developer.download.nvidia.com/compute/cuda/repos/<distro>/x86_64/: the first cuda-<M>-<m>_*.deb files) and the release notes that added the OS (https://docs.nvidia.com/cuda/archive/<version>/cuda-installation-guide-linux/ 'Supported Linux distributions': Ubuntu 20.04 from CUDA 11.0, Ubuntu 22.04 from 11.7, Ubuntu 24.04 from 12.5, Debian 13 from 13.0). Debian 12 from 12.3, not 12.2: the listing of https://developer.download.nvidia.com/compute/cuda/repos/debian12/x86_64/ (as stored 2026-02-24, read 2026-12-01) has no cuda-12-2_* file; its first are cuda-12-3_12.3.0-1_amd64.deb and the repository key 3bf863cc.pub, both dated 2023-10-16. An older release on that OS has no apt package: NVIDIA's runfile (developer.nvidia.com/cuda-toolkit-archive) installs it",
 			RepoFrom: map[string]string{
-				"debian12":   "12.2",
+				"debian12":   "12.3",
 				"debian13":   "13.0",
 				"ubuntu2004": "11.0",
 				"ubuntu2204": "11.7",
 				"ubuntu2404": "12.5",
+			},
+			RepoToSource: "A repository stops where NVIDIA drops its OS: CUDA 13.0 dropped Ubuntu 20.04 (CUDA 13.0 release notes, https://docs.nvidia.com/cuda/archive/13.0.0/cuda-toolkit-release-notes/ 'Deprecated or Dropped Operating Systems'; the 13.0 installation guide's 'Supported Linux distributions' table, https://docs.nvidia.com/cuda/archive/13.0.0/cuda-installation-guide-linux/, lists Ubuntu 22.04 and 24.04 only), so ubuntu2004 ends at 12.9 and has no cuda-nvcc-13-0. Only repositories whose last release fastpath has read are listed; the others (ubuntu1804, debian10, debian11, rhel7: dropped OSes whose listings' ends fastpath has not read) are not in repo_distros at all, so no apt command is offered for them",
+			RepoTo: map[string]string{
+				"ubuntu2004": "12.9",
 			},
 		},
 		Conda: struct {
@@ -5273,6 +5279,33 @@ func signaturesTable() SignaturesData {
 				},
 			},
 			{
+				Name:     "deepspeed-precompile-no-torch",
+				Finding:  "torch-missing",
+				Severity: "error",
+				Literals: []string{
+					"Unable to pre-compile ops without torch installed",
+				},
+				Pattern: "(?P<ds_ops>Unable to pre-compile ops) without torch installed",
+				Context: &SignatureContext{
+					Any: []string{
+						"Installing build dependencies",
+						"pip-build-env-",
+						"Getting requirements to build wheel",
+						"get_requires_for_build",
+						"Preparing metadata (pyproject.toml)",
+						"build_meta.py",
+					},
+					Within: 200,
+					Negate: true,
+				},
+				Title:  "torch is not installed in the Python that installs deepspeed",
+				Detail: "DeepSpeed's setup.py asserts that it can import torch when it is to pre-compile ops (DS_BUILD_OPS=1, the default on Windows); pip ran it in the environment itself (setup.py egg_info, no isolated build), and that environment has no torch yet: install torch first, then deepspeed.",
+				Origin: SignatureSource{
+					Text: "AssertionError: Unable to pre-compile ops without torch installed. Please install torch before attempting to pre-compile ops.  (after: Preparing metadata (setup.py) ... error)",
+					From: "deepspeed setup.py (assert torch_available when BUILD_OP_DEFAULT, 0.10.2 to 0.15.1); kyegomez/RT-2#10, pinokiofactory/cogstudio#3 (torch listed after deepspeed, or never installed). Under pip's isolated build (Installing build dependencies, Getting requirements to build wheel: DeepSpeed#6568, #5663, torch installed) the same assert means build isolation, not a missing torch: the context excludes it, and no signature claims it until a complete log of it is in the corpus",
+				},
+			},
+			{
 				Name:    "deepspeed-cuda-home-missing",
 				Finding: "no-cuda-compiler",
 				Alternatives: []string{
@@ -5282,7 +5315,7 @@ func signaturesTable() SignaturesData {
 				Literals: []string{
 					"CUDA_HOME does not exist, unable to compile CUDA op",
 				},
-				Pattern: "CUDA_HOME does not exist, unable to compile CUDA op\\(s\\)",
+				Pattern: "(?P<ds_cuda_home>CUDA_HOME does not exist), unable to compile CUDA op\\(s\\)",
 				Title:   "No CUDA compiler: DeepSpeed's op builder found no CUDA home",
 				Detail:  "DeepSpeed asks torch's extension builder for CUDA_HOME before it compiles or even checks its CUDA ops; torch found no nvcc (CUDA_HOME and CUDA_PATH unset, no nvcc on PATH, no /usr/local/cuda), so DeepSpeed cannot read the CUDA version it needs.",
 				Origin: SignatureSource{
@@ -6949,9 +6982,59 @@ func buildsTable() BuildsData {
 				},
 			},
 		},
+		WheelOnly: struct {
+			Source   string                      "json:\"source\""
+			Checked  string                      "json:\"checked\""
+			Packages map[string]WheelOnlyPackage "json:\"packages\""
+		}{
+			Source:  "PyPI's JSON API (https://pypi.org/pypi/<name>/json, 'urls' of the latest release and 'releases'), read 2026-12-01: these publish only wheels, so pip install --no-binary <name> (a rebuild from PyPI's sdist) fails with 'No matching distribution' and a plain reinstall gets the same wheel back. Checked the same day and not listed, since their latest release has an sdist: flash-attn 2.8.3.post2, causal-conv1d 1.7.0, mamba-ssm 2.3.2.post1, xformers 0.0.35, flash-linear-attention 0.6.0, fla-core 0.6.0, vllm 0.33.0, deepspeed 0.19.8, kernels 0.17.2",
+			Checked: "2026-12-01",
+			Packages: map[string]WheelOnlyPackage{
+				"apex": {
+					Latest:       "0.9.10dev",
+					OtherProject: true,
+					How:          "NVIDIA's apex is built from a clone of https://github.com/NVIDIA/apex with pip install -v --no-build-isolation --no-cache-dir --config-settings \"--build-option=--cpp_ext\" --config-settings \"--build-option=--cuda_ext\" ./ (its README); PyPI's apex is another project (a Pyramid toolkit) that pip would install instead",
+					Source:       "PyPI: apex 0.9.10dev's summary is 'Pyramid toolkit to add Velruse, Flash Messages,CSRF, ReCaptcha and Sessions' (home page thesoftwarestudio.com/apex): not NVIDIA's",
+				},
+				"bitsandbytes": {
+					Latest:    "0.50.2",
+					LastSdist: "0.42.0",
+					How:       "its wheels on PyPI carry a CUDA library per CUDA release; for a GPU or CUDA they lack, build it from https://github.com/bitsandbytes-foundation/bitsandbytes with CMake (cmake -DCOMPUTE_BACKEND=cuda -S . && make, then pip install . in the clone) as its installation guide says (https://huggingface.co/docs/bitsandbytes/main/en/installation)",
+					Source:    "PyPI: bitsandbytes 0.50.2 has 5 wheels and no sdist; the last sdist was 0.42.0",
+				},
+				"flash-attn-3": {
+					Latest: "0.0.0",
+					How:    "FlashAttention-3 is built from the hopper folder of https://github.com/Dao-AILab/flash-attention (cd hopper && python setup.py install, its README's FlashAttention-3 section); the flash-attn-3 name on PyPI holds one 0.0.0 wheel",
+					Source: "PyPI: flash-attn-3 has one release, 0.0.0, one wheel and no sdist",
+				},
+				"sgl-kernel": {
+					Latest: "0.3.21",
+					How:    "install the sgl-kernel wheel the sglang release you run names (PyPI carries one CUDA build; other CUDA builds are on its GitHub releases, https://github.com/sgl-project/whl), or build it from the sgl-kernel folder of https://github.com/sgl-project/sglang as that folder's README says",
+					Source: "PyPI: sgl-kernel has never had an sdist (64 releases, 0.3.21 the latest)",
+				},
+				"torchao": {
+					Latest:    "0.18.0",
+					LastSdist: "0.1",
+					Index:     "https://download.pytorch.org/whl/cu{Mm}",
+					Git:       "https://github.com/pytorch/ao.git",
+					Tag:       "v{version}",
+					BuildEnv: []string{
+						"USE_CUDA=1",
+					},
+					Source: "PyPI: torchao 0.18.0 has 2 wheels and no sdist; of 22 releases only 3 (the last 0.1) had one. pytorch/ao README.md (commit 39c85a14ef17261bab33b051127735f38ab32e7a) 'Other installation options': pip install torchao --index-url https://download.pytorch.org/whl/cu126 for another CUDA, and USE_CUDA=1 builds its CUDA kernels from a clone; its docs add that the source build needs --no-build-isolation",
+				},
+				"triton": {
+					Latest: "3.9.0",
+					How:    "triton comes with torch (torch's Linux CUDA wheels require the triton release they were built with): reinstall torch, which brings its own triton, rather than triton alone",
+					Source: "PyPI: triton has never had an sdist (23 releases, 3.9.0 the latest); torch==2.11.0's METADATA requires triton==3.6.0 on Linux (packages.json)",
+				},
+			},
+		},
 		PythonHeaders: struct {
-			Source string              "json:\"source\""
-			Deb    map[string][]string "json:\"deb\""
+			Source    string                       "json:\"source\""
+			Deb       map[string][]string          "json:\"deb\""
+			RpmSource string                       "json:\"rpm_source\""
+			Rpm       map[string]map[string]string "json:\"rpm\""
 		}{
 			Source: "The pythonX.Y-dev packages each Debian/Ubuntu release's own archive has (main or universe, with -updates), from packages.ubuntu.com/<release>/pythonX.Y-dev and packages.debian.org/<release>/pythonX.Y-dev: https://packages.ubuntu.com/bionic/python3.6-dev (18.04's default Python; 3.7 and 3.8 in bionic-updates universe), https://packages.ubuntu.com/focal/python3.8-dev (and python3.9-dev in focal-updates universe), https://packages.ubuntu.com/jammy/python3.10-dev (and python3.11-dev in jammy-updates universe), https://packages.ubuntu.com/noble/python3.12-dev, https://packages.debian.org/bullseye/python3.9-dev, https://packages.debian.org/bookworm/python3.11-dev, https://packages.debian.org/trixie/python3.13-dev. Any other Python has no -dev package in that archive (https://packages.ubuntu.com/search?keywords=python3.6-dev lists bionic only): its headers come from where that Python came from (the deadsnakes PPA, pyenv, conda, a python.org build)",
 			Deb: map[string][]string{
@@ -6981,10 +7064,31 @@ func buildsTable() BuildsData {
 					"3.12",
 				},
 			},
+			RpmSource: "The Python header packages of each RHEL major's own repositories (BaseOS/AppStream), as Red Hat's documentation names them: RHEL 9, 'Installing and using dynamic programming languages', table 1.1 'Python versions in RHEL 9' (https://docs.redhat.com/en/documentation/red_hat_enterprise_linux/9/html/installing_and_using_dynamic_programming_languages/assembly_introduction-to-python_installing-and-using-dynamic-programming-languages): Python 3.9 is the OS's python3 (headers: python3-devel), Python 3.11 the python3.11 packages from RHEL 9.2, Python 3.12 the python3.12 packages from RHEL 9.4 (headers: python3.11-devel, python3.12-devel); RHEL 8, 'Configuring basic system settings', table 18.1 'Python versions in RHEL 8' (https://access.redhat.com/documentation/en-us/red_hat_enterprise_linux/8/html/configuring_basic_system_settings/installing-and-using-dynamic-programming-languages_configuring-basic-system-settings): Python 3.6, 3.8 and 3.9 are the python36, python38 and python39 module streams (headers: python36-devel, python38-devel, python39-devel: no dot), 3.11 from RHEL 8.8 and 3.12 from 8.10 the non-modular python3.11 and python3.12 packages (python3.11-devel, python3.12-devel). The tables name each Python's base package; its headers are that package's -devel subpackage; RHEL 10: Python 3.12 is the OS's python3 (python3-devel). The rebuilds (Rocky Linux, AlmaLinux, CentOS Stream, Oracle Linux: os-release ID_LIKE names rhel, or ID is one of them) carry the same names. Fedora and Amazon Linux are not listed: only python3-devel (the OS's own python3) is offered there, other Pythons' headers come from where that Python came from",
+			Rpm: map[string]map[string]string{
+				"rhel 10": {
+					"3.12": "python3-devel",
+				},
+				"rhel 8": {
+					"3.11": "python3.11-devel",
+					"3.12": "python3.12-devel",
+					"3.6":  "python36-devel",
+					"3.8":  "python38-devel",
+					"3.9":  "python39-devel",
+				},
+				"rhel 9": {
+					"3.11": "python3.11-devel",
+					"3.12": "python3.12-devel",
+					"3.9":  "python3-devel",
+				},
+			},
 		},
 		HostCompilers: struct {
-			Source string           "json:\"source\""
-			Deb    map[string][]int "json:\"deb\""
+			Source    string           "json:\"source\""
+			Deb       map[string][]int "json:\"deb\""
+			RpmSource string           "json:\"rpm_source\""
+			Rpm       map[string][]int "json:\"rpm\""
+			RpmSystem map[string]int   "json:\"rpm_system\""
 		}{
 			Source: "The g++-N packages each Debian/Ubuntu release's own archive has (main or universe, with -updates), from packages.ubuntu.com/<release>/g++-N and packages.debian.org/<release>/g++-N: https://packages.ubuntu.com/bionic/g++-5 (18.04: g++-5 to g++-8), https://packages.ubuntu.com/focal/g++-7 (20.04: g++-7 to g++-10), https://packages.ubuntu.com/jammy/g++-9 (22.04: g++-9 to g++-12), https://packages.ubuntu.com/noble/g++-9 (24.04: g++-9 to g++-14), https://packages.debian.org/bullseye/g++-10, https://packages.debian.org/bookworm/g++-12, https://packages.debian.org/trixie/g++-14 (Debian: the release's default only, the ones checked). An older g++ (g++-5 for CUDA 8's nvcc) is in no newer archive: it needs an older OS (a container) or a newer nvcc",
 			Deb: map[string][]int{
@@ -7023,6 +7127,26 @@ func buildsTable() BuildsData {
 					13,
 					14,
 				},
+			},
+			RpmSource: "GCC Toolset, RHEL's newer compilers beside the system gcc: 'dnf install gcc-toolset-N' (or its gcc-toolset-N-gcc-c++ package alone) installs gcc and g++ under /opt/rh/gcc-toolset-N/root/usr/bin (Red Hat, 'Developing C and C++ applications in RHEL 9', chapter 'Additional toolsets for development', https://docs.redhat.com/en/documentation/red_hat_enterprise_linux/9/html/developing_c_and_cpp_applications_in_rhel_9/assembly_additional-toolsets-for-development-rhel-9_developing-applications: GCC Toolset 12, 13 and 14 on RHEL 9; the RHEL 8 guide, https://docs.redhat.com/en/documentation/red_hat_enterprise_linux/8/html/developing_c_and_cpp_applications_in_rhel_8/additional-toolsets-for-development_developing-applications: GCC Toolset 9 to 14; ceph's spec builds with /opt/rh/gcc-toolset-13/root/usr/bin/c++, https://github.com/ceph/ceph/pull/55886). The system gcc is 8 on RHEL 8, 11 on RHEL 9 (package gcc-c++). RHEL 10 is not listed (its toolsets not checked)",
+			Rpm: map[string][]int{
+				"rhel 8": {
+					9,
+					10,
+					11,
+					12,
+					13,
+					14,
+				},
+				"rhel 9": {
+					12,
+					13,
+					14,
+				},
+			},
+			RpmSystem: map[string]int{
+				"rhel 8": 8,
+				"rhel 9": 11,
 			},
 		},
 	}

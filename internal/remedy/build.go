@@ -200,6 +200,11 @@ func Narrowed(stock []int, c Context) []int {
 // sdist narrowed to those GPUs (a clearly labelled step of its own), then
 // the stock build. install is what pip installs (a distribution name).
 func BuildFromSource(c Context, pkg, install, nvcc string) []Remedy {
+	// PyPI has no sdist of it (or its PyPI name is another project's):
+	// pip install NAME is no build from source.
+	if wo, ok := WheelOnlyRebuild(c, pkg, "", strings.Join(c.Capabilities(), ";")); ok {
+		return []Remedy{wo}
+	}
 	p, hasProfile := kb.Builds().Packages[pkg]
 	if !hasProfile {
 		p = kb.BuildProfile{BuildSystem: BuildSetuptools, HonoursArchList: true}
@@ -341,4 +346,64 @@ func short(s string) string {
 func StockBuild(c Context, pkg, nvcc string) Remedy {
 	rs := BuildFromSource(c, pkg, pkg, nvcc)
 	return rs[len(rs)-1]
+}
+
+// WheelOnlyRebuild is the fix that rebuilds dist (installed version; ""
+// unknown) when PyPI has only wheels of it (kb builds.json wheel_only):
+// there pip install --no-binary finds no distribution and a reinstall
+// from PyPI brings the same wheel back. archList "" is a CUDA or torch
+// mismatch: the package's own index's wheel for torch's CUDA, where it has
+// one. An archList ("9.0") is a GPU the wheel has no code for: a build from
+// its repository for those GPUs, where its build is known. Otherwise the
+// package's own way, by hand. ok is false where PyPI has an sdist (or the
+// package is not known): the usual rebuild works.
+func WheelOnlyRebuild(c Context, dist, version, archList string) (r Remedy, ok bool) {
+	name := canonicalDist(dist)
+	w, ok := kb.Builds().WheelOnly.Packages[name]
+	if !ok {
+		return Remedy{}, false
+	}
+	pypi := fmt.Sprintf("PyPI has no sdist of %s (only wheels; its JSON API, checked %s)", name, kb.Builds().WheelOnly.Checked)
+	why := "PyPI has only wheels of it"
+	if w.OtherProject {
+		pypi = fmt.Sprintf("PyPI's %q is another project, not this %s", name, name)
+		why = "PyPI's " + name + " is another project"
+	}
+	base, _, _ := strings.Cut(version, "+")
+	r = Remedy{ID: "wheel-only/" + name, Installs: []string{name},
+		Preconditions: []Check{{Check: "a source distribution on PyPI", OK: false, Detail: pypi}},
+		Reason:        "pip install --no-binary " + name + " cannot rebuild it: " + pypi}
+	r.Undo = []string{c.PipUninstall(name)}
+	force := []string{"--force-reinstall", "--no-deps", "--no-cache-dir"}
+	switch {
+	case archList == "" && w.Index != "" && c.TorchCUDA.Known():
+		index := strings.ReplaceAll(w.Index, "{Mm}", strings.ReplaceAll(c.TorchCUDA.Value, ".", ""))
+		spec := name
+		if base != "" {
+			spec += "==" + base // the release that matched this torch, built for its CUDA
+		}
+		r.Title = fmt.Sprintf("Reinstall %s from its own index for torch's CUDA %s (%s): %s", spec, c.TorchCUDA.Value, index, why)
+		r.Commands = []string{c.Pip(append(force, spec, "--index-url", index)...)}
+		r.Changes = []string{name + " in " + c.envWords()}
+		return r, true
+	case archList != "" && w.Git != "":
+		ref := w.Git
+		if w.Tag != "" && base != "" {
+			ref += "@" + strings.ReplaceAll(w.Tag, "{version}", base)
+		}
+		env := append([]string{"TORCH_CUDA_ARCH_LIST=" + archList}, w.BuildEnv...)
+		r.Title = fmt.Sprintf("Build %s from its repository for compute capability %s against the installed torch: %s", name, archList, why)
+		r.Commands = []string{envCommand(env, c.Pip(append([]string{"--no-build-isolation"}, append(force, "git+"+ref)...)...))}
+		r.Changes = []string{name + " (compiled here from " + ref + ") in " + c.envWords()}
+		return r, true
+	}
+	r.Title = fmt.Sprintf("Get %s built for this torch and GPU its own way: %s", name, why)
+	fill := w.How
+	if fill == "" {
+		fill = fmt.Sprintf("a %s wheel for torch's CUDA from its own index (%s), or a build from %s", name, w.Index, w.Git)
+		if !c.TorchCUDA.Known() {
+			fill = fmt.Sprintf("torch's CUDA (not known here), then %s's wheel for it from %s; or a build from %s", name, w.Index, w.Git)
+		}
+	}
+	return r.manual(fill), true
 }

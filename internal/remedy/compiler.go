@@ -262,6 +262,15 @@ func aptCompiler(c Context, mm string) Remedy {
 		return r.manual(fmt.Sprintf("CUDA %s from NVIDIA's runfile installer instead (developer.nvidia.com/cuda-toolkit-archive, CUDA %s, Linux, runfile (local); run it with --silent --toolkit --toolkitpath=/usr/local/cuda-%s, no driver), then export CUDA_HOME=/usr/local/cuda-%s; or one of the other routes (conda, a devel image)",
 			mm, cudaFullOf(mm), mm, mm))
 	}
+	// ...and stops where NVIDIA dropped the OS: CUDA 13.0 is not in
+	// ubuntu2004, and apt-get install cuda-nvcc-13-0 fails there.
+	if to, known := cu.Apt.RepoTo[distro]; known && kb.CompareDotted(mm, to) > 0 {
+		r.Preconditions = append(r.Preconditions, Check{Check: "CUDA " + mm + " in NVIDIA's " + distro + " repository", OK: false,
+			Detail: fmt.Sprintf("%s ends at CUDA %s: CUDA %s does not support %s", distro, to, mm, c.Distro.Value)})
+		return r.manual(fmt.Sprintf("CUDA %s by another route: NVIDIA's pip wheels or conda packages (no root, no OS package), or a devel image of an OS CUDA %s supports; "+
+			"NVIDIA's runfile (developer.nvidia.com/cuda-toolkit-archive, CUDA %s, Linux, runfile (local), --silent --toolkit --toolkitpath=/usr/local/cuda-%s) still installs there, on an OS that release does not support",
+			mm, mm, cudaFullOf(mm), mm))
+	}
 	arch := "x86_64"
 	if c.Arch.Value == "aarch64" {
 		arch = "sbsa"

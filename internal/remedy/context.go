@@ -59,6 +59,9 @@ func FromFacts(f *facts.Facts) Context {
 	if f.OS.ID != "" {
 		c.Distro = Of(strings.TrimSpace(f.OS.ID+" "+f.OS.VersionID), m)
 	}
+	if f.OS.IDLike != "" {
+		c.DistroLike = Of(f.OS.IDLike, m)
+	}
 	c.Arch = Of(f.OS.Arch, m)
 	c.MemAvail, c.MemTotal, c.CPUs = Of(f.OS.MemAvail, m), Of(f.OS.MemTotal, m), Of(f.OS.CPUs, m)
 	if py := f.Python.Selected; py != nil {

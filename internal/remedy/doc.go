@@ -29,7 +29,8 @@
 //   - GCC: the host g++'s version ("13.3.0"); HostCXX its path.
 //   - Platform: "linux", "darwin", "windows"; WSL true under Windows'
 //     Linux subsystem; Distro the os-release "ID VERSION_ID" ("ubuntu
-//     24.04"); Arch "x86_64" or "aarch64".
+//     24.04"); DistroLike its ID_LIKE ("rhel centos fedora"), which
+//     puts a rebuild in its family; Arch "x86_64" or "aarch64".
 //   - BuildSystem: how the package at hand is built (BuildSetuptools:
 //     setup.py with torch.utils.cpp_extension; BuildCMake; BuildUnknown).
 //   - MemAvail, MemTotal (bytes) and CPUs: for MAX_JOBS and estimates.

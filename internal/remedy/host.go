@@ -9,19 +9,61 @@ import (
 	"github.com/fastpath-dev/fastpath/internal/kb"
 )
 
+// family is the OS's package family: "deb" (apt) for Debian and Ubuntu,
+// "rpm" (dnf) for the RHEL family, Fedora and Amazon Linux, by os-release
+// ID or, for a rebuild fastpath does not name, by its ID_LIKE ("rhel
+// centos fedora"); "" where neither tells.
+func family(c Context) string {
+	id, _, _ := strings.Cut(c.Distro.Value, " ")
+	switch id {
+	case "ubuntu", "debian":
+		return "deb"
+	case "rhel", "rocky", "almalinux", "centos", "ol", "fedora", "amzn":
+		return "rpm"
+	}
+	for _, w := range strings.Fields(c.DistroLike.Value) {
+		if w == "rhel" || w == "centos" || w == "fedora" {
+			return "rpm"
+		}
+	}
+	return ""
+}
+
+// rhelKey is the kb's key for a RHEL-compatible OS ("rhel 9" for Rocky
+// 9.3, AlmaLinux 9.5, CentOS Stream 9): RHEL itself, a rebuild fastpath
+// names, or one whose ID_LIKE names rhel. Fedora and Amazon Linux number
+// their releases otherwise and have none.
+func rhelKey(c Context) (string, bool) {
+	id, version, _ := strings.Cut(c.Distro.Value, " ")
+	switch id {
+	case "rhel", "rocky", "almalinux", "centos", "ol":
+	case "fedora", "amzn":
+		return "", false
+	default:
+		if !slices.Contains(strings.Fields(c.DistroLike.Value), "rhel") {
+			return "", false
+		}
+	}
+	major, _, _ := strings.Cut(version, ".")
+	if leadingInt(major) == 0 || fmt.Sprint(leadingInt(major)) != major {
+		return "", false
+	}
+	return "rhel " + major, true
+}
+
 // OSPackages installs system packages with the OS's package manager: apt
-// on Debian/Ubuntu, dnf on the RHEL family. Elsewhere it is manual and says
-// which packages to look for.
+// on Debian/Ubuntu, dnf on the RHEL family (by os-release ID or ID_LIKE).
+// Elsewhere, or where no RHEL name is given, it is manual and says which
+// packages to look for: a RHEL host is never told to apt-get.
 func OSPackages(c Context, title string, deb, rpm []string) Remedy {
 	id := "os-packages/" + strings.Join(deb, "+")
-	distro, _, _ := strings.Cut(c.Distro.Value, " ")
-	switch distro {
-	case "ubuntu", "debian":
+	switch family(c) {
+	case "deb":
 		return Remedy{ID: id, Title: title,
 			Commands: []string{"apt-get update", Command(append([]string{"apt-get", "install", "-y"}, deb...)...)},
 			Changes:  []string{"installs " + strings.Join(deb, " ") + " system-wide"},
 			Undo:     []string{Command(append([]string{"apt-get", "remove", "-y"}, deb...)...)}}
-	case "rhel", "rocky", "almalinux", "centos", "fedora", "amzn":
+	case "rpm":
 		if rpm != nil {
 			return Remedy{ID: id, Title: title,
 				Commands: []string{Command(append([]string{"dnf", "install", "-y"}, rpm...)...)},
@@ -50,10 +92,12 @@ func OSPackages(c Context, title string, deb, rpm []string) Remedy {
 func PythonHeaders(c Context, mm string) Remedy {
 	title := "Install the headers for Python " + mm
 	deb, rpm := []string{"python" + mm + "-dev"}, []string{"python" + mm + "-devel"}
-	family, _, _ := strings.Cut(c.Distro.Value, " ")
+	if family(c) == "rpm" {
+		return rpmPythonHeaders(c, mm, title)
+	}
 	// python3-dev is the headers of the distro's own python3, in every
 	// release.
-	if mm == "3" || family != "ubuntu" && family != "debian" {
+	if mm == "3" || family(c) != "deb" {
 		return OSPackages(c, title, deb, rpm)
 	}
 	have, known := kb.Builds().PythonHeaders.Deb[c.Distro.Value]
@@ -84,6 +128,68 @@ func PythonHeaders(c Context, mm string) Remedy {
 	return r.manual(fill)
 }
 
+// rpmPythonHeaders: the RHEL family names a Python's headers by its own
+// scheme (kb builds.json python_headers.rpm): python3.11-devel on RHEL 9,
+// python38-devel on RHEL 8, python3-devel for the OS's own python3.
+func rpmPythonHeaders(c Context, mm, title string) Remedy {
+	deb := []string{"python" + mm + "-dev"}
+	if mm == "3" {
+		return OSPackages(c, title, deb, []string{"python3-devel"})
+	}
+	key, ok := rhelKey(c)
+	have, known := kb.Builds().PythonHeaders.Rpm[key]
+	if ok && known {
+		if pkg, has := have[mm]; has {
+			return OSPackages(c, title, deb, []string{pkg})
+		}
+	}
+	var pkgs []string
+	for v, pkg := range have {
+		pkgs = append(pkgs, pkg+" (Python "+v+")")
+	}
+	sort.Strings(pkgs)
+	archive := "fastpath does not know which Python " + mm + " headers package " + c.Distro.Value + c.Distro.where() + "'s repositories have"
+	if ok && known {
+		archive = "the repositories of " + c.Distro.Value + c.Distro.where() + " have no Python " + mm + " (they have " + strings.Join(pkgs, ", ") + ")"
+	}
+	r := Remedy{ID: "python/headers-" + mm, Title: title + " from where that Python came from: " + archive,
+		Preconditions: []Check{{Check: "Python " + mm + "'s headers in the OS's repositories", OK: false, Unknown: !(ok && known), Detail: archive}},
+		Reason:        "dnf installs headers only for the Pythons the distro itself ships"}
+	fill := "the headers of the Python " + mm + " the build uses, from its own source: pyenv and python.org builds install Python.h with the interpreter " +
+		"(reinstall that Python if it is missing); conda: conda install python=" + mm + " in that environment; python3-devel is the headers of the OS's own python3 only"
+	if ok && known {
+		fill += "; or make the environment again with a Python the OS ships, whose headers dnf installs (" + strings.Join(pkgs, ", ") + ")"
+	}
+	return r.manual(fill)
+}
+
+// rpmHostCompiler: g++ gcc on the RHEL family is GCC Toolset's (kb
+// builds.json host_compilers.rpm: gcc-toolset-N-gcc-c++, under
+// /opt/rh/gcc-toolset-N/root/usr/bin), or the system gcc-c++ where that is
+// gcc; ok is false where the OS has neither (the remedy is then manual and
+// names no path).
+func rpmHostCompiler(c Context, gcc int) (r Remedy, cc, gxx string, ok bool) {
+	hc := kb.Builds().HostCompilers
+	key, isRHEL := rhelKey(c)
+	toolsets, known := hc.Rpm[key]
+	switch {
+	case isRHEL && hc.RpmSystem[key] == gcc:
+		return OSPackages(c, fmt.Sprintf("Install g++ %d (%s's system gcc-c++) and make CUDA builds use it", gcc, c.Distro.Value), nil, []string{"gcc-c++"}), "/usr/bin/gcc", "/usr/bin/g++", true
+	case isRHEL && known && slices.Contains(toolsets, gcc):
+		bin := fmt.Sprintf("/opt/rh/gcc-toolset-%d/root/usr/bin/", gcc)
+		return OSPackages(c, fmt.Sprintf("Install GCC Toolset %d's g++ and make CUDA builds use it, leaving the system compiler alone", gcc), nil,
+			[]string{fmt.Sprintf("gcc-toolset-%d-gcc-c++", gcc)}), bin + "gcc", bin + "g++", true
+	}
+	has := "fastpath does not know which GCC Toolsets " + c.Distro.Value + c.Distro.where() + " has"
+	if isRHEL && known {
+		has = fmt.Sprintf("the repositories of %s%s have no gcc-toolset-%d (they have gcc-toolset-%d to %d)", c.Distro.Value, c.Distro.where(), gcc, slices.Min(toolsets), slices.Max(toolsets))
+	}
+	r = Remedy{Title: fmt.Sprintf("Build with g++ %d: %s", gcc, has),
+		Preconditions: []Check{{Check: fmt.Sprintf("g++ %d in the OS's repositories", gcc), OK: false, Unknown: !(isRHEL && known), Detail: has}},
+		Reason:        "dnf installs only the compilers the distro itself ships"}
+	return r.manual(fmt.Sprintf("a g++ %d from elsewhere (a module on a cluster, conda-forge's gxx_linux-64=%d, or a container of an OS that packages it), or a newer CUDA whose nvcc accepts the g++ here", gcc, gcc)), "", "", false
+}
+
 // HostCompiler makes CUDA builds use g++ gcc (a major, e.g. 13) instead of
 // a host compiler too new for nvcc, without touching the system compiler.
 // What works depends on the build system, read from the builders' sources:
@@ -100,10 +206,16 @@ func PythonHeaders(c Context, mm string) Remedy {
 func HostCompiler(c Context, gcc int, nvcc string) Remedy {
 	gxx := fmt.Sprintf("/usr/bin/g++-%d", gcc)
 	cc := fmt.Sprintf("/usr/bin/gcc-%d", gcc)
-	r := OSPackages(c, fmt.Sprintf("Install g++-%d and make CUDA builds use it, leaving the system compiler alone", gcc),
-		[]string{fmt.Sprintf("g++-%d", gcc)}, nil)
-	if missing, ok := gxxMissing(c, gcc); ok {
-		r = missing
+	pathsKnown := true
+	var r Remedy
+	if family(c) == "rpm" {
+		r, cc, gxx, pathsKnown = rpmHostCompiler(c, gcc)
+	} else {
+		r = OSPackages(c, fmt.Sprintf("Install g++-%d and make CUDA builds use it, leaving the system compiler alone", gcc),
+			[]string{fmt.Sprintf("g++-%d", gcc)}, nil)
+		if missing, ok := gxxMissing(c, gcc); ok {
+			r = missing
+		}
 	}
 	r.ID = "host-compiler/gcc-" + fmt.Sprint(gcc)
 	r.HostGCC = gcc
@@ -120,9 +232,12 @@ func HostCompiler(c Context, gcc int, nvcc string) Remedy {
 		exports = []string{Export("CC", cc), Export("CXX", gxx), Export("NVCC_CCBIN", gxx), Export("CUDAHOSTCXX", gxx)}
 		how = "torch extension builds take -ccbin from CC, nvcc alone reads NVCC_CCBIN, CMake reads CUDAHOSTCXX: all are set since the build system is not known"
 	}
-	if r.Manual {
+	switch {
+	case !pathsKnown:
+		r.FillIn += "; then point the build at that g++ (" + how + ")"
+	case r.Manual:
 		r.FillIn += "; then " + strings.Join(exports, "; ")
-	} else {
+	default:
 		r.Commands = append(r.Commands, exports...)
 	}
 	r.Preconditions = append(r.Preconditions, Check{Check: "how the build picks nvcc's host compiler", OK: true, Detail: how})

@@ -71,6 +71,7 @@ type Context struct {
 	Platform     Fact[string]
 	WSL          Fact[bool]
 	Distro       Fact[string] // "ubuntu 24.04"
+	DistroLike   Fact[string] // os-release ID_LIKE: "rhel centos fedora"
 	Arch         Fact[string] // x86_64, aarch64
 	BuildSystem  Fact[string]
 	MemAvail     Fact[int64]

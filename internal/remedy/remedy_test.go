@@ -201,16 +201,21 @@ func checksText(r Remedy) string {
 }
 
 // TestAptRepoCarriesTheRelease: NVIDIA's apt repository of an OS carries
-// only the CUDA releases that support that OS (debian12 starts at 12.2,
-// ubuntu2404 at 12.5): a CUDA 11.1 compiler from debian12 does not exist,
-// so the apt route must be manual and say which routes are left, never run
-// apt-get install cuda-nvcc-11-1.
+// only the CUDA releases that support that OS (debian12 starts at 12.3,
+// ubuntu2404 at 12.5; ubuntu2004 stops at 12.9, CUDA 13.0 dropped Ubuntu
+// 20.04): a CUDA 11.1 compiler from debian12 or a CUDA 13.0 one from
+// ubuntu2004 does not exist, so the apt route must be manual and say which
+// routes are left, never run apt-get install cuda-nvcc-11-1.
 func TestAptRepoCarriesTheRelease(t *testing.T) {
 	for _, tc := range []struct {
 		distro, cuda string
 		exists       bool
 	}{
 		{"debian 12", "11.1", false},
+		{"debian 12", "12.2", false},
+		{"ubuntu 20.04", "13.0", false},
+		{"ubuntu 20.04", "12.9", true},
+		{"debian 12", "12.3", true},
 		{"ubuntu 24.04", "11.8", false},
 		{"ubuntu 24.04", "12.4", false},
 		{"ubuntu 22.04", "11.1", false},
@@ -272,6 +277,114 @@ func TestTorchImageTagExists(t *testing.T) {
 			} else if !strings.Contains(strings.Join(r.Commands, "\n"), "docker pull "+tc.tag) || strings.HasPrefix(tc.torch, "2.3") && strings.Contains(all, "cudnn9") {
 				t.Errorf("torch %s: want %s: %+v", tc.torch, tc.tag, r)
 			}
+		}
+	}
+}
+
+// TestRHELFamilyNeverApt: a RHEL-family host (os-release ID rhel, rocky,
+// almalinux, centos, or an ID_LIKE naming rhel) installs with dnf and the
+// names its AppStream has: python3.11-devel on RHEL 9, python38-devel on
+// RHEL 8 (no dot), python3-devel for the OS's own python3, the
+// gcc-toolset-N compiler under /opt/rh; never apt-get, never pythonX.Y-dev,
+// never a /usr/bin/g++-N that RHEL does not have.
+func TestRHELFamilyNeverApt(t *testing.T) {
+	for _, tc := range []struct {
+		distro, like, mm string
+		want             string // "" manual
+	}{
+		{"rhel 9.4", "fedora", "3.11", "dnf install -y python3.11-devel"},
+		{"rocky 9.3", "rhel centos fedora", "3.12", "dnf install -y python3.12-devel"},
+		{"almalinux 9.5", "rhel centos fedora", "3.9", "dnf install -y python3-devel"},
+		{"rhel 8.10", "fedora", "3.8", "dnf install -y python38-devel"},
+		{"rhel 8.10", "fedora", "3.11", "dnf install -y python3.11-devel"},
+		{"centos 9", "rhel fedora", "3", "dnf install -y python3-devel"},
+		{"ol 9.4", "fedora", "3.11", "dnf install -y python3.11-devel"},
+		{"rhel 9.4", "fedora", "3.8", ""},
+		{"fedora 40", "", "3", "dnf install -y python3-devel"},
+		{"fedora 40", "", "3.10", ""},
+		{"amzn 2023", "fedora", "3.11", ""},
+	} {
+		c := h200()
+		c.Distro, c.DistroLike = Of(tc.distro, FromMachine), Of(tc.like, FromMachine)
+		r := PythonHeaders(c, tc.mm)
+		all := strings.Join(r.Commands, "\n") + "\n" + r.Title + "\n" + r.FillIn
+		if strings.Contains(all, "apt-get") || strings.Contains(all, "-dev ") || strings.HasSuffix(strings.Join(r.Commands, " "), "-dev") {
+			t.Errorf("%s Python %s: apt on a RHEL-family host: %+v", tc.distro, tc.mm, r)
+		}
+		if tc.want == "" {
+			if !r.Manual || len(r.Commands) != 0 || strings.Contains(all, "pythonX") {
+				t.Errorf("%s Python %s: its archive has no such package, want manual: %+v", tc.distro, tc.mm, r)
+			}
+			continue
+		}
+		if r.Manual || strings.Join(r.Commands, "\n") != tc.want {
+			t.Errorf("%s Python %s: got %q, want %q", tc.distro, tc.mm, r.Commands, tc.want)
+		}
+	}
+	// g++: gcc-toolset-N on RHEL 8/9, its own path; never apt-get g++-N.
+	c := h200()
+	c.Distro, c.DistroLike = Of("rocky 9.3", FromMachine), Of("rhel centos fedora", FromMachine)
+	c.BuildSystem = Of(BuildSetuptools, FromLog)
+	r := HostCompiler(c, 13, "12.6")
+	cmds := strings.Join(r.Commands, "\n")
+	for _, w := range []string{"dnf install -y gcc-toolset-13-gcc-c++", "export CXX=/opt/rh/gcc-toolset-13/root/usr/bin/g++", "export CC=/opt/rh/gcc-toolset-13/root/usr/bin/gcc"} {
+		if !strings.Contains(cmds, w) {
+			t.Errorf("rocky 9.3 g++ 13: lacks %q:\n%s", w, cmds)
+		}
+	}
+	if strings.Contains(cmds+r.FillIn, "apt-get") || strings.Contains(cmds, "/usr/bin/g++-13") {
+		t.Errorf("rocky 9.3 g++ 13: %+v", r)
+	}
+	// A toolset RHEL 9 does not ship (gcc-toolset-9 is RHEL 8's): manual.
+	r = HostCompiler(c, 9, "11.8")
+	if !r.Manual || len(r.Commands) != 0 || strings.Contains(r.FillIn, "apt-get") || strings.Contains(r.FillIn, "/usr/bin/g++-9") {
+		t.Errorf("rocky 9.3 g++ 9: want manual: %+v", r)
+	}
+	// ID_LIKE alone makes the family: an unknown rebuild that says rhel.
+	c.Distro, c.DistroLike = Of("someel 9.2", FromMachine), Of("rhel fedora", FromMachine)
+	if r := OSPackages(c, "x", []string{"build-essential"}, []string{"gcc-c++"}); strings.Join(r.Commands, "\n") != "dnf install -y gcc-c++" {
+		t.Errorf("ID_LIKE rhel: %+v", r)
+	}
+}
+
+// TestWheelOnlyRebuild: a package PyPI has no sdist of (torchao: wheels
+// only since 0.1) is never "rebuilt" with pip install --no-binary (no
+// matching distribution) nor reinstalled from PyPI (the same wheel): for a
+// CUDA mismatch, its own index's wheel for torch's CUDA; for a GPU its
+// wheel lacks, a build from its repository with TORCH_CUDA_ARCH_LIST; for
+// the others (bitsandbytes, apex, whose PyPI name is another project)
+// their own way by hand.
+func TestWheelOnlyRebuild(t *testing.T) {
+	c := h200()
+	c.TorchCUDA = Of("12.8", FromMachine)
+	r, ok := WheelOnlyRebuild(c, "torchao", "0.18.0", "")
+	all := strings.Join(r.Commands, "\n")
+	if !ok || r.Manual || !strings.Contains(all, "torchao==0.18.0 --index-url https://download.pytorch.org/whl/cu128") || strings.Contains(all, "--no-binary") {
+		t.Errorf("torchao CUDA mismatch: %+v", r)
+	}
+	r, ok = WheelOnlyRebuild(c, "torchao", "0.18.0", "9.0")
+	all = strings.Join(r.Commands, "\n")
+	for _, w := range []string{"TORCH_CUDA_ARCH_LIST=9.0", "USE_CUDA=1", "--no-build-isolation", "git+https://github.com/pytorch/ao.git@v0.18.0"} {
+		if !ok || !strings.Contains(all, w) {
+			t.Errorf("torchao arch: lacks %q: %+v", w, r)
+		}
+	}
+	if strings.Contains(all, "--no-binary") {
+		t.Errorf("torchao arch: %s", all)
+	}
+	c.TorchCUDA = Of("", FromMachine)
+	if r, _ := WheelOnlyRebuild(c, "torchao", "", ""); !r.Manual || len(r.Commands) != 0 {
+		t.Errorf("torchao, torch's CUDA unknown: want manual: %+v", r)
+	}
+	for _, dist := range []string{"bitsandbytes", "apex", "sgl_kernel", "triton"} {
+		r, ok := WheelOnlyRebuild(c, dist, "1.0", "9.0")
+		if !ok || !r.Manual || len(r.Commands) != 0 || r.FillIn == "" || strings.Contains(r.FillIn, "pip install apex") {
+			t.Errorf("%s: want manual with its own way: %+v", dist, r)
+		}
+	}
+	for _, dist := range []string{"flash-attn", "flash_attn", "deepspeed", "xformers"} {
+		if _, ok := WheelOnlyRebuild(c, dist, "1.0", "9.0"); ok {
+			t.Errorf("%s has an sdist: not wheel-only", dist)
 		}
 	}
 }

@@ -65,7 +65,7 @@ func (c *collector) osRelease() {
 			continue
 		}
 		kv := ParseOSRelease(string(b))
-		c.o.ID, c.o.VersionID, c.o.PrettyName = kv["ID"], kv["VERSION_ID"], kv["PRETTY_NAME"]
+		c.o.ID, c.o.VersionID, c.o.PrettyName, c.o.IDLike = kv["ID"], kv["VERSION_ID"], kv["PRETTY_NAME"], kv["ID_LIKE"]
 		return
 	}
 	c.warn("no /etc/os-release or /usr/lib/os-release")

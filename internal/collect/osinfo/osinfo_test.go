@@ -44,7 +44,7 @@ func TestCollect(t *testing.T) {
 				tr.Libc("/usr/lib/x86_64-linux-gnu/libc.so.6", elf.EM_X86_64, "2.39")
 				tr.File("/proc/cpuinfo", cpuinfo(4)).File("/proc/meminfo", meminfo).File("/proc/sys/kernel/osrelease", "6.8.0-87-generic\n")
 			},
-			want: facts.OS{ID: "ubuntu", VersionID: "24.04", PrettyName: "Ubuntu 24.04.3 LTS", Arch: "x86_64", Glibc: "2.39",
+			want: facts.OS{ID: "ubuntu", VersionID: "24.04", IDLike: "debian", PrettyName: "Ubuntu 24.04.3 LTS", Arch: "x86_64", Glibc: "2.39",
 				Libc: "/lib/x86_64-linux-gnu/libc.so.6", Kernel: "6.8.0-87-generic", CPUs: 4, MemTotal: 263842112 * 1024, MemAvail: 250000000 * 1024},
 		},
 		{
@@ -58,12 +58,12 @@ func TestCollect(t *testing.T) {
 		{
 			name: "RHEL 9: lib64, os-release in /usr/lib only, CPUs from /sys",
 			tree: func(tr *fixture.Tree) {
-				tr.File("/usr/lib/os-release", "NAME=\"Red Hat Enterprise Linux\"\nVERSION_ID=\"9.4\"\nID=\"rhel\"\nPRETTY_NAME=\"Red Hat Enterprise Linux 9.4 (Plow)\"\n")
+				tr.File("/usr/lib/os-release", "NAME=\"Red Hat Enterprise Linux\"\nVERSION_ID=\"9.4\"\nID=\"rhel\"\nID_LIKE=\"fedora\"\nPRETTY_NAME=\"Red Hat Enterprise Linux 9.4 (Plow)\"\n")
 				tr.Symlink("/lib64", "usr/lib64").Libc("/usr/lib64/libc.so.6", elf.EM_X86_64, "2.34")
 				tr.ELFExec("/usr/bin/env", elf.EM_X86_64)
 				tr.File("/sys/devices/system/cpu/online", "0-63,128-191\n")
 			},
-			want: facts.OS{ID: "rhel", VersionID: "9.4", PrettyName: "Red Hat Enterprise Linux 9.4 (Plow)", Arch: "x86_64", Glibc: "2.34", Libc: "/lib64/libc.so.6", CPUs: 128},
+			want: facts.OS{ID: "rhel", VersionID: "9.4", IDLike: "fedora", PrettyName: "Red Hat Enterprise Linux 9.4 (Plow)", Arch: "x86_64", Glibc: "2.34", Libc: "/lib64/libc.so.6", CPUs: 128},
 		},
 		{
 			name: "Alpine: musl",
