@@ -239,3 +239,36 @@ func TestOldGXXTheArchiveHas(t *testing.T) {
 		}
 	}
 }
+
+// TestCxxRuntimeSymbolIsNotTorch: a missing std:: symbol is libstdc++'s
+// (VMamba#83, cuda-python#26): no extension-abi-mismatch, whose fix would
+// rebuild against torch; a torch symbol on the same line still is one.
+// A module fastpath does not know is not mamba-ssm because its file name
+// has "selective_scan" in it (VMamba builds selective_scan_cuda_oflex).
+func TestCxxRuntimeSymbolIsNotTorch(t *testing.T) {
+	const so = "ImportError: ./anaconda3/envs/vmamba/lib/python3.8/site-packages/selective_scan_cuda_oflex.cpython-38-x86_64-linux-gnu.so: undefined symbol: "
+	for _, sym := range []string{"_ZNSt15__exception_ptr13exception_ptr9_M_addrefEv", "_ZSt28__throw_bad_array_new_lengthv", "_ZTVNSt7__cxx1119basic_ostringstreamIcSt11char_traitsIcESaIcEEE"} {
+		s, err := Default().Scan(strings.NewReader(so + sym + "\n"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fs := Findings(s, nil); len(fs) != 0 {
+			t.Errorf("%s: %v", sym, ids(fs))
+		}
+	}
+	s, err := Default().Scan(strings.NewReader(so + "_ZN3c104cuda9SetDeviceEi\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fs := Findings(s, nil)
+	if len(fs) == 0 || fs[0].ID != "extension-abi-mismatch" {
+		t.Fatalf("a torch symbol is an ABI mismatch: %v", ids(fs))
+	}
+	if got := fs[0].Title + fixText(fs[0].Fixes); strings.Contains(got, "mamba-ssm") || !strings.Contains(got, "selective_scan_cuda_oflex") {
+		t.Errorf("VMamba's module named as mamba-ssm:\n%s", got)
+	}
+	_, fixes := explainText(t, corpusLog(t, "mamba-788-selective-scan-setdevice-ab.log"))
+	if !strings.Contains(fixes, "--no-deps mamba-ssm") {
+		t.Errorf("mamba-ssm's own selective_scan_cuda:\n%s", fixes)
+	}
+}
