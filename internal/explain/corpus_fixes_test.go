@@ -272,3 +272,29 @@ func TestCxxRuntimeSymbolIsNotTorch(t *testing.T) {
 		t.Errorf("mamba-ssm's own selective_scan_cuda:\n%s", fixes)
 	}
 }
+
+// TestSM120TorchForTheDriver: torch cu128 and cu130 both carry sm_120;
+// cu130 needs driver 580, and an RTX 5090 runs on 570
+// (pytorch/pytorch#167244: driver 570.124.06). With the driver unknown
+// the fix is the build the oldest driver runs; with the driver stated
+// (nvidia-smi's header, torch's collect_env) the newest that driver runs.
+func TestSM120TorchForTheDriver(t *testing.T) {
+	for _, log := range []string{"pytorch-167244-sm120-cu124-nightly.log", "direct3d-s2-32-sm120-torch-sm90.log"} {
+		_, fixes := explainText(t, corpusLog(t, log))
+		if !strings.Contains(fixes, "whl/cu128") || strings.Contains(fixes, "cu130") || !strings.Contains(fixes, "needs NVIDIA driver 525.60.13 or newer") {
+			t.Errorf("%s: driver unknown:\n%s", log, fixes)
+		}
+	}
+	warn := corpusLog(t, "direct3d-s2-32-sm120-torch-sm90.log")
+	for prefix, want := range map[string]string{
+		"| NVIDIA-SMI 580.65.06   Driver Version: 580.65.06   CUDA Version: 13.0 |\n": "whl/cu130",
+		"| NVIDIA-SMI 570.124.06   Driver Version: 570.124.06   CUDA Version: 12.8 |\n": "whl/cu128",
+		"Nvidia driver version: 570.124.06\n":                                           "whl/cu128",
+		"Nvidia driver version: 580.65.06\n":                                            "whl/cu130",
+	} {
+		_, fixes := explainText(t, prefix+warn)
+		if !strings.Contains(fixes, want) || strings.Contains(fixes, "needs NVIDIA driver") {
+			t.Errorf("%q: want %s:\n%s", prefix, want, fixes)
+		}
+	}
+}

@@ -664,7 +664,16 @@ func (e *env) torchArchFixes(caps map[string]string) []finding.Fix {
 	if e.f != nil && e.f.GPU.Driver != nil {
 		driver = e.f.GPU.Driver.Version
 	}
-	for _, b := range kb.CUDA().TorchWheels.Rows {
+	if driver == "" && e.log != nil && e.log.Driver != nil {
+		driver = e.log.Driver.Value // a log that names no torch still names its driver
+	}
+	// The rows are newest CUDA first. With the driver known, the newest
+	// build it runs; unknown, the build whose driver floor is lowest: an
+	// RTX 50's driver is 570 or newer, which runs cu128, while cu130 needs
+	// 580 (pytorch/pytorch#167244: a 5090 on driver 570.124.06).
+	rows := kb.CUDA().TorchWheels.Rows
+	pick, pickFloor := -1, ""
+	for i, b := range rows {
 		var ts []cudaarch.Target
 		for _, a := range b.Archs {
 			if t, err := cudaarch.ParseTarget(a); err == nil {
@@ -674,13 +683,25 @@ func (e *env) torchArchFixes(caps map[string]string) []finding.Fix {
 		if _, how := cudaarch.Best(ts, c); how != cudaarch.Native && how != cudaarch.Family {
 			continue
 		}
+		_, floor, known := kb.CUDA().DriverMinimum(b.CUDA)
 		if driver != "" {
-			if _, floor, ok := kb.CUDA().DriverMinimum(b.CUDA); ok && kb.CompareDotted(driver, floor) < 0 {
+			if known && kb.CompareDotted(driver, floor) < 0 {
 				continue
 			}
+			pick = i
+			break
 		}
+		if pick < 0 || (known && pickFloor != "" && kb.CompareDotted(floor, pickFloor) < 0) {
+			pick, pickFloor = i, floor
+		}
+	}
+	if pick >= 0 {
+		b := rows[pick]
 		r := remedy.TorchInstall(e.rctx(), e.torchBase(), b.CUDA, true)
 		r.Title = fmt.Sprintf("Install torch %s built for CUDA %s (its wheels carry %s)", e.torchBase(), b.CUDA, strings.Join(b.Archs, " "))
+		if driver == "" && pickFloor != "" {
+			r.Title += fmt.Sprintf("; it needs NVIDIA driver %s or newer (the log does not state the driver)", pickFloor)
+		}
 		return []finding.Fix{fix(r)}
 	}
 	return []finding.Fix{{Title: fmt.Sprintf("No torch %s wheel has code for compute capability %s: build torch with TORCH_CUDA_ARCH_LIST=%s", kb.CUDA().TorchWheels.Release, cc, cc), Commands: []string{}}}

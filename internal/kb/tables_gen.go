@@ -6083,6 +6083,17 @@ func signaturesTable() SignaturesData {
 				},
 			},
 			{
+				Name: "driver-collect-env",
+				Literals: []string{
+					"Nvidia driver version: ",
+				},
+				Pattern: "Nvidia driver version: (?P<driver>[0-9]+\\.[0-9]+(?:\\.[0-9]+)?)",
+				Origin: SignatureSource{
+					Text: "Nvidia driver version: 525.60.11",
+					From: "torch/utils/collect_env.py (python -m torch.utils.collect_env, which pytorch's issue template asks for): get_nvidia_driver_version",
+				},
+			},
+			{
 				Name: "driver-found-version",
 				Literals: []string{
 					"too old (found version ",
