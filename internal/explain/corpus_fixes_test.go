@@ -298,3 +298,22 @@ func TestSM120TorchForTheDriver(t *testing.T) {
 		}
 	}
 }
+
+// TestFlashAttnOnAnOlderGPU: flash-attn 2 needs compute capability 8.0;
+// on a Turing GPU (komikndr/raylight#68: Quadro RTX 5000) no build of it
+// runs, so rebuilding it is no fix: the model must use torch's attention.
+// The log naming no GPU, the fix says which GPUs take which way.
+func TestFlashAttnOnAnOlderGPU(t *testing.T) {
+	_, fixes := explainText(t, corpusLog(t, "raylight-68-flash-attn-ampere-quadro-rtx5000.log"))
+	if !strings.Contains(fixes, "older than compute capability 8.0") || !strings.Contains(fixes, `attn_implementation="sdpa"`) || !strings.Contains(fixes, "If it is newer") {
+		t.Errorf("GPU unknown:\n%s", fixes)
+	}
+	_, fixes = explainText(t, "Device 0: Tesla T4, compute capability 7.5, VMM: yes\n"+corpusLog(t, "raylight-68-flash-attn-ampere-quadro-rtx5000.log"))
+	if !strings.Contains(fixes, "No flash-attn build runs on compute capability 7.5") || strings.Contains(fixes, "ebuild") {
+		t.Errorf("a 7.5 GPU:\n%s", fixes)
+	}
+	_, fixes = explainText(t, "Device 0: NVIDIA GeForce RTX 5090, compute capability 12.0, VMM: yes\n"+corpusLog(t, "raylight-68-flash-attn-ampere-quadro-rtx5000.log"))
+	if !strings.Contains(fixes, "Rebuild flash-attn for this GPU (compute capability 12.0)") || strings.Contains(fixes, "sdpa") {
+		t.Errorf("a 12.0 GPU:\n%s", fixes)
+	}
+}

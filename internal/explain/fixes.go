@@ -389,6 +389,20 @@ func (e *env) fixes(id finding.ID, caps map[string]string) []finding.Fix {
 			dist = pkgArg(caps)
 		}
 		cc := e.gpuCapability(caps)
+		// A package whose kernels need a newer GPU than this one has no
+		// build to rebuild or install: flash-attn 2 on a Turing or Volta
+		// GPU (komikndr/raylight#68: 2x Quadro RTX 5000) runs nowhere, and
+		// the model must use torch's attention instead.
+		if min := attnMinCapability(dist); min != "" {
+			sdpa := "use an attention that does not need " + dist + " (in transformers: attn_implementation=\"sdpa\", torch's scaled_dot_product_attention)"
+			if have, err := cudaarch.ParseCapability(cc); err == nil {
+				if need, err := cudaarch.ParseCapability(min); err == nil && have.SM() < need.SM() {
+					return []finding.Fix{manual(fmt.Sprintf("No %s build runs on compute capability %s (it needs %s or newer): %s", dist, cc, min, sdpa))}
+				}
+			} else if cc == "" {
+				return []finding.Fix{manual(fmt.Sprintf("If the GPU is older than compute capability %s (Turing, Volta: T4, V100, RTX 20, Quadro RTX), no %s build runs on it: %s. If it is newer (an RTX 50, compute capability 12.0), rebuild %s for it against the installed torch or install a %s release that has code for it (the log does not name the GPU: `fastpath doctor` reads it)", min, dist, sdpa, dist, dist))}
+			}
+		}
 		switch {
 		case dist == "" && cc == "":
 			return []finding.Fix{manual("Rebuild the package for this GPU against the installed torch (the log names neither the package nor the GPU: `fastpath doctor` does)")}
@@ -748,4 +762,19 @@ func orUnknown(v string) string {
 		return "(version unknown)"
 	}
 	return v
+}
+
+// attnMinCapability is the oldest GPU an attention package's kernels run
+// on (families.json attention_implementations: flash-attn 2 needs 8.0),
+// "" for a package with no such floor.
+func attnMinCapability(dist string) string {
+	if dist == "" {
+		return ""
+	}
+	for _, a := range kb.Families().AttnImpls {
+		if a.Package == dist && a.MinCapability != "" {
+			return a.MinCapability
+		}
+	}
+	return ""
 }
