@@ -287,7 +287,7 @@ func TestSM120TorchForTheDriver(t *testing.T) {
 	}
 	warn := corpusLog(t, "direct3d-s2-32-sm120-torch-sm90.log")
 	for prefix, want := range map[string]string{
-		"| NVIDIA-SMI 580.65.06   Driver Version: 580.65.06   CUDA Version: 13.0 |\n": "whl/cu130",
+		"| NVIDIA-SMI 580.65.06   Driver Version: 580.65.06   CUDA Version: 13.0 |\n":   "whl/cu130",
 		"| NVIDIA-SMI 570.124.06   Driver Version: 570.124.06   CUDA Version: 12.8 |\n": "whl/cu128",
 		"Nvidia driver version: 570.124.06\n":                                           "whl/cu128",
 		"Nvidia driver version: 580.65.06\n":                                            "whl/cu130",
