@@ -317,3 +317,33 @@ func TestFlashAttnOnAnOlderGPU(t *testing.T) {
 		t.Errorf("a 12.0 GPU:\n%s", fixes)
 	}
 }
+
+// TestNVCCOtherWordings: nvcc refuses an MSVC it does not know with its own
+// words on Windows (TencentARC/BrushEdit#17): the fix is a Visual Studio
+// it accepts, not a g++; and -arch=sm_XY it cannot build for reads "Value
+// 'sm_XY' is not defined for option 'gpu-architecture'" (pyJac#38,
+// butterfly#23: targets CUDA 11 dropped; FeatGraph#12: CUDA 10.1 before
+// sm_80).
+func TestNVCCOtherWordings(t *testing.T) {
+	detail, fixes := explainText(t, corpusLog(t, "brushedit-17-msvc-unsupported-vs-version.log"))
+	if !strings.Contains(detail, "MSVC") || !strings.Contains(fixes, "Visual Studio this nvcc accepts (between 2017 and 2022)") ||
+		strings.Contains(fixes, "g++") || strings.Contains(fixes, "install torch's CUDA release") {
+		t.Errorf("MSVC:\n%s\n%s", detail, fixes)
+	}
+	_, fixes = explainText(t, corpusLog(t, "butterfly-23-value-sm-30-not-defined-cuda-11.2.log"))
+	if !strings.Contains(fixes, "Take sm_30 (3.0) out of the build's target list") || strings.Contains(fixes, "docker") {
+		t.Errorf("sm_30 on CUDA 11.2:\n%s", fixes)
+	}
+	_, fixes = explainText(t, corpusLog(t, "featgraph-12-value-sm-80-not-defined-cuda-10.1.log"))
+	if !strings.Contains(fixes, "sm_80 needs nvcc 11.0 or newer") {
+		t.Errorf("sm_80 on CUDA 10.1:\n%s", fixes)
+	}
+	// A placeholder or a typo is no GPU target (pytorch-mask-rcnn#38).
+	s, err := Default().Scan(strings.NewReader("nvcc fatal   : Value '[sm_61]' is not defined for option 'gpu-architecture'\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fs := Findings(s, nil); len(fs) != 0 {
+		t.Errorf("[sm_61]: %v", ids(fs))
+	}
+}

@@ -304,6 +304,10 @@ func (e *env) fixes(id finding.ID, caps map[string]string) []finding.Fix {
 	case finding.NVCCCannotTargetGPU:
 		return e.targetFixes(caps)
 	case finding.HostCompilerUnsupported:
+		if vs := caps["vs"]; vs != "" {
+			// Windows: the host compiler is MSVC, which no g++ replaces.
+			return []finding.Fix{manual("Build with a Visual Studio this nvcc accepts (" + vs + "): install that release's Build Tools (\"Desktop development with C++\") beside the newer one and build from its \"x64 Native Tools Command Prompt\"; or install a CUDA toolkit new enough to accept the installed Visual Studio, with a torch built for the same CUDA major. nvcc's -allow-unsupported-compiler only skips the check, at the risk of miscompiled code"), e.retryBuild(caps)}
+		}
 		if min, err := strconv.Atoi(caps["min"]); err == nil && min > 0 {
 			return append(e.oldGCCFixes(min), e.retryBuild(caps))
 		}

@@ -5308,13 +5308,14 @@ func signaturesTable() SignaturesData {
 				Severity: "error",
 				Literals: []string{
 					"Unsupported gpu architecture",
+					"is not defined for option 'gpu-architecture'",
 				},
-				Pattern: "nvcc fatal\\s*: Unsupported gpu architecture '(?P<target>(?:compute|sm)_(?P<sm>\\d+)[a-z]?)(?:'|\\s*$)",
+				Pattern: "nvcc fatal\\s*: (?:Unsupported gpu architecture |Value )'(?P<target>(?:compute|sm)_(?P<sm>\\d+)[a-z]?)(?:'|\\s*$)",
 				Title:   "nvcc cannot generate code for {target}",
 				Detail:  "The nvcc this build ran is older than the GPU target it was asked for ({target}); the targets come from the build's list (TORCH_CUDA_ARCH_LIST for torch extensions, CMAKE_CUDA_ARCHITECTURES for CMake) or the visible GPUs.",
 				Origin: SignatureSource{
 					Text: "nvcc fatal   : Unsupported gpu architecture 'compute_120'",
-					From: "nvcc (CUDA 12.7 and older for sm_120; 11.7 and older for sm_90)",
+					From: "nvcc (CUDA 12.7 and older for sm_120; 11.7 and older for sm_90); for -arch=sm_XY nvcc words it \"nvcc fatal   : Value 'sm_20' is not defined for option 'gpu-architecture'\" (SLACKHA/pyJac#38, HazyResearch/butterfly#23)",
 				},
 			},
 			{
@@ -5384,6 +5385,21 @@ func signaturesTable() SignaturesData {
 				Origin: SignatureSource{
 					Text: "#error -- unsupported GNU version! gcc versions later than 13 are not supported! The nvcc flag '-allow-unsupported-compiler' can be used to override this version check; however, using an unsupported host compiler may cause compilation failure or incorrect run time execution. Use at your own risk.",
 					From: "CUDA crt/host_config.h, included by cuda_runtime.h",
+				},
+			},
+			{
+				Name:     "nvcc-unsupported-msvc-version",
+				Finding:  "host-compiler-unsupported",
+				Severity: "error",
+				Literals: []string{
+					"unsupported Microsoft Visual Studio version",
+				},
+				Pattern: "unsupported Microsoft Visual Studio version! Only the versions (?P<vs>(?:between )?[0-9]{4}(?:(?:, | and )[0-9]{4})*)(?: \\(inclusive\\))? are supported",
+				Title:   "nvcc does not accept this Visual Studio's MSVC (it takes Visual Studio {vs})",
+				Detail:  "On Windows nvcc compiles the host side of every .cu file with MSVC (cl.exe), and its crt/host_config.h refuses an MSVC outside the Visual Studio releases it was tested with ({vs}).",
+				Origin: SignatureSource{
+					Text: "C:\\Program Files\\NVIDIA GPU Computing Toolkit\\CUDA\\v11.8\\include\\crt/host_config.h(153): fatal error C1189: #error:  -- unsupported Microsoft Visual Studio version! Only the versions between 2017 and 2022 (inclusive) are supported! The nvcc flag '-allow-unsupported-compiler' can be used to override this version check; however, using an unsupported host compiler may cause compilation failure or incorrect run time execution. Use at your own risk.",
+					From: "CUDA crt/host_config.h (the _MSC_VER check), included by cuda_runtime.h; TencentARC/BrushEdit#17",
 				},
 			},
 			{
