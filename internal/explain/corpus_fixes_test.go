@@ -347,3 +347,16 @@ func TestNVCCOtherWordings(t *testing.T) {
 		t.Errorf("[sm_61]: %v", ids(fs))
 	}
 }
+
+// TestCompilerFixesForALogThatNamesNoOS: Zyphra/Zonos#194 is a uv sync on
+// a machine the log does not describe (no OS, no g++, no container). What
+// the log does not mention is unknown, not absent: the fixes are NVIDIA's
+// compiler for the OS, by hand, before a devel image, and no route is
+// closed for "no g++".
+func TestCompilerFixesForALogThatNamesNoOS(t *testing.T) {
+	_, fixes := explainText(t, corpusLog(t, "zonos-194-uv-causal-conv1d-no-nvcc.log"))
+	apt, img := strings.Index(fixes, "Install the CUDA 12.4 compiler"), strings.Index(fixes, "Rebuild the image FROM")
+	if apt < 0 || img < 0 || apt > img || !strings.Contains(fixes, "cuda-nvcc-12-4") {
+		t.Errorf("Zonos#194:\n%s", fixes)
+	}
+}

@@ -22,6 +22,9 @@ import (
 // rctx is the remedy Context for this log and environment.
 func (e *env) rctx() remedy.Context {
 	c := remedy.FromFacts(e.f)
+	// Facts made from the log alone are no machine's: what the log does
+	// not mention (a g++, a conda environment) is unknown, not absent.
+	c.Machine = c.Machine && e.machine
 	e.applyLogFacts(&c)
 	return c
 }
@@ -461,7 +464,14 @@ func (e *env) compilerFixes(mm string) []finding.Fix {
 	var fixes []finding.Fix
 	routes := remedy.CompilerRoutes(c)
 	for _, r := range routes {
-		if r.Viable() && (len(r.Commands) > 0 || r.FillIn != "") {
+		// A step by hand whose preconditions hold or are unknown (a log
+		// that names no OS) is shown too: without it a log's only fix
+		// would be a devel image (Zyphra/Zonos#194, no container).
+		open := r.Manual && r.FillIn != ""
+		for _, p := range r.Preconditions {
+			open = open && (p.OK || p.Unknown)
+		}
+		if (r.Viable() && len(r.Commands) > 0) || open {
 			fixes = append(fixes, fix(r))
 		}
 	}
