@@ -137,7 +137,11 @@ func writeModelText(w io.Writer, r *model.Report, findings []finding.Finding, o 
 	}
 	p.Para("", p.P.B(fmt.Sprintf("%s: %s, %d layers (%s)", r.Model, r.ModelType, r.NumLayers, model.FormatLayerKinds(r.LayerKinds, r.NumLayers))))
 	if r.Source != "" {
-		p.Para("  config      ", r.Source+" ("+r.KindsFrom+")")
+		src := r.Source
+		if r.KindsFrom != "" {
+			src += " (" + r.KindsFrom + ")"
+		}
+		p.Para("  config      ", src)
 	}
 	p.Para("  transformers ", orNotInstalled(r.Transformers)+" ("+r.Mechanism+")")
 	if r.Code != nil {

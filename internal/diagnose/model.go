@@ -237,7 +237,11 @@ func modelDecisive(r *model.Report) []int {
 }
 
 func modelEvidenceDecisive(r *model.Report) (ev []string, decisive []int) {
-	ev = []string{fmt.Sprintf("config: %s (%s; %d layers: %s)", orUnknown(r.Source), r.KindsFrom, r.NumLayers, model.FormatLayerKinds(r.LayerKinds, r.NumLayers))}
+	from := r.KindsFrom + "; "
+	if r.KindsFrom == "" {
+		from = "" // a family fastpath does not know: no field named the kinds
+	}
+	ev = []string{fmt.Sprintf("config: %s (%s%d layers: %s)", orUnknown(r.Source), from, r.NumLayers, model.FormatLayerKinds(r.LayerKinds, r.NumLayers))}
 	for _, p := range r.Packages {
 		switch {
 		case p.Usable:

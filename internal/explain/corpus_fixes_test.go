@@ -359,3 +359,99 @@ func TestDeepSpeedRetry(t *testing.T) {
 		t.Errorf("RT-2#10: torch must come before deepspeed:\n%s", all)
 	}
 }
+
+func TestCxxRuntimeSymbolIsNotTorch(t *testing.T) {
+	const so = "ImportError: ./anaconda3/envs/vmamba/lib/python3.8/site-packages/selective_scan_cuda_oflex.cpython-38-x86_64-linux-gnu.so: undefined symbol: "
+	for _, sym := range []string{"_ZNSt15__exception_ptr13exception_ptr9_M_addrefEv", "_ZSt28__throw_bad_array_new_lengthv", "_ZTVNSt7__cxx1119basic_ostringstreamIcSt11char_traitsIcESaIcEEE"} {
+		s, err := Default().Scan(strings.NewReader(so + sym + "\n"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fs := Findings(s, nil); len(fs) != 0 {
+			t.Errorf("%s: %v", sym, ids(fs))
+		}
+	}
+	s, err := Default().Scan(strings.NewReader(so + "_ZN3c104cuda9SetDeviceEi\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fs := Findings(s, nil)
+	if len(fs) == 0 || fs[0].ID != "extension-abi-mismatch" {
+		t.Fatalf("a torch symbol is an ABI mismatch: %v", ids(fs))
+	}
+	if got := fs[0].Title + fixText(fs[0].Fixes); strings.Contains(got, "mamba-ssm") || !strings.Contains(got, "selective_scan_cuda_oflex") {
+		t.Errorf("VMamba's module named as mamba-ssm:\n%s", got)
+	}
+	_, fixes := explainText(t, corpusLog(t, "mamba-788-selective-scan-setdevice-ab.log"))
+	if !strings.Contains(fixes, "--no-deps mamba-ssm") {
+		t.Errorf("mamba-ssm's own selective_scan_cuda:\n%s", fixes)
+	}
+}
+
+func TestSM120TorchForTheDriver(t *testing.T) {
+	for _, log := range []string{"pytorch-167244-sm120-cu124-nightly.log", "direct3d-s2-32-sm120-torch-sm90.log"} {
+		_, fixes := explainText(t, corpusLog(t, log))
+		if !strings.Contains(fixes, "whl/cu128") || strings.Contains(fixes, "cu130") || !strings.Contains(fixes, "needs NVIDIA driver 525.60.13 or newer") {
+			t.Errorf("%s: driver unknown:\n%s", log, fixes)
+		}
+	}
+	warn := corpusLog(t, "direct3d-s2-32-sm120-torch-sm90.log")
+	for prefix, want := range map[string]string{
+		"| NVIDIA-SMI 580.65.06   Driver Version: 580.65.06   CUDA Version: 13.0 |\n":   "whl/cu130",
+		"| NVIDIA-SMI 570.124.06   Driver Version: 570.124.06   CUDA Version: 12.8 |\n": "whl/cu128",
+		"Nvidia driver version: 570.124.06\n":                                           "whl/cu128",
+		"Nvidia driver version: 580.65.06\n":                                            "whl/cu130",
+	} {
+		_, fixes := explainText(t, prefix+warn)
+		if !strings.Contains(fixes, want) || strings.Contains(fixes, "needs NVIDIA driver") {
+			t.Errorf("%q: want %s:\n%s", prefix, want, fixes)
+		}
+	}
+}
+
+func TestFlashAttnOnAnOlderGPU(t *testing.T) {
+	_, fixes := explainText(t, corpusLog(t, "raylight-68-flash-attn-ampere-quadro-rtx5000.log"))
+	if !strings.Contains(fixes, "older than compute capability 8.0") || !strings.Contains(fixes, `attn_implementation="sdpa"`) || !strings.Contains(fixes, "If it is newer") {
+		t.Errorf("GPU unknown:\n%s", fixes)
+	}
+	_, fixes = explainText(t, "Device 0: Tesla T4, compute capability 7.5, VMM: yes\n"+corpusLog(t, "raylight-68-flash-attn-ampere-quadro-rtx5000.log"))
+	if !strings.Contains(fixes, "No flash-attn build runs on compute capability 7.5") || strings.Contains(fixes, "ebuild") {
+		t.Errorf("a 7.5 GPU:\n%s", fixes)
+	}
+	_, fixes = explainText(t, "Device 0: NVIDIA GeForce RTX 5090, compute capability 12.0, VMM: yes\n"+corpusLog(t, "raylight-68-flash-attn-ampere-quadro-rtx5000.log"))
+	if !strings.Contains(fixes, "Rebuild flash-attn for this GPU (compute capability 12.0)") || strings.Contains(fixes, "sdpa") {
+		t.Errorf("a 12.0 GPU:\n%s", fixes)
+	}
+}
+
+func TestNVCCOtherWordings(t *testing.T) {
+	detail, fixes := explainText(t, corpusLog(t, "brushedit-17-msvc-unsupported-vs-version.log"))
+	if !strings.Contains(detail, "MSVC") || !strings.Contains(fixes, "Visual Studio this nvcc accepts (between 2017 and 2022)") ||
+		strings.Contains(fixes, "g++") || strings.Contains(fixes, "install torch's CUDA release") {
+		t.Errorf("MSVC:\n%s\n%s", detail, fixes)
+	}
+	_, fixes = explainText(t, corpusLog(t, "butterfly-23-value-sm-30-not-defined-cuda-11.2.log"))
+	if !strings.Contains(fixes, "Take sm_30 (3.0) out of the build's target list") || strings.Contains(fixes, "docker") {
+		t.Errorf("sm_30 on CUDA 11.2:\n%s", fixes)
+	}
+	_, fixes = explainText(t, corpusLog(t, "featgraph-12-value-sm-80-not-defined-cuda-10.1.log"))
+	if !strings.Contains(fixes, "sm_80 needs nvcc 11.0 or newer") {
+		t.Errorf("sm_80 on CUDA 10.1:\n%s", fixes)
+	}
+	// A placeholder or a typo is no GPU target (pytorch-mask-rcnn#38).
+	s, err := Default().Scan(strings.NewReader("nvcc fatal   : Value '[sm_61]' is not defined for option 'gpu-architecture'\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fs := Findings(s, nil); len(fs) != 0 {
+		t.Errorf("[sm_61]: %v", ids(fs))
+	}
+}
+
+func TestCompilerFixesForALogThatNamesNoOS(t *testing.T) {
+	_, fixes := explainText(t, corpusLog(t, "zonos-194-uv-causal-conv1d-no-nvcc.log"))
+	apt, img := strings.Index(fixes, "Install the CUDA 12.4 compiler"), strings.Index(fixes, "Rebuild the image FROM")
+	if apt < 0 || img < 0 || apt > img || !strings.Contains(fixes, "cuda-nvcc-12-4") {
+		t.Errorf("Zonos#194:\n%s", fixes)
+	}
+}

@@ -445,8 +445,15 @@ func (e *env) derive(caps map[string]string, hits []*Hit) {
 	}
 	// A kernel package's own message names it ("CUDA error
 	// (/build/source/flash-attn/flash_fwd_launch_template.h:184)").
+	// The extension's own file name is no such message: a module fastpath
+	// does not know (VMamba's selective_scan_cuda_oflex) is not mamba-ssm
+	// because its name has "selective_scan" in it.
 	for _, h := range hits {
-		if d := lineDist(h.Text); caps["dist"] == "" && d != "" {
+		text := h.Text
+		if so := caps["so"]; so != "" {
+			text = strings.ReplaceAll(text, so, "")
+		}
+		if d := lineDist(text); caps["dist"] == "" && d != "" {
 			caps["dist"] = d
 		}
 	}

@@ -22,6 +22,9 @@ import (
 // rctx is the remedy Context for this log and environment.
 func (e *env) rctx() remedy.Context {
 	c := remedy.FromFacts(e.f)
+	// Facts made from the log alone are no machine's: what the log does
+	// not mention (a g++, a conda environment) is unknown, not absent.
+	c.Machine = c.Machine && e.machine
 	e.applyLogFacts(&c)
 	return c
 }
@@ -348,6 +351,10 @@ func (e *env) fixes(id finding.ID, caps map[string]string) []finding.Fix {
 	case finding.NVCCCannotTargetGPU:
 		return e.targetFixes(caps)
 	case finding.HostCompilerUnsupported:
+		if vs := caps["vs"]; vs != "" {
+			// Windows: the host compiler is MSVC, which no g++ replaces.
+			return []finding.Fix{manual("Build with a Visual Studio this nvcc accepts (" + vs + "): install that release's Build Tools (\"Desktop development with C++\") beside the newer one and build from its \"x64 Native Tools Command Prompt\"; or install a CUDA toolkit new enough to accept the installed Visual Studio, with a torch built for the same CUDA major. nvcc's -allow-unsupported-compiler only skips the check, at the risk of miscompiled code"), e.retryBuild(caps)}
+		}
 		if min, err := strconv.Atoi(caps["min"]); err == nil && min > 0 {
 			return append(e.oldGCCFixes(min), e.retryBuild(caps))
 		}
@@ -450,6 +457,20 @@ func (e *env) fixes(id finding.ID, caps map[string]string) []finding.Fix {
 			return []finding.Fix{manual("Install a flashinfer-python release (with flashinfer-cubin or flashinfer-jit-cache, docs.flashinfer.ai/installation.html) " +
 				"that supports " + gpu + ", or turn flashinfer off in the program that calls it: its kernel, not torch's, has no code for the GPU")}
 		}
+		// A package whose kernels need a newer GPU than this one has no
+		// build to rebuild or install: flash-attn 2 on a Turing or Volta
+		// GPU (komikndr/raylight#68: 2x Quadro RTX 5000) runs nowhere, and
+		// the model must use torch's attention instead.
+		if min := attnMinCapability(dist); min != "" {
+			sdpa := "use an attention that does not need " + dist + " (in transformers: attn_implementation=\"sdpa\", torch's scaled_dot_product_attention)"
+			if have, err := cudaarch.ParseCapability(cc); err == nil {
+				if need, err := cudaarch.ParseCapability(min); err == nil && have.SM() < need.SM() {
+					return []finding.Fix{manual(fmt.Sprintf("No %s build runs on compute capability %s (it needs %s or newer): %s", dist, cc, min, sdpa))}
+				}
+			} else if cc == "" {
+				return []finding.Fix{manual(fmt.Sprintf("If the GPU is older than compute capability %s (Turing, Volta: T4, V100, RTX 20, Quadro RTX), no %s build runs on it: %s. If it is newer (an RTX 50, compute capability 12.0), rebuild %s for it against the installed torch or install a %s release that has code for it (the log does not name the GPU: `fastpath doctor` reads it)", min, dist, sdpa, dist, dist))}
+			}
+		}
 		switch {
 		case dist == "" && cc == "":
 			return []finding.Fix{manual("Rebuild the package for this GPU against the installed torch (the log names neither the package nor the GPU: `fastpath doctor` does)")}
@@ -507,7 +528,14 @@ func (e *env) compilerFixes(mm string) []finding.Fix {
 	var fixes []finding.Fix
 	routes := remedy.CompilerRoutes(c)
 	for _, r := range routes {
-		if r.Viable() && (len(r.Commands) > 0 || r.FillIn != "") {
+		// A step by hand whose preconditions hold or are unknown (a log
+		// that names no OS) is shown too: without it a log's only fix
+		// would be a devel image (Zyphra/Zonos#194, no container).
+		open := r.Manual && r.FillIn != ""
+		for _, p := range r.Preconditions {
+			open = open && (p.OK || p.Unknown)
+		}
+		if (r.Viable() && len(r.Commands) > 0) || open {
 			fixes = append(fixes, fix(r))
 		}
 	}
@@ -728,7 +756,16 @@ func (e *env) torchArchFixes(caps map[string]string) []finding.Fix {
 	if e.f != nil && e.f.GPU.Driver != nil {
 		driver = e.f.GPU.Driver.Version
 	}
-	for _, b := range kb.CUDA().TorchWheels.Rows {
+	if driver == "" && e.log != nil && e.log.Driver != nil {
+		driver = e.log.Driver.Value // a log that names no torch still names its driver
+	}
+	// The rows are newest CUDA first. With the driver known, the newest
+	// build it runs; unknown, the build whose driver floor is lowest: an
+	// RTX 50's driver is 570 or newer, which runs cu128, while cu130 needs
+	// 580 (pytorch/pytorch#167244: a 5090 on driver 570.124.06).
+	rows := kb.CUDA().TorchWheels.Rows
+	pick, pickFloor := -1, ""
+	for i, b := range rows {
 		var ts []cudaarch.Target
 		for _, a := range b.Archs {
 			if t, err := cudaarch.ParseTarget(a); err == nil {
@@ -738,13 +775,25 @@ func (e *env) torchArchFixes(caps map[string]string) []finding.Fix {
 		if _, how := cudaarch.Best(ts, c); how != cudaarch.Native && how != cudaarch.Family {
 			continue
 		}
+		_, floor, known := kb.CUDA().DriverMinimum(b.CUDA)
 		if driver != "" {
-			if _, floor, ok := kb.CUDA().DriverMinimum(b.CUDA); ok && kb.CompareDotted(driver, floor) < 0 {
+			if known && kb.CompareDotted(driver, floor) < 0 {
 				continue
 			}
+			pick = i
+			break
 		}
+		if pick < 0 || (known && pickFloor != "" && kb.CompareDotted(floor, pickFloor) < 0) {
+			pick, pickFloor = i, floor
+		}
+	}
+	if pick >= 0 {
+		b := rows[pick]
 		r := remedy.TorchInstall(e.rctx(), e.torchBase(), b.CUDA, true)
 		r.Title = fmt.Sprintf("Install torch %s built for CUDA %s (its wheels carry %s)", e.torchBase(), b.CUDA, strings.Join(b.Archs, " "))
+		if driver == "" && pickFloor != "" {
+			r.Title += fmt.Sprintf("; it needs NVIDIA driver %s or newer (the log does not state the driver)", pickFloor)
+		}
 		return []finding.Fix{fix(r)}
 	}
 	return []finding.Fix{{Title: fmt.Sprintf("No torch %s wheel has code for compute capability %s: build torch with TORCH_CUDA_ARCH_LIST=%s", kb.CUDA().TorchWheels.Release, cc, cc), Commands: []string{}}}
@@ -845,4 +894,19 @@ func orUnknown(v string) string {
 		return "(version unknown)"
 	}
 	return v
+}
+
+// attnMinCapability is the oldest GPU an attention package's kernels run
+// on (families.json attention_implementations: flash-attn 2 needs 8.0),
+// "" for a package with no such floor.
+func attnMinCapability(dist string) string {
+	if dist == "" {
+		return ""
+	}
+	for _, a := range kb.Families().AttnImpls {
+		if a.Package == dist && a.MinCapability != "" {
+			return a.MinCapability
+		}
+	}
+	return ""
 }

@@ -46,7 +46,9 @@ func (e *env) platformFixes(id finding.ID, fixes []finding.Fix) []finding.Fix {
 	case "windows":
 		out := manualLinux(fixes, "Windows")
 		switch id {
-		case finding.NoCUDACompiler, finding.CUDACompilerNotDiscoverable, finding.CUDAHomeInvalid, finding.NVCCTorchCUDAMismatch, finding.NVCCCannotTargetGPU, finding.HostCompilerUnsupported:
+		// Not host-compiler-unsupported: on Windows that is an MSVC nvcc
+		// refuses, already installed, which its own fix names.
+		case finding.NoCUDACompiler, finding.CUDACompilerNotDiscoverable, finding.CUDAHomeInvalid, finding.NVCCTorchCUDAMismatch, finding.NVCCCannotTargetGPU:
 			cuda := "torch's CUDA release"
 			if e.log.TorchCUDA != nil {
 				cuda = "CUDA " + e.log.TorchCUDA.Value

@@ -8,6 +8,7 @@ import (
 	"github.com/fastpath-dev/fastpath/internal/finding"
 	"github.com/fastpath-dev/fastpath/internal/kb"
 	"github.com/fastpath-dev/fastpath/internal/lazyregexp"
+	"github.com/ianlancetaylor/demangle"
 )
 
 // Some messages mean different things depending on their own numbers or
@@ -108,8 +109,40 @@ func (e *env) resolveOwn(h *Hit) (id finding.ID, why string, ok, handled bool) {
 			return finding.ExtensionCUDAMismatch, fmt.Sprintf("Same torch release, another CUDA build: xformers %s, torch %s.", built, have), true, true
 		}
 		return finding.ExtensionABIMismatch, "", true, true
+	case "loader-undefined-symbol":
+		// A symbol of the C++ standard library is libstdc++'s, not
+		// torch's: the module was built with a newer compiler than the
+		// libstdc++ it loads (VMamba#83: std::__exception_ptr::
+		// exception_ptr::_M_addref()). No finding id covers a C++ runtime
+		// older than the build's; rebuilding against torch is no cure.
+		if cxxRuntimeSymbol(c["symbol"]) {
+			return "", "", false, true
+		}
 	}
 	return "", "", false, false
+}
+
+// cxxRuntimeSymbol: the mangled symbol demangles to a name of the C++
+// standard library or its runtime support (std::, __gnu_cxx::,
+// __cxxabiv1::), or to a vtable, typeinfo or guard variable of one. A
+// symbol cut short or not C++ (a C function) is none.
+func cxxRuntimeSymbol(sym string) bool {
+	if !strings.HasPrefix(sym, "_Z") {
+		return false
+	}
+	d, err := demangle.ToString(sym)
+	if err != nil {
+		return false
+	}
+	for _, p := range []string{"vtable for ", "typeinfo for ", "typeinfo name for ", "guard variable for ", "VTT for "} {
+		d = strings.TrimPrefix(d, p)
+	}
+	for _, ns := range []string{"std::", "__gnu_cxx::", "__cxxabiv1::"} {
+		if strings.HasPrefix(d, ns) {
+			return true
+		}
+	}
+	return false
 }
 
 func sameRelease(a, b string) bool {

@@ -234,6 +234,15 @@ func aptCompiler(c Context, mm string) Remedy {
 		distro, ok = "wsl-ubuntu", true
 		r.Title = fmt.Sprintf("Install only the CUDA %s compiler and headers from NVIDIA's WSL-Ubuntu apt repository (no driver: WSL uses Windows')", mm)
 	}
+	if !ok && !c.Distro.Known() && !c.Machine {
+		// A log that names no OS: the route is a step by hand, not a
+		// route that is closed.
+		r.Preconditions = append(r.Preconditions, Check{Check: "NVIDIA apt repository for the OS", OK: true, Unknown: true,
+			Detail: "unknown: the OS is not known"})
+		r.Title = fmt.Sprintf("Install the CUDA %s compiler (the OS is not known, so fastpath names no command)", mm)
+		return r.manual(fmt.Sprintf("NVIDIA's CUDA %s compiler for your OS: on Debian or Ubuntu the apt package %s from NVIDIA's repository (developer.nvidia.com/cuda-downloads, the keyring for your release); elsewhere NVIDIA's installer for CUDA %s (developer.nvidia.com/cuda-toolkit-archive) with the toolkit only; then export CUDA_HOME=/usr/local/cuda-%s",
+			mm, kb.Expand(cu.Apt.Packages[0], mm), cudaFullOf(mm), mm))
+	}
 	if ok {
 		r.Preconditions = append(r.Preconditions, Check{Check: "NVIDIA apt repository for the OS", OK: true,
 			Detail: fmt.Sprintf("%s%s has NVIDIA's repository %s", c.Distro.Value, c.Distro.where(), distro)})

@@ -1,0 +1,73 @@
+package model
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// TestRealConfigs: configs fastpath was not built on (testdata/real-configs,
+// README there for sources). The two releases must get transformers'
+// layer counts and the kernel packages of their kinds; the families
+// fastpath does not know must be left unjudged, with no fallback claimed
+// and the kinds their config.json spells still counted.
+func TestRealConfigs(t *testing.T) {
+	cases := []struct {
+		file     string
+		layers   int
+		kinds    map[string]int
+		packages []string // the kernel packages the verdict names
+		judged   bool
+	}{
+		{"nemotron-3-nano-30b-a3b.json", 52, map[string]int{"linear_attention": 23, "moe": 23, "full_attention": 6}, []string{"mamba-ssm", "causal-conv1d"}, true},
+		{"qwen3-next-80b-a3b.json", 48, map[string]int{"linear_attention": 36, "full_attention": 12}, []string{"causal-conv1d", "flash-linear-attention"}, true},
+		{"recurrent_gemma-default-5.24.json", 26, nil, nil, false},
+		{"lfm3-default-5.24.json", 24, map[string]int{"conv": 13, "full_attention": 6, "sliding_attention": 5}, nil, false},
+		{"xlstm-default-5.24.json", 32, nil, nil, false},
+		{"rwkv-default-5.24.json", 32, nil, nil, false},
+		{"minimax_m2-default-5.24.json", 62, nil, nil, false},
+	}
+	for _, tc := range cases {
+		b, err := os.ReadFile(filepath.Join("testdata", "real-configs", tc.file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := analyze(t, string(b), envFacts("transformers", "5.17.0"))
+		if r.NumLayers != tc.layers {
+			t.Errorf("%s: %d layers, want %d", tc.file, r.NumLayers, tc.layers)
+		}
+		if tc.kinds != nil && !equalCounts(r.LayerKinds, tc.kinds) {
+			t.Errorf("%s: kinds %v, want %v", tc.file, r.LayerKinds, tc.kinds)
+		}
+		if r.Judged != tc.judged {
+			t.Errorf("%s: judged %v (%s), want %v", tc.file, r.Judged, r.NotJudged, tc.judged)
+		}
+		if !tc.judged && r.FallbackLayers != 0 {
+			t.Errorf("%s: not judged, yet %d layers said to fall back", tc.file, r.FallbackLayers)
+		}
+		got := map[string]bool{}
+		for _, k := range r.Kernels {
+			got[k.Package] = true
+		}
+		for _, p := range tc.packages {
+			if !got[p] {
+				t.Errorf("%s: no kernel of %s in %+v", tc.file, p, r.Kernels)
+			}
+		}
+		if len(tc.packages) == 0 && len(r.Kernels) != 0 {
+			t.Errorf("%s: kernels named for a family fastpath does not know: %+v", tc.file, r.Kernels)
+		}
+	}
+}
+
+func equalCounts(a, b map[string]int) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if b[k] != v {
+			return false
+		}
+	}
+	return true
+}
