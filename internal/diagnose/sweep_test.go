@@ -152,17 +152,7 @@ func TestXformersLoadFailureCaught(t *testing.T) {
 		Needed: []string{"libc10.so", "libtorch.so", "libcudart.so.12"}, LinksTorch: true,
 		SASS: []string{"sm_80", "sm_90"}, Containers: 1, CUDARuntime: "libcudart.so.12",
 	})
-	f.Live = &facts.LiveFacts{Probe: 1, Torch: facts.LiveTorch{OK: true, Version: "2.11.0+cu130", CUDA: "13.0", CUDAAvailable: true},
-		Packages: []facts.LivePackage{{Name: "xformers", Import: "xformers", OK: true, Version: "0.0.35"}}}
-	var got *finding.Finding
-	for _, fd := range Run(f) {
-		switch fd.ID {
-		case finding.StaticLiveDisagree:
-			t.Errorf("static-live-disagree: %s", fd.Title)
-		case finding.ExtensionCUDAMismatch:
-			got = &fd
-		}
-	}
+	got := xformersImportsLive(t, f, finding.ExtensionCUDAMismatch)
 	if got == nil || got.Severity != finding.Error {
 		t.Fatalf("extension-cuda-mismatch: %+v", got)
 	}
@@ -184,6 +174,18 @@ func TestXformersABIMismatchImportWarns(t *testing.T) {
 		Needed: []string{"libc10.so", "libtorch.so"}, LinksTorch: true,
 		MissingSymbols: []string{"at::_ops::empty_memory_format::call(...)"}, MissingCount: 1,
 	})
+	got := xformersImportsLive(t, f, finding.ExtensionABIMismatch)
+	if got == nil || strings.Contains(got.Detail, "`import` fails") || !strings.Contains(got.Detail, "the import catches that") ||
+		!slices.ContainsFunc(got.Evidence, func(ev string) bool { return strings.HasPrefix(ev, "rule: xformers==0.0.35") }) {
+		t.Fatalf("extension-abi-mismatch: %+v", got)
+	}
+}
+
+// xformersImportsLive runs doctor on f with a live probe in which xformers
+// imported, and returns the finding id (nil if none); a static-live-disagree
+// is an error: the import catching the failed load is what static said.
+func xformersImportsLive(t *testing.T, f *facts.Facts, id finding.ID) *finding.Finding {
+	t.Helper()
 	f.Live = &facts.LiveFacts{Probe: 1, Torch: facts.LiveTorch{OK: true, Version: "2.11.0+cu130", CUDA: "13.0", CUDAAvailable: true},
 		Packages: []facts.LivePackage{{Name: "xformers", Import: "xformers", OK: true, Version: "0.0.35"}}}
 	var got *finding.Finding
@@ -191,12 +193,9 @@ func TestXformersABIMismatchImportWarns(t *testing.T) {
 		switch fd.ID {
 		case finding.StaticLiveDisagree:
 			t.Errorf("static-live-disagree: %s", fd.Title)
-		case finding.ExtensionABIMismatch:
+		case id:
 			got = &fd
 		}
 	}
-	if got == nil || strings.Contains(got.Detail, "`import` fails") || !strings.Contains(got.Detail, "the import catches that") ||
-		!slices.ContainsFunc(got.Evidence, func(ev string) bool { return strings.HasPrefix(ev, "rule: xformers==0.0.35") }) {
-		t.Fatalf("extension-abi-mismatch: %+v", got)
-	}
+	return got
 }
