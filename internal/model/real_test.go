@@ -1,6 +1,7 @@
 package model
 
 import (
+	"maps"
 	"os"
 	"path/filepath"
 	"testing"
@@ -36,7 +37,7 @@ func TestRealConfigs(t *testing.T) {
 		if r.NumLayers != tc.layers {
 			t.Errorf("%s: %d layers, want %d", tc.file, r.NumLayers, tc.layers)
 		}
-		if tc.kinds != nil && !equalCounts(r.LayerKinds, tc.kinds) {
+		if tc.kinds != nil && !maps.Equal(r.LayerKinds, tc.kinds) {
 			t.Errorf("%s: kinds %v, want %v", tc.file, r.LayerKinds, tc.kinds)
 		}
 		if r.Judged != tc.judged {
@@ -58,16 +59,4 @@ func TestRealConfigs(t *testing.T) {
 			t.Errorf("%s: kernels named for a family fastpath does not know: %+v", tc.file, r.Kernels)
 		}
 	}
-}
-
-func equalCounts(a, b map[string]int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for k, v := range a {
-		if b[k] != v {
-			return false
-		}
-	}
-	return true
 }

@@ -2,6 +2,7 @@ package model
 
 import (
 	"github.com/fastpath-dev/fastpath/internal/collect/modelread"
+	"maps"
 	"strings"
 	"testing"
 
@@ -51,24 +52,12 @@ func TestSeedVerdict(t *testing.T) {
 		t.Fatalf("report %+v", r)
 	}
 	want := map[string]string{"causal_conv1d_fn": "torch", "causal_conv1d_update": "torch", "chunk_gated_delta_rule": "package", "fused_recurrent_gated_delta_rule": "package"}
-	if got := resolves(r); !equalMap(got, want) {
+	if got := resolves(r); !maps.Equal(got, want) {
 		t.Errorf("resolves %v, want %v", got, want)
 	}
 	if r.Mechanism != "per-function" || len(r.Slowdowns) == 0 || !strings.Contains(r.Slowdowns[0], "transformers#48718") {
 		t.Errorf("mechanism %q slowdowns %q", r.Mechanism, r.Slowdowns)
 	}
-}
-
-func equalMap(a, b map[string]string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for k, v := range a {
-		if b[k] != v {
-			return false
-		}
-	}
-	return true
 }
 
 func convExt(sass ...string) facts.Extension {
