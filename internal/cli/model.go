@@ -135,7 +135,7 @@ func writeModelText(w io.Writer, r *model.Report, findings []finding.Finding, o 
 		}
 		return p.Err()
 	}
-	p.Para("", p.P.B(fmt.Sprintf("%s: %s, %d layers (%s)", r.Model, r.ModelType, r.NumLayers, model.FormatLayerKinds(r.LayerKinds, r.NumLayers))))
+	p.Para("", p.P.B(fmt.Sprintf("%s: %s, %d layers (%s)", r.Model, model.FormatModelType(r), r.NumLayers, model.FormatLayerKinds(r.LayerKinds, r.NumLayers))))
 	if r.Source != "" {
 		src := r.Source
 		if r.KindsFrom != "" {

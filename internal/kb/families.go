@@ -21,11 +21,14 @@ type FamiliesData struct {
 	} `json:"mechanism"`
 	// Packages are packages.json's kernel packages, by name (filled on
 	// load: families.json names them only in its function sets).
-	Packages     map[string]KernelPackage   `json:"-"`
-	FunctionSets map[string][]KernelFunc    `json:"function_sets"`
-	Families     map[string]Family          `json:"families"`
-	AttnImpls    map[string]AttnImplRequire `json:"attention_implementations"`
-	Slowdowns    []Slowdown                 `json:"slowdowns"`
+	Packages     map[string]KernelPackage `json:"-"`
+	FunctionSets map[string][]KernelFunc  `json:"function_sets"`
+	Families     map[string]Family        `json:"families"`
+	// ConfigReading is how transformers finds a config's language model
+	// and its layers, for every model_type (not only the families).
+	ConfigReading ConfigReading              `json:"config_reading"`
+	AttnImpls     map[string]AttnImplRequire `json:"attention_implementations"`
+	Slowdowns     []Slowdown                 `json:"slowdowns"`
 }
 
 // KernelsWindow is the `kernels` version range a transformers release
@@ -80,6 +83,9 @@ type Family struct {
 	// family's kernel layers ("gated_delta_net"); "" when none does.
 	Bench  string `json:"bench,omitempty"`
 	Nested bool   `json:"nested,omitempty"`
+	// TextModelTypes are the model_types of the family's own text-only
+	// configuration (qwen3_5_text): a config of one is judged as the family.
+	TextModelTypes []string `json:"text_model_types,omitempty"`
 	// UseMambaKernelsFalse is what config use_mamba_kernels=false does.
 	UseMambaKernelsFalse string `json:"use_mamba_kernels_false,omitempty"`
 	// RaisesBefore: transformers releases before this one raise when the
@@ -89,6 +95,36 @@ type Family struct {
 	RaisesChecked string   `json:"raises_checked,omitempty"`
 	Checked       []string `json:"checked"`
 	AbsentIn      []string `json:"absent_in,omitempty"`
+}
+
+// ConfigReading is what transformers' PreTrainedConfig does with every
+// config.json before a family's own class looks at it.
+type ConfigReading struct {
+	Source string `json:"source"`
+	// TextConfigKeys are the nested configs that hold a wrapper's language
+	// model, in the order to try them at each level.
+	TextConfigKeys []string `json:"text_config_keys"`
+	// LayerCountKeys are num_hidden_layers and its attribute_map aliases.
+	LayerCountKeys []string `json:"layer_count_keys"`
+	// LegacyLayerTypes is _LEGACY_LAYER_TYPE_REMAP: old kind spellings.
+	LegacyLayerTypes map[string]string `json:"legacy_layer_types"`
+	Note             string            `json:"note"`
+}
+
+// FamilyOf is the family a model_type is judged as: itself, or the family
+// whose text_model_types lists it; "" when none.
+func (d *FamiliesData) FamilyOf(mt string) string {
+	if f, ok := d.Families[mt]; ok && f.Layers != nil {
+		return mt
+	}
+	for name, f := range d.Families {
+		for _, t := range f.TextModelTypes {
+			if t == mt && f.Layers != nil {
+				return name
+			}
+		}
+	}
+	return ""
 }
 
 // LayerRule is how a family's configuration class derives each layer's

@@ -4858,6 +4858,9 @@ func familiesTable() FamiliesData {
 				},
 				Bench:  "gated_delta_net",
 				Nested: true,
+				TextModelTypes: []string{
+					"qwen3_5_text",
+				},
 				Checked: []string{
 					"5.14.0",
 					"5.17.0",
@@ -4901,6 +4904,9 @@ func familiesTable() FamiliesData {
 				},
 				Bench:  "gated_delta_net",
 				Nested: true,
+				TextModelTypes: []string{
+					"qwen3_5_moe_text",
+				},
 				Checked: []string{
 					"5.14.0",
 					"5.17.0",
@@ -5147,6 +5153,33 @@ func familiesTable() FamiliesData {
 					"5.24.0",
 				},
 			},
+		},
+		ConfigReading: ConfigReading{
+			Source: "transformers 5.24.0 (PyPI): configuration_utils.py PreTrainedConfig.get_text_config (text_encoder, decoder, generator, text_config), _LEGACY_LAYER_TYPE_REMAP applied to every config's layer_types in __post_init__, attribute_map; get_text_config overrides: qwen2_5_omni and qwen3_omni_moe (thinker_config, then its text_config), colpali, colqwen2 and colmodernvbert (vlm_config), dia and canary (decoder_config); nemotron_h_omni's _legacy_field_names (llm_config is text_config), unlimited_ocr (language_config is text_config); attribute_map num_hidden_layers: n_layer (gpt2, bloom, codegen, gptj, gpt_bigcode ...), n_layers (dbrx, mpt, distilbert, xlm ...), num_layers (gpt_neo, t5, xglm ...)",
+			TextConfigKeys: []string{
+				"text_config",
+				"decoder",
+				"generator",
+				"thinker_config",
+				"vlm_config",
+				"decoder_config",
+				"llm_config",
+				"language_config",
+				"text_encoder",
+			},
+			LayerCountKeys: []string{
+				"num_hidden_layers",
+				"n_layer",
+				"n_layers",
+				"num_layers",
+			},
+			LegacyLayerTypes: map[string]string{
+				"attention":                 "full_attention",
+				"deepseek_sparse_attention": "indexed_attention",
+				"mamba":                     "linear_attention",
+				"qwen_sparse_attention":     "indexed_attention",
+			},
+			Note: "A wrapper config (vision-language, omni, retrieval) keeps its language model in a nested config: fastpath descends through the first of text_config_keys present at each level (at most 4 levels: qwen3_omni_moe's thinker_config.text_config) and judges the model by the innermost family it knows (a family's text_model_types name its own text-only model_type), counting that config's layers. The layer count is the first of layer_count_keys present (transformers' attribute_map aliases of num_hidden_layers for decoder models). Layer kinds spelled the legacy way are renamed as transformers renames them, for every model_type.",
 		},
 		AttnImpls: map[string]AttnImplRequire{
 			"flash_attention_2": {

@@ -40,3 +40,17 @@ func FormatLayerKinds(counts map[string]int, numLayers int) string {
 	}
 	return FormatKinds(counts)
 }
+
+// FormatModelType is the model_type, with the nested language model a
+// wrapper was judged by: "lfm2_vl (lfm2 in text_config)".
+func FormatModelType(r *Report) string {
+	switch {
+	case r.TextConfig != "" && r.TextModelType != "":
+		return fmt.Sprintf("%s (%s in %s)", r.ModelType, r.TextModelType, r.TextConfig)
+	case r.TextConfig != "":
+		return fmt.Sprintf("%s (language model in %s)", r.ModelType, r.TextConfig)
+	case r.Family != "" && r.Family != r.ModelType:
+		return fmt.Sprintf("%s (judged as %s)", r.ModelType, r.Family)
+	}
+	return r.ModelType
+}

@@ -27,6 +27,11 @@ type Report struct {
 	Source         string         `json:"source,omitempty"`
 	ModelType      string         `json:"model_type"`
 	TextModelType  string         `json:"text_model_type,omitempty"`
+	// TextConfig is where a wrapper keeps its language model
+	// ("text_config", "thinker_config.text_config"); Family the knowledge
+	// base family it is judged as (lfm2 for an lfm2_vl config).
+	TextConfig string `json:"text_config,omitempty"`
+	Family     string `json:"family,omitempty"`
 	NumLayers      int            `json:"num_layers"`
 	LayerKinds     map[string]int `json:"layer_kinds"`
 	KindsFrom      string         `json:"kinds_from,omitempty"`
@@ -139,7 +144,7 @@ func Analyze(arg string, loc *modelread.Located, c *modelread.Config, f *facts.F
 // both). It reads nothing itself.
 func AnalyzeWithCode(arg string, loc *modelread.Located, c *modelread.Config, f *facts.Facts, code *modelread.CodeReading, noCode string) *Report {
 	d := kb.Families()
-	r := &Report{Model: arg, ModelType: c.ModelType, TextModelType: c.TextModelType, NumLayers: c.NumLayers,
+	r := &Report{Model: arg, ModelType: c.ModelType, TextModelType: c.TextModelType, TextConfig: c.TextConfig, Family: c.Family, NumLayers: c.NumLayers,
 		LayerKinds: c.KindCounts(), KindsFrom: c.KindsFrom, Known: c.Known, Kernels: []Kernel{}, Kinds: []KindVerdict{},
 		Packages: []PackageStatus{}, Notes: append([]string(nil), c.Notes...)}
 	if loc != nil {
@@ -176,7 +181,8 @@ func AnalyzeWithCode(arg string, loc *modelread.Located, c *modelread.Config, f 
 		return &s
 	}
 
-	fam, known := d.Families[c.ModelType]
+	fam, known := d.Families[c.Family]
+	known = known && c.Family != ""
 	r.Code = code
 	switch {
 	case code != nil && code.Judged && judgeFromCode(r, c, code, env, d, perFunction, status):
@@ -200,7 +206,7 @@ func AnalyzeWithCode(arg string, loc *modelread.Located, c *modelread.Config, f 
 	if r.FallbackLayers > 0 {
 		for _, s := range d.Slowdowns {
 			for _, fm := range s.Families {
-				if fm == c.ModelType {
+				if fm == c.Family {
 					r.Slowdowns = append(r.Slowdowns, s.Text+" ("+s.Source+")")
 				}
 			}
@@ -493,7 +499,7 @@ func (e *envView) resolve(s *PackageStatus, c *modelread.Config) (string, string
 	if !e.cuda {
 		return "torch", e.noCUDAWhy
 	}
-	if c.UseMambaKernels != nil && !*c.UseMambaKernels && (c.ModelType == "nemotron_h" || c.ModelType == "jamba" || c.ModelType == "zamba" || e.readsUseMambaKernels) {
+	if c.UseMambaKernels != nil && !*c.UseMambaKernels && (c.Family == "nemotron_h" || c.Family == "jamba" || c.Family == "zamba" || e.readsUseMambaKernels) {
 		return "torch", "config.json sets use_mamba_kernels=false"
 	}
 	if !s.Usable {

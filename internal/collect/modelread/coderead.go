@@ -5,6 +5,8 @@ import (
 	"path"
 	"sort"
 	"strings"
+
+	"github.com/fastpath-dev/fastpath/internal/kb"
 )
 
 // CodeReading is what the installed transformers' own modeling file says
@@ -68,7 +70,7 @@ var kindVocabulary = map[string]bool{
 // NormalizeKind folds the legacy spellings onto transformers' current ones, as
 // its _LEGACY_LAYER_TYPE_REMAP does.
 func NormalizeKind(k string) string {
-	if r, ok := legacyRemap[k]; ok {
+	if r, ok := kb.Families().ConfigReading.LegacyLayerTypes[k]; ok {
 		return r
 	}
 	return k
@@ -158,7 +160,10 @@ func (a *analyzer) parseKindCond(ts []pyToken) (kindCond, bool) {
 	return kindCond{}, false
 }
 
-func (a *analyzer) isKind(s string) bool { return kindVocabulary[s] || a.kinds[NormalizeKind(s)] }
+func (a *analyzer) isKind(s string) bool {
+	_, legacy := kb.Families().ConfigReading.LegacyLayerTypes[s]
+	return kindVocabulary[s] || legacy || a.kinds[NormalizeKind(s)]
+}
 
 // levels gives each token's bracket nesting level (a bracket itself is at
 // the outer level).

@@ -152,9 +152,22 @@ func ReadCode(tc *TransformersCode, c *Config, noCode string) (*CodeReading, str
 	if tc == nil {
 		return nil, noCode
 	}
-	code, err := tc.Read(c.ModelType, c.Kinds)
+	code, err := tc.Read(c.CodeModelType(), c.Kinds)
 	if err != nil {
 		return nil, err.Error()
 	}
 	return code, noCode
+}
+
+// CodeModelType is the model_type whose modeling file builds c's layers:
+// the family it is judged as, else the nested language model's (a wrapper's
+// own modeling file builds that one), else its own. No other file is tried:
+// a wrapper's file binds no kernels and would pass for a fast model.
+func (c *Config) CodeModelType() string {
+	for _, mt := range []string{c.Family, c.TextModelType} {
+		if mt != "" {
+			return mt
+		}
+	}
+	return c.ModelType
 }

@@ -14,6 +14,9 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"strings"
+
+	"github.com/fastpath-dev/fastpath/internal/kb"
 )
 
 // MaxConfigBytes caps config.json: real ones are a few KB; a 16 MB file is
@@ -28,9 +31,17 @@ const maxLayers = 100000
 // Config is what fastpath needs from a config.json.
 type Config struct {
 	ModelType string `json:"model_type"`
-	// TextModelType is text_config's model_type where the layers are nested.
+	// TextModelType is the nested language model's model_type where the
+	// layers are nested (text_config, thinker_config.text_config, ...).
 	TextModelType string `json:"text_model_type,omitempty"`
-	NumLayers     int    `json:"num_layers"`
+	// TextConfig is the path of the nested config the layers were read
+	// from ("text_config", "thinker_config.text_config"); "" for the top.
+	TextConfig string `json:"text_config,omitempty"`
+	// Family is the knowledge-base family the model is judged as: the
+	// model_type itself, or the nested language model's (lfm2 in lfm2_vl);
+	// "" when none is known.
+	Family    string `json:"family,omitempty"`
+	NumLayers int    `json:"num_layers"`
 	// Kinds is the kind of every layer, in order, spelled as transformers
 	// spells it after its legacy remapping; nil when it cannot be known.
 	Kinds []string `json:"-"`
@@ -52,19 +63,51 @@ func (c *Config) KindCounts() map[string]int {
 	return m
 }
 
-// legacyRemap is transformers' _LEGACY_LAYER_TYPE_REMAP (configuration_utils,
-// 5.17) minus "conv", which the lfm2 configs keep as their own spelling.
-var legacyRemap = map[string]string{"mamba": "linear_attention", "attention": "full_attention"}
-
+// remap renames legacy layer-kind spellings the way transformers'
+// _LEGACY_LAYER_TYPE_REMAP does for every config (the table is the
+// knowledge base's config_reading.legacy_layer_types).
 func remap(kinds []string) []string {
+	table := kb.Families().ConfigReading.LegacyLayerTypes
 	out := make([]string, len(kinds))
 	for i, k := range kinds {
-		if r, ok := legacyRemap[k]; ok {
+		if r, ok := table[k]; ok {
 			k = r
 		}
 		out[i] = k
 	}
 	return out
+}
+
+// maxNesting bounds the descent into nested configs (qwen3_omni_moe's
+// thinker_config.text_config is two levels).
+const maxNesting = 4
+
+// textConfig descends from obj into the nested config that holds the
+// language model, as transformers' get_text_config does: at each level the
+// first of keys whose value is an object. path names the levels taken.
+func textConfig(obj map[string]any, keys []string) (levels []map[string]any, path []string, err error) {
+	levels = []map[string]any{obj}
+	cur := obj
+	for depth := 0; depth < maxNesting; depth++ {
+		next, name := map[string]any(nil), ""
+		for _, k := range keys {
+			v, ok := cur[k]
+			if !ok || v == nil {
+				continue
+			}
+			m, ok := v.(map[string]any)
+			if !ok {
+				return nil, nil, fmt.Errorf("%s: want an object, got %s", strings.Join(append(path, k), "."), jsonType(v))
+			}
+			next, name = m, k
+			break
+		}
+		if next == nil {
+			break
+		}
+		levels, path, cur = append(levels, next), append(path, name), next
+	}
+	return levels, path, nil
 }
 
 // ParseConfig reads a config.json. Malformed input gives an error that says
@@ -96,20 +139,31 @@ func ParseConfig(b []byte) (*Config, error) {
 		return nil, errors.New("no model_type: not a transformers config")
 	}
 	c := &Config{ModelType: mt}
-	// Multimodal configs (qwen3_5, qwen3_5_moe) nest the language model,
-	// whose layers are the ones that matter, in text_config.
-	d := obj
-	if tc, ok := obj["text_config"]; ok && tc != nil {
-		tcm, ok := tc.(map[string]any)
-		if !ok {
-			return nil, fmt.Errorf("text_config: want an object, got %s", jsonType(tc))
-		}
-		if _, has := obj["num_hidden_layers"]; !has || familyNested(mt) {
-			d = tcm
-			c.TextModelType, _ = tcm["model_type"].(string)
+	// Wrapper configs (vision-language, omni, retrieval) nest the language
+	// model, whose layers are the ones that matter: text_config,
+	// thinker_config.text_config, llm_config, ...
+	levels, path, err := textConfig(obj, kb.Families().ConfigReading.TextConfigKeys)
+	if err != nil {
+		return nil, err
+	}
+	d, depth := obj, 0
+	c.Family = kb.Families().FamilyOf(mt)
+	if c.Family == "" || familyNested(c.Family) {
+		d, depth = levels[len(levels)-1], len(levels)-1
+		if c.Family == "" {
+			// Judged by the innermost language model fastpath knows.
+			for i := len(levels) - 1; i > 0 && c.Family == ""; i-- {
+				if nmt, ok := levels[i]["model_type"].(string); ok {
+					c.Family = kb.Families().FamilyOf(nmt)
+				}
+			}
 		}
 	}
-	for _, m := range []map[string]any{obj, d} {
+	if depth > 0 {
+		c.TextConfig = strings.Join(path[:depth], ".")
+		c.TextModelType, _ = d["model_type"].(string)
+	}
+	for _, m := range levels[:depth+1] {
 		for _, key := range []string{"attn_implementation", "_attn_implementation"} {
 			if v, ok := m[key].(string); ok && v != "" {
 				c.AttnImplementation = v
@@ -120,13 +174,19 @@ func ParseConfig(b []byte) (*Config, error) {
 		}
 	}
 	r := reader{m: d}
-	rule, known := familyRule(mt)
+	rule, known := familyRule(c.Family)
 	c.Known = known
 	if !known {
 		if err := unknownLayout(&r, c); err != nil {
 			return nil, err
 		}
 		return c, nil
+	}
+	switch {
+	case c.Family != mt && c.TextConfig != "":
+		c.Notes = append(c.Notes, fmt.Sprintf("judged as %s, the family of its language model (%s)", c.Family, c.TextConfig))
+	case c.Family != mt:
+		c.Notes = append(c.Notes, fmt.Sprintf("judged as %s: %s is its text-only model_type", c.Family, mt))
 	}
 	if err := applyLayout(&r, c, rule); err != nil {
 		return nil, fmt.Errorf("%s: %w", mt, err)
@@ -167,16 +227,28 @@ func asInt(key string, v any) (int, error) {
 	return int(f), nil
 }
 
+// countKey is the field that holds the layer count: num_hidden_layers or
+// the first of its attribute_map aliases present; "" when none is.
+func (r *reader) countKey() string {
+	for _, k := range kb.Families().ConfigReading.LayerCountKeys {
+		if r.has(k) {
+			return k
+		}
+	}
+	return ""
+}
+
 func (r *reader) layers() (int, error) {
-	if !r.has("num_hidden_layers") {
+	key := r.countKey()
+	if key == "" {
 		return 0, errors.New("no num_hidden_layers")
 	}
-	n, err := r.int("num_hidden_layers", 0)
+	n, err := r.int(key, 0)
 	if err != nil {
 		return 0, err
 	}
 	if n <= 0 || n > maxLayers {
-		return 0, fmt.Errorf("num_hidden_layers: %d is not a layer count", n)
+		return 0, fmt.Errorf("%s: %d is not a layer count", key, n)
 	}
 	return n, nil
 }
@@ -295,7 +367,7 @@ func fromList(r *reader, c *Config, key string, n int, strict bool) (bool, error
 // count and the config's own layer_types are reported as they are; nothing
 // is guessed.
 func unknownLayout(r *reader, c *Config) error {
-	if r.has("num_hidden_layers") {
+	if r.countKey() != "" {
 		n, err := r.layers()
 		if err != nil {
 			return fmt.Errorf("%s: %w", c.ModelType, err)
@@ -303,9 +375,16 @@ func unknownLayout(r *reader, c *Config) error {
 		c.NumLayers = n
 	}
 	if list, ok, err := r.strings("layer_types"); err == nil && ok && len(list) > 0 {
-		c.Kinds, c.KindsFrom, c.NumLayers = list, "layer_types", len(list)
+		c.Kinds, c.KindsFrom, c.NumLayers = remap(list), "layer_types", len(list)
 	}
-	c.Notes = append(c.Notes, fmt.Sprintf("model_type %q is not in fastpath's knowledge base: only the installed transformers' code can judge it", c.ModelType))
+	if c.TextConfig != "" && c.KindsFrom != "" {
+		c.KindsFrom += " in " + c.TextConfig
+	}
+	what := fmt.Sprintf("model_type %q", c.ModelType)
+	if c.TextModelType != "" && c.TextModelType != c.ModelType {
+		what = fmt.Sprintf("model_type %q (language model %q in %s)", c.ModelType, c.TextModelType, c.TextConfig)
+	}
+	c.Notes = append(c.Notes, what+" is not in fastpath's knowledge base: only the installed transformers' code can judge it")
 	return nil
 }
 
