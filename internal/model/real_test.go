@@ -27,6 +27,23 @@ func TestRealConfigs(t *testing.T) {
 		{"xlstm-default-5.24.json", 32, nil, nil, false},
 		{"rwkv-default-5.24.json", 32, nil, nil, false},
 		{"minimax_m2-default-5.24.json", 62, nil, nil, false},
+		// Wrappers: judged by the language model they nest.
+		{"lfm2_vl-default-5.24.json", 32, map[string]int{"full_attention": 32}, nil, true},
+		{"lfm2_vl-16-layers-5.24.json", 16, map[string]int{"conv": 10, "full_attention": 6}, []string{"causal-conv1d"}, true},
+		{"lfm2_vl-16-layers-raw.json", 16, map[string]int{"conv": 10, "full_attention": 6}, []string{"causal-conv1d"}, true},
+		{"kimi_k25-5.24.json", 27, map[string]int{"linear_attention": 21, "full_attention": 6}, []string{"causal-conv1d", "flash-linear-attention"}, true},
+		{"llava-jamba-5.24.json", 16, map[string]int{"linear_attention": 14, "full_attention": 2}, []string{"mamba-ssm", "causal-conv1d"}, true},
+		{"nemotron_h_omni-llm_config-5.24.json", 4, map[string]int{"linear_attention": 1, "moe": 1, "full_attention": 1, "mlp": 1}, []string{"mamba-ssm", "causal-conv1d"}, true},
+		{"nemo_speechlm-default-5.24.json", 52, map[string]int{"linear_attention": 23, "moe": 23, "full_attention": 6}, []string{"mamba-ssm", "causal-conv1d"}, true},
+		{"qwen3_5_text-default-5.24.json", 32, map[string]int{"linear_attention": 24, "full_attention": 8}, []string{"causal-conv1d", "flash-linear-attention"}, true},
+		{"granitemoehybrid-legacy-kinds-toy.json", 8, map[string]int{"linear_attention": 6, "full_attention": 2}, []string{"mamba-ssm", "causal-conv1d"}, true},
+		// Wrappers of language models fastpath has no family for: the
+		// nested model's layers are counted, nothing is judged.
+		{"internvl3-1b.json", 24, map[string]int{"full_attention": 24}, nil, false},
+		{"qwen3-omni-30b-a3b-shape.json", 48, nil, nil, false},
+		{"colqwen2-default-5.24.json", 80, map[string]int{"full_attention": 80}, nil, false},
+		{"gpt2-default-5.24.json", 12, nil, nil, false},
+		{"mpt-default-5.24.json", 24, nil, nil, false},
 	}
 	for _, tc := range cases {
 		b, err := os.ReadFile(filepath.Join("testdata", "real-configs", tc.file))
@@ -39,6 +56,9 @@ func TestRealConfigs(t *testing.T) {
 		}
 		if tc.kinds != nil && !maps.Equal(r.LayerKinds, tc.kinds) {
 			t.Errorf("%s: kinds %v, want %v", tc.file, r.LayerKinds, tc.kinds)
+		}
+		if tc.judged && r.Family == "" {
+			t.Errorf("%s: judged as no family", tc.file)
 		}
 		if r.Judged != tc.judged {
 			t.Errorf("%s: judged %v (%s), want %v", tc.file, r.Judged, r.NotJudged, tc.judged)

@@ -23,15 +23,15 @@ import (
 // "models": DESIGN's {model_type, num_layers, layer_kinds, kernels,
 // fallback_layers} plus how each was decided.
 type Report struct {
-	Model          string         `json:"model"` // the argument as given
-	Source         string         `json:"source,omitempty"`
-	ModelType      string         `json:"model_type"`
-	TextModelType  string         `json:"text_model_type,omitempty"`
+	Model         string `json:"model"` // the argument as given
+	Source        string `json:"source,omitempty"`
+	ModelType     string `json:"model_type"`
+	TextModelType string `json:"text_model_type,omitempty"`
 	// TextConfig is where a wrapper keeps its language model
 	// ("text_config", "thinker_config.text_config"); Family the knowledge
 	// base family it is judged as (lfm2 for an lfm2_vl config).
-	TextConfig string `json:"text_config,omitempty"`
-	Family     string `json:"family,omitempty"`
+	TextConfig     string         `json:"text_config,omitempty"`
+	Family         string         `json:"family,omitempty"`
 	NumLayers      int            `json:"num_layers"`
 	LayerKinds     map[string]int `json:"layer_kinds"`
 	KindsFrom      string         `json:"kinds_from,omitempty"`

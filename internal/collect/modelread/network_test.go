@@ -3,12 +3,13 @@ package modelread
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"github.com/fastpath-dev/fastpath/internal/testenv"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/fastpath-dev/fastpath/internal/collect/modelread/transformerstest"
+	"github.com/fastpath-dev/fastpath/internal/testenv"
 )
 
 // transformersVersions are the releases compared: the last 4.x, the last
@@ -45,7 +46,7 @@ func TestNetworkTransformersLayerKinds(t *testing.T) {
 	for _, v := range versions {
 		t.Run(v, func(t *testing.T) {
 			base := filepath.Join(testenv.CacheDir(t), "transformers", v)
-			py := transformersVenv(t, py3, base, v)
+			py := transformerstest.Venv(t, py3, base, v)
 			out := filepath.Join(base, "kinds-"+tag)
 			if _, err := os.Stat(filepath.Join(out, "manifest.json")); err != nil {
 				_ = os.RemoveAll(out)
@@ -54,31 +55,4 @@ func TestNetworkTransformersLayerKinds(t *testing.T) {
 			checkManifest(t, out)
 		})
 	}
-}
-
-// transformersVenv makes (once) a venv holding transformers==version.
-func transformersVenv(t *testing.T, py3, base, version string) string {
-	t.Helper()
-	dir := filepath.Join(base, "venv")
-	py := filepath.Join(dir, "bin", "python")
-	marker := filepath.Join(base, ".complete")
-	if _, err := os.Stat(marker); err == nil {
-		return py
-	}
-	_ = os.RemoveAll(dir)
-	if err := os.MkdirAll(base, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if uv, err := exec.LookPath("uv"); err == nil {
-		env := []string{"UV_CACHE_DIR=" + filepath.Join(testenv.CacheDir(t), "uv"), "UV_NO_PROGRESS=1"}
-		testenv.Run(t, env, uv, "venv", "--quiet", "--python", py3, dir)
-		testenv.Run(t, env, uv, "pip", "install", "--quiet", "--python", py, "transformers=="+version)
-	} else {
-		testenv.Run(t, nil, py3, "-m", "venv", dir)
-		testenv.Run(t, []string{"PIP_DISABLE_PIP_VERSION_CHECK=1"}, py, "-m", "pip", "install", "--quiet", "transformers=="+version)
-	}
-	if err := os.WriteFile(marker, []byte(version+"\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return py
 }

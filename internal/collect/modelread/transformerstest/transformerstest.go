@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -63,6 +64,34 @@ func Source(t *testing.T, version string) string {
 		t.Fatal(err)
 	}
 	return dir
+}
+
+// Venv makes (once) under base a venv holding transformers==version (with
+// its dependencies, no torch) and returns its python.
+func Venv(t *testing.T, py3, base, version string) string {
+	t.Helper()
+	dir := filepath.Join(base, "venv")
+	py := filepath.Join(dir, "bin", "python")
+	marker := filepath.Join(base, ".complete")
+	if _, err := os.Stat(marker); err == nil {
+		return py
+	}
+	_ = os.RemoveAll(dir)
+	if err := os.MkdirAll(base, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if uv, err := exec.LookPath("uv"); err == nil {
+		env := []string{"UV_CACHE_DIR=" + filepath.Join(testenv.CacheDir(t), "uv"), "UV_NO_PROGRESS=1"}
+		testenv.Run(t, env, uv, "venv", "--quiet", "--python", py3, dir)
+		testenv.Run(t, env, uv, "pip", "install", "--quiet", "--python", py, "transformers=="+version)
+	} else {
+		testenv.Run(t, nil, py3, "-m", "venv", dir)
+		testenv.Run(t, []string{"PIP_DISABLE_PIP_VERSION_CHECK=1"}, py, "-m", "pip", "install", "--quiet", "transformers=="+version)
+	}
+	if err := os.WriteFile(marker, []byte(version+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return py
 }
 
 // ModelTypes lists the model types of the transformers package below site

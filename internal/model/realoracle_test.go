@@ -1,0 +1,152 @@
+package model
+
+import (
+	"encoding/json"
+	"maps"
+	"os"
+	"path/filepath"
+	"sort"
+	"testing"
+
+	"github.com/fastpath-dev/fastpath/internal/collect/modelread"
+	"github.com/fastpath-dev/fastpath/internal/collect/modelread/transformerstest"
+	"github.com/fastpath-dev/fastpath/internal/testenv"
+)
+
+// oracleFile is what scripts/transformers-config-oracle.py recorded for
+// testdata/real-configs with the newest transformers on PyPI when it was run.
+const oracleFile = "real-configs-oracle-5.24.0.json"
+
+// configOracle is the script's output.
+type configOracle struct {
+	Transformers string `json:"transformers"`
+	Configs      map[string]struct {
+		ModelType     string         `json:"model_type"`
+		TextModelType *string        `json:"text_model_type"`
+		NumLayers     *int           `json:"num_layers"`
+		LayerKinds    map[string]int `json:"layer_kinds"`
+		Via           string         `json:"via"`
+		Error         string         `json:"error"`
+	} `json:"configs"`
+}
+
+func readOracle(t *testing.T, path string) *configOracle {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var o configOracle
+	if err := json.Unmarshal(b, &o); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	return &o
+}
+
+// TestRealConfigsAgreeWithTransformers: for every config under
+// testdata/real-configs, fastpath finds the language model transformers
+// finds (get_text_config), counts the same layers and, where transformers
+// lists per-layer kinds, the same kinds.
+func TestRealConfigsAgreeWithTransformers(t *testing.T) {
+	o := readOracle(t, filepath.Join("testdata", oracleFile))
+	files, _ := filepath.Glob(filepath.Join("testdata", "real-configs", "*.json"))
+	if len(files) < 30 {
+		t.Fatalf("%d real configs; the oracle has %d", len(files), len(o.Configs))
+	}
+	for _, f := range files {
+		name := filepath.Base(f)
+		want, ok := o.Configs[name]
+		if !ok {
+			t.Errorf("%s: not in %s: run scripts/transformers-config-oracle.py", name, oracleFile)
+			continue
+		}
+		checkAgainstOracle(t, name, f, want.TextModelType, want.NumLayers, want.LayerKinds, want.Error)
+	}
+	names := make([]string, 0, len(o.Configs))
+	for n := range o.Configs {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		if _, err := os.Stat(filepath.Join("testdata", "real-configs", n)); err != nil {
+			t.Errorf("%s is in %s but not in testdata/real-configs", n, oracleFile)
+		}
+	}
+}
+
+func checkAgainstOracle(t *testing.T, name, path string, textMT *string, layers *int, kinds map[string]int, refused string) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := modelread.ParseConfig(b)
+	if refused != "" {
+		if err == nil && c.Known {
+			t.Errorf("%s: transformers refuses it (%s) but fastpath judges it as %s", name, refused, c.Family)
+		}
+		return
+	}
+	if err != nil {
+		t.Errorf("%s: transformers reads it, fastpath: %v", name, err)
+		return
+	}
+	wantText := ""
+	if textMT != nil {
+		wantText = *textMT
+	}
+	switch {
+	case c.TextModelType == "" && c.TextConfig != "" && wantText != "":
+		// The nested config names no model_type; transformers fills in its
+		// class's default sub-config, which only its tables know.
+		t.Logf("%s: %s names no model_type (transformers: %s); layers counted from it", name, c.TextConfig, wantText)
+	case c.TextModelType != wantText:
+		t.Errorf("%s: language model %q (%s), transformers' get_text_config: %q", name, c.TextModelType, c.TextConfig, wantText)
+	}
+	if layers != nil && c.NumLayers != *layers {
+		t.Errorf("%s: %d layers, transformers %d", name, c.NumLayers, *layers)
+	}
+	got := c.KindCounts()
+	switch {
+	case !c.Known && len(got) == 0 && kinds != nil:
+		// A family fastpath does not know, whose class derives its kinds
+		// from fields of its own (recurrent_gemma's block_types): fastpath
+		// reports the count and says the kinds are not listed; no guess.
+		t.Logf("%s: not a known family, kinds not derived (transformers: %v)", name, kinds)
+	case kinds != nil && !maps.Equal(got, kinds):
+		t.Errorf("%s: kinds %v (from %s), transformers %v", name, got, c.KindsFrom, kinds)
+	case kinds == nil && !c.Known && len(got) != 0:
+		t.Errorf("%s: kinds %v for a model transformers lists none for", name, got)
+	}
+}
+
+// TestNetworkRealConfigsOracle reruns scripts/transformers-config-oracle.py
+// with the newest transformers on PyPI (configuration classes only, no
+// torch) over testdata/real-configs and checks fastpath against what it
+// says now; where that release reads a file differently from the committed
+// oracle it says so (rerun the script and commit its output).
+func TestNetworkRealConfigsOracle(t *testing.T) {
+	testenv.Network(t)
+	py3 := testenv.Python3(t)
+	v := transformerstest.NewestTransformers(t)
+	py := transformerstest.Venv(t, py3, filepath.Join(testenv.CacheDir(t), "transformers", v), v)
+	script, err := filepath.Abs(filepath.Join("..", "..", "scripts", "transformers-config-oracle.py"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "oracle.json")
+	testenv.Run(t, []string{"TRANSFORMERS_VERBOSITY=error", "HF_HUB_OFFLINE=1"}, py, script, filepath.Join("testdata", "real-configs"), out)
+	fresh := readOracle(t, out)
+	committed := readOracle(t, filepath.Join("testdata", oracleFile))
+	if fresh.Transformers != v {
+		t.Fatalf("the script ran transformers %s, not %s", fresh.Transformers, v)
+	}
+	for name, want := range fresh.Configs {
+		checkAgainstOracle(t, name, filepath.Join("testdata", "real-configs", name), want.TextModelType, want.NumLayers, want.LayerKinds, want.Error)
+		old, _ := json.Marshal(committed.Configs[name])
+		now, _ := json.Marshal(want)
+		if string(old) != string(now) {
+			t.Logf("%s: transformers %s reads it as %s; %s recorded %s", name, v, now, committed.Transformers, old)
+		}
+	}
+}
