@@ -28,9 +28,10 @@ type Report struct {
 	ModelType     string `json:"model_type"`
 	TextModelType string `json:"text_model_type,omitempty"`
 	// TextConfig is where a wrapper keeps its language model
-	// ("text_config", "thinker_config.text_config"); Family the knowledge
-	// base family it is judged as (lfm2 for an lfm2_vl config).
-	TextConfig     string         `json:"text_config,omitempty"`
+	// ("text_config", "thinker_config.text_config").
+	TextConfig string `json:"text_config,omitempty"`
+	// Family is the knowledge-base family the model is judged as (lfm2
+	// for an lfm2_vl config).
 	Family         string         `json:"family,omitempty"`
 	NumLayers      int            `json:"num_layers"`
 	LayerKinds     map[string]int `json:"layer_kinds"`

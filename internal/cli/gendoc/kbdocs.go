@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/fastpath-dev/fastpath/internal/collect/modelread"
 	"github.com/fastpath-dev/fastpath/internal/kb"
 )
 
@@ -178,6 +179,29 @@ func familiesMarkdown() []byte {
 		"family) and `internal/kb/data/packages.json`. A `model_type` not listed here is reported as not judged.\n\n")
 	fmt.Fprintf(&b, "From transformers %s each kernel function resolves on its own (a Hub kernel, the installed package, or\n"+
 		"torch); before it, a modeling module imports the packages at import time.\n", d.Mechanism.PerFunctionFrom)
+	cr := d.ConfigReading
+	b.WriteString("\n## Reading config.json (every model_type)\n\n")
+	b.WriteString("Before a family's rule applies, fastpath does what transformers' `PreTrainedConfig` does for every config:\n\n")
+	fmt.Fprintf(&b, "- **Wrappers** (vision-language, omni, retrieval models) keep the language model in a nested config: at each\n"+
+		"  level the first of %s that holds an object, at most %d levels deep. The model is judged by the innermost\n"+
+		"  family fastpath knows (an `lfm2_vl` config as `lfm2`, a `kimi_k25` whose `text_config` is `kimi_linear` as\n"+
+		"  `kimi_linear`) and that config's layers are counted.\n", codeList(cr.TextConfigKeys), modelread.MaxNesting)
+	fmt.Fprintf(&b, "- **Layer count**: the first of %s.\n", codeList(cr.LayerCountKeys))
+	var legacy []string
+	for _, k := range sortedKeys(cr.LegacyLayerTypes) {
+		legacy = append(legacy, fmt.Sprintf("`%s` → `%s`", k, cr.LegacyLayerTypes[k]))
+	}
+	fmt.Fprintf(&b, "- **Legacy layer kinds** are renamed: %s.\n", strings.Join(legacy, ", "))
+	var aliases []string
+	for _, mt := range sortedKeys(d.Families) {
+		for _, t := range d.Families[mt].TextModelTypes {
+			aliases = append(aliases, fmt.Sprintf("`%s` is judged as `%s`", t, mt))
+		}
+	}
+	if len(aliases) > 0 {
+		fmt.Fprintf(&b, "- **Text-only model types**: %s.\n", strings.Join(aliases, ", "))
+	}
+	fmt.Fprintf(&b, "\nSource: %s.\n", cr.Source)
 	b.WriteString("\n## Families\n\n| model_type | layer kind: kernel packages (functions) | without them | layers from config.json | transformers checked |\n| --- | --- | --- | --- | --- |\n")
 	for _, mt := range sortedKeys(d.Families) {
 		f := d.Families[mt]
@@ -253,4 +277,16 @@ func familiesShortTable() string {
 		fmt.Fprintf(&b, "| `%s` | %s |\n", mt, strings.Join(pkgs, ", "))
 	}
 	return b.String()
+}
+
+// codeList is "`a`, `b` or `c`".
+func codeList(items []string) string {
+	var q []string
+	for _, it := range items {
+		q = append(q, "`"+it+"`")
+	}
+	if len(q) < 2 {
+		return strings.Join(q, "")
+	}
+	return strings.Join(q[:len(q)-1], ", ") + " or " + q[len(q)-1]
 }

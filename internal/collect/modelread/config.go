@@ -78,9 +78,9 @@ func remap(kinds []string) []string {
 	return out
 }
 
-// maxNesting bounds the descent into nested configs (qwen3_omni_moe's
+// MaxNesting bounds the descent into nested configs (qwen3_omni_moe's
 // thinker_config.text_config is two levels).
-const maxNesting = 4
+const MaxNesting = 4
 
 // textConfig descends from obj into the nested config that holds the
 // language model, as transformers' get_text_config does: at each level the
@@ -88,7 +88,7 @@ const maxNesting = 4
 func textConfig(obj map[string]any, keys []string) (levels []map[string]any, path []string, err error) {
 	levels = []map[string]any{obj}
 	cur := obj
-	for depth := 0; depth < maxNesting; depth++ {
+	for depth := 0; depth < MaxNesting; depth++ {
 		next, name := map[string]any(nil), ""
 		for _, k := range keys {
 			v, ok := cur[k]
@@ -193,6 +193,9 @@ func ParseConfig(b []byte) (*Config, error) {
 	}
 	if c.Kinds != nil {
 		c.NumLayers = len(c.Kinds)
+	}
+	if c.TextConfig != "" && c.KindsFrom != "" {
+		c.KindsFrom += " in " + c.TextConfig
 	}
 	return c, nil
 }
