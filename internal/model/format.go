@@ -45,6 +45,9 @@ func FormatLayerKinds(counts map[string]int, numLayers int) string {
 // wrapper was judged by: "lfm2_vl (lfm2 in text_config)".
 func FormatModelType(r *Report) string {
 	switch {
+	case r.Family != "" && r.Family == r.ModelType:
+		// A family that nests its own text model (qwen3_5): nothing to add.
+		return r.ModelType
 	case r.TextConfig != "" && r.TextModelType != "":
 		return fmt.Sprintf("%s (%s in %s)", r.ModelType, r.TextModelType, r.TextConfig)
 	case r.TextConfig != "":

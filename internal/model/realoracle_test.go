@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 	"testing"
 
 	"github.com/fastpath-dev/fastpath/internal/collect/modelread"
@@ -148,5 +149,39 @@ func TestNetworkRealConfigsOracle(t *testing.T) {
 		if string(old) != string(now) {
 			t.Logf("%s: transformers %s reads it as %s; %s recorded %s", name, v, now, committed.Transformers, old)
 		}
+	}
+}
+
+// TestNetworkWrappersFromCode: wrapper configs in the seed container (no
+// causal-conv1d, fla 0.4.1) with transformers 5.17.0's real source are
+// judged from their language model's modeling file, not the wrapper's own
+// (which binds no kernel and would pass for a fast model).
+func TestNetworkWrappersFromCode(t *testing.T) {
+	testenv.Network(t)
+	site := transformerstest.Source(t, "5.17.0")
+	cases := []struct {
+		file, module string
+		layers       int
+		fallback     int
+	}{
+		// lfm2_vl: its 10 conv layers need causal-conv1d (modeling_lfm2.py).
+		{"lfm2_vl-16-layers-raw.json", "lfm2", 16, 10},
+		// kimi_k25 with a kimi_linear text model: 21 KDA layers.
+		{"kimi_k25-5.24.json", "kimi_linear", 27, 21},
+		// A llava wrapping jamba: its 14 mamba layers.
+		{"llava-jamba-5.24.json", "jamba", 16, 14},
+	}
+	for _, tc := range cases {
+		t.Run(tc.file, func(t *testing.T) {
+			src, _ := seedWithSource(t, site, tc.module)
+			r := judgeInSeed(t, src, filepath.Join("testdata", "real-configs", tc.file))
+			if !r.Judged || r.JudgedFrom != "transformers source" || r.NumLayers != tc.layers || r.FallbackLayers != tc.fallback {
+				t.Fatalf("judged %v from %q (%s): %d of %d", r.Judged, r.JudgedFrom, r.NotJudged, r.FallbackLayers, r.NumLayers)
+			}
+			if r.Code == nil || !strings.HasSuffix(r.Code.File, "modeling_"+tc.module+".py") {
+				t.Errorf("read %+v, want modeling_%s.py", r.Code, tc.module)
+			}
+			t.Logf("%s (%s): %d of %d layers fall back, from %s", r.ModelType, r.Family, r.FallbackLayers, r.NumLayers, r.Code.File)
+		})
 	}
 }

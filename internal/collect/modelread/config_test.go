@@ -103,3 +103,73 @@ func FuzzConfig(f *testing.F) {
 		}
 	})
 }
+
+// TestParseConfigWrappers: the language model of a wrapper config is found
+// where transformers' get_text_config finds it, judged by its family, and
+// read from that family's modeling file.
+func TestParseConfigWrappers(t *testing.T) {
+	cases := []struct {
+		name, json                   string
+		family, textMT, path, codeMT string
+		layers                       int
+		kinds                        map[string]int
+	}{
+		{"llm_config (InternVL remote code)", `{"model_type":"internvl_chat","llm_config":{"model_type":"qwen2","num_hidden_layers":24}}`,
+			"", "qwen2", "llm_config", "qwen2", 24, map[string]int{}},
+		{"thinker then text_config", `{"model_type":"qwen3_omni_moe","thinker_config":{"text_config":{"num_hidden_layers":48}},"talker_config":{"text_config":{"num_hidden_layers":20}}}`,
+			"", "", "thinker_config.text_config", "qwen3_omni_moe", 48, map[string]int{}},
+		{"vl wrapper of a family", `{"model_type":"lfm2_vl","text_config":{"model_type":"lfm2","num_hidden_layers":4,"full_attn_idxs":[3]}}`,
+			"lfm2", "lfm2", "text_config", "lfm2", 4, map[string]int{"conv": 3, "full_attention": 1}},
+		{"language_config", `{"model_type":"x_vl","language_config":{"model_type":"jamba","num_hidden_layers":8}}`,
+			"jamba", "jamba", "language_config", "jamba", 8, map[string]int{"linear_attention": 7, "full_attention": 1}},
+		{"vlm_config then text_config", `{"model_type":"colx","vlm_config":{"model_type":"x","text_config":{"model_type":"kimi_linear","num_hidden_layers":5}}}`,
+			"kimi_linear", "kimi_linear", "vlm_config.text_config", "kimi_linear", 5, map[string]int{"linear_attention": 4, "full_attention": 1}},
+		{"text-only model type of a family", `{"model_type":"qwen3_5_text","num_hidden_layers":8}`,
+			"qwen3_5", "", "", "qwen3_5", 8, map[string]int{"linear_attention": 6, "full_attention": 2}},
+		{"a family at the top keeps its own fields", `{"model_type":"jamba","num_hidden_layers":8,"text_config":{"num_hidden_layers":99}}`,
+			"jamba", "", "", "jamba", 8, map[string]int{"linear_attention": 7, "full_attention": 1}},
+		{"n_layer alias", `{"model_type":"gpt2","n_layer":12}`, "", "", "", "gpt2", 12, map[string]int{}},
+		{"n_layers alias", `{"model_type":"mpt","n_layers":24}`, "", "", "", "mpt", 24, map[string]int{}},
+		{"num_layers alias", `{"model_type":"gpt_neo","num_layers":24}`, "", "", "", "gpt_neo", 24, map[string]int{}},
+		{"legacy kinds of an unknown family", `{"model_type":"y","num_hidden_layers":2,"layer_types":["mamba","qwen_sparse_attention"]}`,
+			"", "", "", "y", 2, map[string]int{"linear_attention": 1, "indexed_attention": 1}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := ParseConfig([]byte(tc.json))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.Family != tc.family || c.TextModelType != tc.textMT || c.TextConfig != tc.path || c.CodeModelType() != tc.codeMT {
+				t.Errorf("family %q, text model %q in %q, code %q; want %q, %q in %q, %q",
+					c.Family, c.TextModelType, c.TextConfig, c.CodeModelType(), tc.family, tc.textMT, tc.path, tc.codeMT)
+			}
+			if c.Known != (tc.family != "") {
+				t.Errorf("known %v for family %q", c.Known, c.Family)
+			}
+			if c.NumLayers != tc.layers {
+				t.Errorf("%d layers, want %d", c.NumLayers, tc.layers)
+			}
+			if diff := cmp.Diff(tc.kinds, c.KindCounts()); diff != "" {
+				t.Error(diff)
+			}
+		})
+	}
+	for _, bad := range []string{
+		`{"model_type":"x","text_config":"qwen2"}`,
+		`{"model_type":"x","thinker_config":{"text_config":[1]}}`,
+		`{"model_type":"gpt2","n_layer":-1}`,
+	} {
+		if _, err := ParseConfig([]byte(bad)); err == nil {
+			t.Errorf("%s: accepted", bad)
+		}
+	}
+	// Nesting deeper than MaxNesting stops there instead of recursing on.
+	deep := `{"model_type":"x","num_hidden_layers":1}`
+	for i := 0; i < 10; i++ {
+		deep = `{"model_type":"x","text_config":` + deep + `}`
+	}
+	if c, err := ParseConfig([]byte(deep)); err != nil || strings.Count(c.TextConfig, "text_config") != MaxNesting {
+		t.Errorf("deep nesting: %v, %+v", err, c)
+	}
+}
