@@ -72,7 +72,7 @@ func (l *LiveFlags) probe(ctx context.Context, s *SourceFlags, f *facts.Facts, m
 	}
 	var types []string
 	for _, m := range models {
-		types = append(types, m.ModelType)
+		types = append(types, m.CodeModelType())
 	}
 	args := live.KBProbeArgs(types)
 	args.AddStaticSuspects(f, diagnose.Run(f)) // issue 12: every static import/no-code error is checked live

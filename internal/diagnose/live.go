@@ -137,7 +137,7 @@ func livePackageChecks(c *judgement, lf *facts.LiveFacts, add addFunc) {
 
 func liveModelChecks(c *judgement, lf *facts.LiveFacts, add addFunc) {
 	for _, r := range c.models {
-		lm, ok := lf.Models[r.ModelType]
+		lm, ok := lf.Models[r.CodeModelType()]
 		if !ok || lm.Error != "" {
 			continue
 		}

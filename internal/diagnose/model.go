@@ -161,7 +161,7 @@ func fallbackCost(r *model.Report) measuredCost {
 		if kv.Fast {
 			continue
 		}
-		m, ok := kb.Measurements().FallbackCostFor(orModelType(r.Family, r.ModelType), r.NumLayers, kv.Kind, kv.Layers)
+		m, ok := kb.Measurements().FallbackCostFor(r.CodeModelType(), r.NumLayers, kv.Kind, kv.Layers)
 		if !ok {
 			allMeasured = false
 			continue
@@ -325,12 +325,4 @@ func modelFixes(c *judgement, r *model.Report) []finding.Fix {
 		fixes = append(fixes, finding.Fix{Title: "Install a CUDA build of torch first: on a CPU-only torch every layer runs torch (see torch-cpu-only)", Commands: []string{}})
 	}
 	return fixes
-}
-
-// orModelType is the family a report was judged as, else its model_type.
-func orModelType(family, mt string) string {
-	if family != "" {
-		return family
-	}
-	return mt
 }

@@ -57,3 +57,16 @@ func FormatModelType(r *Report) string {
 	}
 	return r.ModelType
 }
+
+// CodeModelType is the model_type whose modeling module builds the
+// report's layers (the family it was judged as, else the nested language
+// model's, else its own): the module the live probe imports and the
+// measurements are keyed by.
+func (r *Report) CodeModelType() string {
+	for _, mt := range []string{r.Family, r.TextModelType} {
+		if mt != "" {
+			return mt
+		}
+	}
+	return r.ModelType
+}

@@ -207,7 +207,7 @@ func measuredGain(models []*model.Report, pkg string) gain {
 	g := gain{unknown: true}
 	for _, r := range models {
 		for _, kv := range r.Kinds {
-			m, ok := kb.Measurements().FallbackCostFor(r.ModelType, r.NumLayers, kv.Kind, kv.Layers)
+			m, ok := kb.Measurements().FallbackCostFor(r.CodeModelType(), r.NumLayers, kv.Kind, kv.Layers)
 			if !ok {
 				continue
 			}
