@@ -80,3 +80,26 @@ func TestRealConfigs(t *testing.T) {
 		}
 	}
 }
+
+// TestWrapperNames: what the text output and the live probe call a wrapper.
+func TestWrapperNames(t *testing.T) {
+	cases := []struct {
+		r          Report
+		name, code string
+	}{
+		{Report{ModelType: "lfm2_vl", TextModelType: "lfm2", TextConfig: "text_config", Family: "lfm2"}, "lfm2_vl (lfm2 in text_config)", "lfm2"},
+		{Report{ModelType: "qwen3_5", TextModelType: "qwen3_5_text", TextConfig: "text_config", Family: "qwen3_5"}, "qwen3_5", "qwen3_5"},
+		{Report{ModelType: "qwen3_5_text", Family: "qwen3_5"}, "qwen3_5_text (judged as qwen3_5)", "qwen3_5"},
+		{Report{ModelType: "internvl_chat", TextModelType: "qwen2", TextConfig: "llm_config"}, "internvl_chat (qwen2 in llm_config)", "qwen2"},
+		{Report{ModelType: "qwen3_omni_moe", TextConfig: "thinker_config.text_config"}, "qwen3_omni_moe (language model in thinker_config.text_config)", "qwen3_omni_moe"},
+		{Report{ModelType: "llama"}, "llama", "llama"},
+	}
+	for _, tc := range cases {
+		if got := FormatModelType(&tc.r); got != tc.name {
+			t.Errorf("%+v: %q, want %q", tc.r, got, tc.name)
+		}
+		if got := tc.r.CodeModelType(); got != tc.code {
+			t.Errorf("%+v: code model type %q, want %q", tc.r, got, tc.code)
+		}
+	}
+}
