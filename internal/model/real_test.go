@@ -37,6 +37,11 @@ func TestRealConfigs(t *testing.T) {
 		{"nemo_speechlm-default-5.24.json", 52, map[string]int{"linear_attention": 23, "moe": 23, "full_attention": 6}, []string{"mamba-ssm", "causal-conv1d"}, true},
 		{"qwen3_5_text-default-5.24.json", 32, map[string]int{"linear_attention": 24, "full_attention": 8}, []string{"causal-conv1d", "flash-linear-attention"}, true},
 		{"granitemoehybrid-legacy-kinds-toy.json", 8, map[string]int{"linear_attention": 6, "full_attention": 2}, []string{"mamba-ssm", "causal-conv1d"}, true},
+		{"jamba-1.5-mini.json", 32, map[string]int{"linear_attention": 28, "full_attention": 4}, []string{"mamba-ssm", "causal-conv1d"}, true},
+		{"falcon-mamba-7b.json", 64, map[string]int{"linear_attention": 64}, []string{"mamba-ssm", "causal-conv1d"}, true},
+		// Remote code transformers cannot load (attn_type_list is its own
+		// class's field): counted, not judged.
+		{"minimax-m1-80k.json", 80, nil, nil, false},
 		// Wrappers of language models fastpath has no family for: the
 		// nested model's layers are counted, nothing is judged.
 		{"internvl3-1b.json", 24, map[string]int{"full_attention": 24}, nil, false},
