@@ -90,6 +90,8 @@ func FuzzConfig(f *testing.F) {
 		`{"model_type":"lfm2_moe","num_hidden_layers":3,"full_attn_idxs":[9,-1]}`,
 		`{"model_type":"mamba2","num_hidden_layers":3,"time_step_limit":[0.0, Infinity]}`,
 		`{"model_type":"bamba","num_hidden_layers":3,"attn_layer_indices":[-1,7,1]}`,
+		`{"model_type":"w","thinker_config":{"text_config":{"model_type":"lfm2","num_hidden_layers":2,"layer_types":["conv","attention"]}}}`,
+		`{"model_type":"internvl_chat","llm_config":{"model_type":"qwen2","n_layer":3},"language_config":{}}`,
 	} {
 		f.Add([]byte(s))
 	}
