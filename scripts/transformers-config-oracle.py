@@ -3,14 +3,19 @@
 the language model it finds (get_text_config), its layer count and its per-layer
 kinds, as JSON, for fastpath's model reading to be checked against.
 
-usage: transformers-config-oracle.py CONFIG_DIR OUT_JSON
+usage: transformers-config-oracle.py [--write-defaults] CONFIG_DIR OUT_JSON
+
+--write-defaults first writes into CONFIG_DIR, for every model_type of the
+installed transformers, its configuration class's defaults
+(AutoConfig.for_model(TYPE).save_pretrained), as TYPE.json.
 
 OUT_JSON: {"transformers": VERSION, "configs": {FILE: {...}}}, per file:
   model_type       the config's model_type
   text_model_type  the language model's model_type (get_text_config()), or null
                    when it is the config itself
   num_layers       get_text_config().num_hidden_layers (attribute_map aliases
-                   such as n_layer resolved by transformers)
+                   such as n_layer resolved by transformers); null when it is
+                   not an integer
   layer_kinds      {kind: count} from layer_types or layers_block_type, or null
                    when transformers exposes no per-layer list
   kinds_attr       the attribute read (layer_types, layers_block_type) or null
@@ -89,6 +94,8 @@ def record(raw):
     attr, counts, n = kinds_of(text)
     if n is None:
         n = getattr(text, "num_hidden_layers", None)
+        if not isinstance(n, int) or isinstance(n, bool):
+            n = None  # some classes keep a per-stage list or nothing here
     nested = text is not cfg or via != "AutoConfig.from_pretrained"
     return {
         "model_type": mt,
@@ -100,8 +107,25 @@ def record(raw):
     }
 
 
+def write_defaults(dst):
+    os.makedirs(dst, exist_ok=True)
+    for mt in CONFIG_MAPPING_NAMES:
+        d = tempfile.mkdtemp()
+        try:
+            AutoConfig.for_model(mt).save_pretrained(d)
+            shutil.move(os.path.join(d, "config.json"), os.path.join(dst, mt + ".json"))
+        except Exception:
+            pass  # a class without usable defaults: nothing to compare
+        finally:
+            shutil.rmtree(d, ignore_errors=True)
+
+
 def main():
-    src, out = sys.argv[1], sys.argv[2]
+    args = sys.argv[1:]
+    if args and args[0] == "--write-defaults":
+        args = args[1:]
+        write_defaults(args[0])
+    src, out = args[0], args[1]
     configs = {}
     for name in sorted(os.listdir(src)):
         if not name.endswith(".json"):

@@ -104,6 +104,9 @@ type ConfigReading struct {
 	// TextConfigKeys are the nested configs that hold a wrapper's language
 	// model, in the order to try them at each level.
 	TextConfigKeys []string `json:"text_config_keys"`
+	// TextConfigKeysOnly limits a key to the model_types (of the config
+	// holding it) whose class reads its language model there.
+	TextConfigKeysOnly map[string][]string `json:"text_config_keys_only,omitempty"`
 	// LayerCountKeys are num_hidden_layers and its attribute_map aliases.
 	LayerCountKeys []string `json:"layer_count_keys"`
 	// LegacyLayerTypes is _LEGACY_LAYER_TYPE_REMAP: old kind spellings.

@@ -185,3 +185,64 @@ func TestNetworkWrappersFromCode(t *testing.T) {
 		})
 	}
 }
+
+// defaultsOwnDerivation are the model_types whose configuration class
+// derives its layer count or kinds from fields of its own (dory folds its
+// saved attention+mlp pairs, longcat_flash doubles num_layers), and pi0,
+// whose language model fastpath finds in vlm_config where transformers'
+// get_text_config stops at the config itself (fastpath's purpose is the
+// layers that run kernels). Not errors of the generic reading: logged.
+var defaultsOwnDerivation = map[string]bool{"dory.json": true, "longcat_flash.json": true, "pi0.json": true}
+
+// TestNetworkEveryModelTypeDefault: the defaults of every configuration
+// class of the newest transformers on PyPI. For each, fastpath finds the
+// language model transformers finds and counts its layers as transformers
+// does, or claims no count at all (encoder-decoder and vision classes that
+// alias num_hidden_layers to encoder_layers, depth, ...: "no layer count");
+// it never claims a different count or different kinds.
+func TestNetworkEveryModelTypeDefault(t *testing.T) {
+	testenv.Network(t)
+	py3 := testenv.Python3(t)
+	v := transformerstest.NewestTransformers(t)
+	py := transformerstest.Venv(t, py3, filepath.Join(testenv.CacheDir(t), "transformers", v), v)
+	script, err := filepath.Abs(filepath.Join("..", "..", "scripts", "transformers-config-oracle.py"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	cfgs, out := filepath.Join(dir, "configs"), filepath.Join(dir, "oracle.json")
+	testenv.Run(t, []string{"TRANSFORMERS_VERBOSITY=error", "HF_HUB_OFFLINE=1"}, py, script, "--write-defaults", cfgs, out)
+	o := readOracle(t, out)
+	if len(o.Configs) < 300 {
+		t.Fatalf("transformers %s wrote %d default configs", v, len(o.Configs))
+	}
+	noCount := 0
+	for name, want := range o.Configs {
+		if want.Error != "" {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join(cfgs, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := modelread.ParseConfig(b)
+		if err != nil {
+			t.Errorf("%s: transformers reads it, fastpath: %v", name, err)
+			continue
+		}
+		if c.NumLayers == 0 && c.Kinds == nil {
+			noCount++
+			continue
+		}
+		if defaultsOwnDerivation[name] {
+			n := -1
+			if want.NumLayers != nil {
+				n = *want.NumLayers
+			}
+			t.Logf("%s: fastpath %d layers %v, transformers %d %v (its class derives them)", name, c.NumLayers, c.KindCounts(), n, want.LayerKinds)
+			continue
+		}
+		checkAgainstOracle(t, name, filepath.Join(cfgs, name), want.TextModelType, want.NumLayers, want.LayerKinds, "")
+	}
+	t.Logf("transformers %s: %d default configs, %d with no layer count fastpath reads", v, len(o.Configs), noCount)
+}

@@ -186,6 +186,9 @@ func familiesMarkdown() []byte {
 		"  level the first of %s that holds an object, at most %d levels deep. The model is judged by the innermost\n"+
 		"  family fastpath knows (an `lfm2_vl` config as `lfm2`, a `kimi_k25` whose `text_config` is `kimi_linear` as\n"+
 		"  `kimi_linear`) and that config's layers are counted.\n", codeList(cr.TextConfigKeys), modelread.MaxNesting)
+	for _, k := range sortedKeys(cr.TextConfigKeysOnly) {
+		fmt.Fprintf(&b, "  `%s` only in %s (elsewhere it is no language model).\n", k, codeList(cr.TextConfigKeysOnly[k]))
+	}
 	fmt.Fprintf(&b, "- **Layer count**: the first of %s.\n", codeList(cr.LayerCountKeys))
 	var legacy []string
 	for _, k := range sortedKeys(cr.LegacyLayerTypes) {

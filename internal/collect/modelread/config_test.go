@@ -130,6 +130,10 @@ func TestParseConfigWrappers(t *testing.T) {
 			"qwen3_5", "", "", "qwen3_5", 8, map[string]int{"linear_attention": 6, "full_attention": 2}},
 		{"a family at the top keeps its own fields", `{"model_type":"jamba","num_hidden_layers":8,"text_config":{"num_hidden_layers":99}}`,
 			"jamba", "", "", "jamba", 8, map[string]int{"linear_attention": 7, "full_attention": 1}},
+		{"decoder_config where the class reads it (dia)", `{"model_type":"dia","decoder_config":{"model_type":"dia_decoder","num_hidden_layers":18}}`,
+			"", "dia_decoder", "decoder_config", "dia_decoder", 18, map[string]int{}},
+		{"decoder_config that is no language model (maskformer's DETR)", `{"model_type":"maskformer","num_hidden_layers":6,"decoder_config":{"model_type":"detr","num_hidden_layers":3}}`,
+			"", "", "", "maskformer", 6, map[string]int{}},
 		{"n_layer alias", `{"model_type":"gpt2","n_layer":12}`, "", "", "", "gpt2", 12, map[string]int{}},
 		{"n_layers alias", `{"model_type":"mpt","n_layers":24}`, "", "", "", "mpt", 24, map[string]int{}},
 		{"num_layers alias", `{"model_type":"gpt_neo","num_layers":24}`, "", "", "", "gpt_neo", 24, map[string]int{}},
@@ -160,10 +164,17 @@ func TestParseConfigWrappers(t *testing.T) {
 	for _, bad := range []string{
 		`{"model_type":"x","text_config":"qwen2"}`,
 		`{"model_type":"x","thinker_config":{"text_config":[1]}}`,
-		`{"model_type":"gpt2","n_layer":-1}`,
 	} {
 		if _, err := ParseConfig([]byte(bad)); err == nil {
 			t.Errorf("%s: accepted", bad)
+		}
+	}
+	// A model fastpath does not know, with a count it cannot read (lxmert
+	// keeps one per tower): noted, nothing counted, no error.
+	for _, odd := range []string{`{"model_type":"gpt2","n_layer":-1}`, `{"model_type":"lxmert","num_hidden_layers":{"language":9,"vision":5}}`} {
+		c, err := ParseConfig([]byte(odd))
+		if err != nil || c.NumLayers != 0 || !strings.Contains(strings.Join(c.Notes, "; "), "cannot be read") {
+			t.Errorf("%s: %v, %+v", odd, err, c)
 		}
 	}
 	// Nesting deeper than MaxNesting stops there instead of recursing on.
