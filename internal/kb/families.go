@@ -107,6 +107,10 @@ type ConfigReading struct {
 	// TextConfigKeysOnly limits a key to the model_types (of the config
 	// holding it) whose class reads its language model there.
 	TextConfigKeysOnly map[string][]string `json:"text_config_keys_only,omitempty"`
+	// TextDefaults is, per wrapper model_type, the model_type of the
+	// language model its class builds when the nested config names none
+	// (the wrappers of the knowledge base's families).
+	TextDefaults map[string]string `json:"text_defaults,omitempty"`
 	// LayerCountKeys are num_hidden_layers and its attribute_map aliases.
 	LayerCountKeys []string `json:"layer_count_keys"`
 	// LegacyLayerTypes is _LEGACY_LAYER_TYPE_REMAP: old kind spellings.

@@ -5173,6 +5173,17 @@ func familiesTable() FamiliesData {
 					"canary",
 				},
 			},
+			TextDefaults: map[string]string{
+				"jev":             "qwen3_5_text",
+				"lfm2_vl":         "lfm2",
+				"minicpm_ocr":     "qwen3_5_text",
+				"minicpmv4_6":     "qwen3_5_text",
+				"minicpmv4_7":     "qwen3_5_text",
+				"nemo_speechlm":   "nemotron_h",
+				"nemotron_h_omni": "nemotron_h",
+				"qwen3_5":         "qwen3_5_text",
+				"qwen3_5_moe":     "qwen3_5_moe_text",
+			},
 			LayerCountKeys: []string{
 				"num_hidden_layers",
 				"n_layer",
@@ -5185,7 +5196,7 @@ func familiesTable() FamiliesData {
 				"mamba":                     "linear_attention",
 				"qwen_sparse_attention":     "indexed_attention",
 			},
-			Note: "A wrapper config (vision-language, omni, retrieval) keeps its language model in a nested config: fastpath descends through the first of text_config_keys present at each level (at most 4 levels: qwen3_omni_moe's thinker_config.text_config) and judges the model by the innermost family it knows (a family's text_model_types name its own text-only model_type), counting that config's layers. A key in text_config_keys_only is a language model only in the model_types listed (transformers' own overrides; elsewhere decoder_config is e.g. maskformer's DETR decoder or blt's byte decoder, and get_text_config returns the config itself). The layer count is the first of layer_count_keys present (transformers' attribute_map aliases of num_hidden_layers for decoder models). Layer kinds spelled the legacy way are renamed as transformers renames them, for every model_type.",
+			Note: "A wrapper config (vision-language, omni, retrieval) keeps its language model in a nested config: fastpath descends through the first of text_config_keys present at each level (at most 4 levels: qwen3_omni_moe's thinker_config.text_config) and judges the model by the innermost family it knows (a family's text_model_types name its own text-only model_type), counting that config's layers. A nested config that names no model_type is its wrapper's default sub-config: text_defaults lists those of the wrappers whose default language model is one of these families (transformers 5.24.0 sub_configs / __post_init__ defaults; TestNetworkWrapperTextDefaults checks the list against the newest transformers). A key in text_config_keys_only is a language model only in the model_types listed (transformers' own overrides; elsewhere decoder_config is e.g. maskformer's DETR decoder or blt's byte decoder, and get_text_config returns the config itself). The layer count is the first of layer_count_keys present (transformers' attribute_map aliases of num_hidden_layers for decoder models). Layer kinds spelled the legacy way are renamed as transformers renames them, for every model_type.",
 		},
 		AttnImpls: map[string]AttnImplRequire{
 			"flash_attention_2": {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/fastpath-dev/fastpath/internal/collect/modelread"
 	"github.com/fastpath-dev/fastpath/internal/collect/modelread/transformerstest"
+	"github.com/fastpath-dev/fastpath/internal/kb"
 	"github.com/fastpath-dev/fastpath/internal/testenv"
 )
 
@@ -245,4 +246,53 @@ func TestNetworkEveryModelTypeDefault(t *testing.T) {
 		checkAgainstOracle(t, name, filepath.Join(cfgs, name), want.TextModelType, want.NumLayers, want.LayerKinds, "")
 	}
 	t.Logf("transformers %s: %d default configs, %d with no layer count fastpath reads", v, len(o.Configs), noCount)
+}
+
+// wrapperDefaultsPy prints, for every configuration class of the installed
+// transformers whose get_text_config() is a nested config, that config's
+// model_type when the class is built with its defaults.
+const wrapperDefaultsPy = `
+import json, warnings
+warnings.filterwarnings("ignore")
+from transformers.models.auto.configuration_auto import CONFIG_MAPPING, CONFIG_MAPPING_NAMES
+out = {}
+for mt in CONFIG_MAPPING_NAMES:
+    try:
+        c = CONFIG_MAPPING[mt]()
+        try:
+            t = c.get_text_config()
+        except ValueError:
+            t = c.get_text_config(decoder=True)
+    except Exception:
+        continue
+    if t is not c and getattr(t, "model_type", ""):
+        out[mt] = t.model_type
+print(json.dumps(out))
+`
+
+// TestNetworkWrapperTextDefaults: the knowledge base's text_defaults (the
+// language model a wrapper builds when its nested config names no
+// model_type) are what the newest transformers' classes build, and every
+// wrapper whose default language model is a knowledge-base family is
+// listed.
+func TestNetworkWrapperTextDefaults(t *testing.T) {
+	testenv.Network(t)
+	py3 := testenv.Python3(t)
+	v := transformerstest.NewestTransformers(t)
+	py := transformerstest.Venv(t, py3, filepath.Join(testenv.CacheDir(t), "transformers", v), v)
+	var got map[string]string
+	if err := json.Unmarshal([]byte(testenv.Run(t, []string{"TRANSFORMERS_VERBOSITY=error", "HF_HUB_OFFLINE=1"}, py, "-c", wrapperDefaultsPy)), &got); err != nil {
+		t.Fatal(err)
+	}
+	d := kb.Families()
+	for w, text := range d.ConfigReading.TextDefaults {
+		if got[w] != text {
+			t.Errorf("text_defaults says %s builds %s; transformers %s: %q", w, text, v, got[w])
+		}
+	}
+	for w, text := range got {
+		if d.FamilyOf(text) != "" && d.ConfigReading.TextDefaults[w] != text {
+			t.Errorf("transformers %s: %s builds %s (family %s) by default; text_defaults does not list it", v, w, text, d.FamilyOf(text))
+		}
+	}
 }

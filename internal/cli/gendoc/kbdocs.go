@@ -189,6 +189,13 @@ func familiesMarkdown() []byte {
 	for _, k := range sortedKeys(cr.TextConfigKeysOnly) {
 		fmt.Fprintf(&b, "  `%s` only in %s (elsewhere it is no language model).\n", k, codeList(cr.TextConfigKeysOnly[k]))
 	}
+	var defs []string
+	for _, w := range sortedKeys(cr.TextDefaults) {
+		defs = append(defs, fmt.Sprintf("`%s` → `%s`", w, cr.TextDefaults[w]))
+	}
+	if len(defs) > 0 {
+		fmt.Fprintf(&b, "- **A nested config that names no model_type** is its wrapper's default language model: %s.\n", strings.Join(defs, ", "))
+	}
 	fmt.Fprintf(&b, "- **Layer count**: the first of %s.\n", codeList(cr.LayerCountKeys))
 	var legacy []string
 	for _, k := range sortedKeys(cr.LegacyLayerTypes) {

@@ -151,22 +151,28 @@ func ParseConfig(b []byte) (*Config, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Each level's model_type; a nested config that names none is its
+	// wrapper class's default sub-config (text_defaults), as transformers
+	// fills it in.
+	types := make([]string, len(levels))
+	for i, l := range levels {
+		types[i], _ = l["model_type"].(string)
+		if types[i] == "" && i > 0 {
+			types[i] = kb.Families().ConfigReading.TextDefaults[types[i-1]]
+		}
+	}
 	d, depth := obj, 0
 	c.Family = kb.Families().FamilyOf(mt)
 	if c.Family == "" || familyNested(c.Family) {
 		d, depth = levels[len(levels)-1], len(levels)-1
-		if c.Family == "" {
-			// Judged by the innermost language model fastpath knows.
-			for i := len(levels) - 1; i > 0 && c.Family == ""; i-- {
-				if nmt, ok := levels[i]["model_type"].(string); ok {
-					c.Family = kb.Families().FamilyOf(nmt)
-				}
-			}
+		// Judged by the innermost language model fastpath knows.
+		for i := len(levels) - 1; i > 0 && c.Family == ""; i-- {
+			c.Family = kb.Families().FamilyOf(types[i])
 		}
 	}
 	if depth > 0 {
 		c.TextConfig = strings.Join(path[:depth], ".")
-		c.TextModelType, _ = d["model_type"].(string)
+		c.TextModelType = types[depth]
 	}
 	for _, m := range levels[:depth+1] {
 		for _, key := range []string{"attn_implementation", "_attn_implementation"} {
