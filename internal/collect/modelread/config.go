@@ -165,9 +165,12 @@ func ParseConfig(b []byte) (*Config, error) {
 	c.Family = kb.Families().FamilyOf(mt)
 	if c.Family == "" || familyNested(c.Family) {
 		d, depth = levels[len(levels)-1], len(levels)-1
-		// Judged by the innermost language model fastpath knows.
+		// Judged by the innermost language model fastpath knows; a family
+		// that keeps its layers at its own level is read there.
 		for i := len(levels) - 1; i > 0 && c.Family == ""; i-- {
-			c.Family = kb.Families().FamilyOf(types[i])
+			if c.Family = kb.Families().FamilyOf(types[i]); c.Family != "" && !familyNested(c.Family) {
+				d, depth = levels[i], i
+			}
 		}
 	}
 	if depth > 0 {

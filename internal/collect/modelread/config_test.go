@@ -124,6 +124,8 @@ func TestParseConfigWrappers(t *testing.T) {
 			"lfm2", "lfm2", "text_config", "lfm2", 4, map[string]int{"conv": 3, "full_attention": 1}},
 		{"nested config naming no model_type: the wrapper's default", `{"model_type":"lfm2_vl","text_config":{"num_hidden_layers":3,"full_attn_idxs":[2]}}`,
 			"lfm2", "lfm2", "text_config", "lfm2", 3, map[string]int{"conv": 2, "full_attention": 1}},
+		{"a family nested in a wrapper is read at its own level", `{"model_type":"w","text_config":{"model_type":"jamba","num_hidden_layers":8,"text_config":{"num_hidden_layers":2}}}`,
+			"jamba", "jamba", "text_config", "jamba", 8, map[string]int{"linear_attention": 7, "full_attention": 1}},
 		{"language_config", `{"model_type":"x_vl","language_config":{"model_type":"jamba","num_hidden_layers":8}}`,
 			"jamba", "jamba", "language_config", "jamba", 8, map[string]int{"linear_attention": 7, "full_attention": 1}},
 		{"vlm_config then text_config", `{"model_type":"colx","vlm_config":{"model_type":"x","text_config":{"model_type":"kimi_linear","num_hidden_layers":5}}}`,
