@@ -72,3 +72,46 @@ func TestFamiliesComplete(t *testing.T) {
 		}
 	}
 }
+
+// The config reading is complete and unambiguous: a text-only model_type
+// belongs to one family and is no family itself, every wrapper default
+// names a model_type fastpath judges, and the keys and the legacy table are
+// there (the parser reads nothing without them).
+func TestConfigReadingConsistent(t *testing.T) {
+	d := Families()
+	cr := d.ConfigReading
+	if len(cr.TextConfigKeys) == 0 || len(cr.LayerCountKeys) == 0 || cr.LayerCountKeys[0] != "num_hidden_layers" || len(cr.LegacyLayerTypes) == 0 || cr.Source == "" {
+		t.Fatalf("config_reading incomplete: %+v", cr)
+	}
+	owner := map[string]string{}
+	for name, f := range d.Families {
+		for _, mt := range f.TextModelTypes {
+			if o, dup := owner[mt]; dup {
+				t.Errorf("%s is the text model_type of both %s and %s", mt, o, name)
+			}
+			if _, fam := d.Families[mt]; fam {
+				t.Errorf("%s (text model_type of %s) is a family itself", mt, name)
+			}
+			owner[mt] = name
+		}
+	}
+	for w, text := range cr.TextDefaults {
+		if d.FamilyOf(text) == "" {
+			t.Errorf("text_defaults: %s -> %s, which is no family", w, text)
+		}
+	}
+	for k := range cr.TextConfigKeysOnly {
+		found := false
+		for _, key := range cr.TextConfigKeys {
+			found = found || key == k
+		}
+		if !found {
+			t.Errorf("text_config_keys_only names %s, which is not a text_config_keys entry", k)
+		}
+	}
+	for from, to := range cr.LegacyLayerTypes {
+		if _, chained := cr.LegacyLayerTypes[to]; chained || from == to {
+			t.Errorf("legacy_layer_types: %s -> %s is not a final name", from, to)
+		}
+	}
+}
