@@ -101,6 +101,11 @@ func textConfig(obj map[string]any, cr *kb.ConfigReading) (levels []map[string]a
 				continue
 			}
 			m, ok := v.(map[string]any)
+			if !ok && k != "text_config" {
+				// Only text_config always holds a config; another key may
+				// be a model's own field of that name: not a nested config.
+				continue
+			}
 			if !ok {
 				return nil, nil, fmt.Errorf("%s: want an object, got %s", strings.Join(append(path, k), "."), jsonType(v))
 			}

@@ -138,6 +138,8 @@ func TestParseConfigWrappers(t *testing.T) {
 			"", "dia_decoder", "decoder_config", "dia_decoder", 18, map[string]int{}},
 		{"decoder_config that is no language model (maskformer's DETR)", `{"model_type":"maskformer","num_hidden_layers":6,"decoder_config":{"model_type":"detr","num_hidden_layers":3}}`,
 			"", "", "", "maskformer", 6, map[string]int{}},
+		{"a key of that name that holds no config", `{"model_type":"z","num_hidden_layers":4,"decoder":true,"generator":"greedy"}`,
+			"", "", "", "z", 4, map[string]int{}},
 		{"n_layer alias", `{"model_type":"gpt2","n_layer":12}`, "", "", "", "gpt2", 12, map[string]int{}},
 		{"n_layers alias", `{"model_type":"mpt","n_layers":24}`, "", "", "", "mpt", 24, map[string]int{}},
 		{"num_layers alias", `{"model_type":"gpt_neo","num_layers":24}`, "", "", "", "gpt_neo", 24, map[string]int{}},
