@@ -154,8 +154,21 @@ func (e *env) resolve(h *Hit) (finding.ID, string, bool) {
 		id, why := e.noKernelImage(h)
 		return id, why, true
 	case "loader-undefined-symbol":
-		if sym := h.Captures["symbol"]; strings.HasPrefix(sym, "cuda") || strings.HasPrefix(sym, "__cuda") {
+		sym := h.Captures["symbol"]
+		switch {
+		case strings.HasPrefix(sym, "cuda") || strings.HasPrefix(sym, "__cuda"):
 			return finding.ExtensionCUDAMismatch, "", true
+		case driverAPISymbol(sym):
+			// cuXxx is the driver API (libcuda.so.1, which the driver
+			// installs), not torch's: sgl-kernel calling
+			// cuGreenCtxStreamCreate on a driver older than CUDA 12.5
+			// (sgl-project/sglang#8131, #8432).
+			return finding.DriverTooOld, "", true
+		case strings.HasPrefix(sym, "iJIT_"):
+			// Intel's ITT API, which conda's torch takes from a
+			// dynamically linked MKL: MKL 2024.1 dropped it
+			// (open-mmlab/mmpretrain#1900).
+			return finding.TorchLibrariesMissing, "", true
 		}
 	}
 	if _, fired := e.diag[id]; fired {
@@ -167,6 +180,13 @@ func (e *env) resolve(h *Hit) (finding.ID, string, bool) {
 		}
 	}
 	return id, "", true
+}
+
+// driverAPISymbol: a CUDA driver API function (cuInit, cuGreenCtxCreate,
+// cuTensorMapEncodeTiled): "cu" and a capital. The runtime's are cuda*,
+// the libraries' cublas*, cudnn*, cufft*.
+func driverAPISymbol(sym string) bool {
+	return len(sym) > 2 && strings.HasPrefix(sym, "cu") && sym[2] >= 'A' && sym[2] <= 'Z'
 }
 
 // noKernelImage decides between torch and an extension lacking code for
@@ -242,7 +262,33 @@ func (e *env) moduleDist(so string) string {
 		return d
 	}
 	base, _, _ := strings.Cut(path.Base(so), ".")
-	return e.sigs.Modules.Dists[base]
+	if d := e.sigs.Modules.Dists[base]; d != "" {
+		return d
+	}
+	return folderDist(so)
+}
+
+// folderDist names the package an extension lies in by its folder: the
+// top folder under site-packages, else the file's own folder (a source
+// checkout, /home/u/vllm/vllm/_C.abi3.so), when it is a package the KB
+// lists (vllm's _C.abi3.so, sgl-kernel's sgl_kernel/sm100/common_ops.abi3.so).
+// torch's own libraries (torch/lib/libtorch_cpu.so) are torch's, not an
+// extension's, and are left alone.
+func folderDist(so string) string {
+	so = strings.ReplaceAll(so, "\\", "/")
+	dirs := []string{path.Base(path.Dir(so))}
+	for _, marker := range []string{"site-packages/", "dist-packages/"} {
+		if i := strings.LastIndex(so, marker); i >= 0 {
+			top, _, _ := strings.Cut(so[i+len(marker):], "/")
+			dirs = []string{top}
+		}
+	}
+	for _, dir := range dirs {
+		if d := kb.PackageNamed(dir); d != "" && d != "torch" {
+			return d
+		}
+	}
+	return ""
 }
 
 func (e *env) build(id finding.ID, hits []*Hit, why string, s *Scan) Finding {
@@ -321,6 +367,16 @@ func (e *env) build(id finding.ID, hits []*Hit, why string, s *Scan) Finding {
 		// but torch and the CUDA libraries it pins out of step.
 		fd.Title = fmt.Sprintf("torch's %s needs %s, which the libraries it loads do not define", m, caps["demangled"])
 		fd.Detail = "torch's own libraries and the CUDA libraries it depends on (nvidia-* wheels) do not match: one of them was upgraded or downgraded on its own."
+	}
+	if first.Signature.Name == "loader-undefined-symbol" {
+		switch id {
+		case finding.DriverTooOld:
+			fd.Title = fmt.Sprintf("%s calls the CUDA driver function %s, which this NVIDIA driver does not have", caps["module"], caps["symbol"])
+			fd.Detail = "Functions named cu... are the CUDA driver API, exported by libcuda.so.1, which the NVIDIA driver installs (not torch, not the CUDA toolkit): the extension was built with a CUDA release newer than the driver supports, so the driver is too old for it."
+		case finding.TorchLibrariesMissing:
+			fd.Title = fmt.Sprintf("torch's %s needs %s, which the MKL it loads does not define", path.Base(caps["so"]), caps["symbol"])
+			fd.Detail = "iJIT_* is Intel's ITT profiling API. conda's torch builds link MKL dynamically and take it from MKL, which dropped it in MKL 2024.1; pip's torch wheels link MKL statically and do not need it."
+		}
 	}
 	if id == finding.NVCCCannotTargetGPU && first.Signature.Finding == string(id) {
 		// An nvcc too new for an old target fails with the same words as
@@ -431,7 +487,9 @@ func (e *env) logCaptures(caps map[string]string) {
 // derive adds captures computed from others: the demangled symbol, the
 // module and distribution of an extension, the driver's CUDA version.
 func (e *env) derive(caps map[string]string, hits []*Hit) {
-	if sym := caps["symbol"]; sym != "" {
+	if sym := strings.TrimRight(caps["symbol"], "."); sym != "" {
+		// A sentence's full stop is no part of the symbol.
+		caps["symbol"] = sym
 		caps["demangled"] = demangle.Filter(sym)
 	}
 	if so := caps["so"]; so != "" {

@@ -425,6 +425,14 @@ func (e *env) fixes(id finding.ID, caps map[string]string) []finding.Fix {
 		if dist == "" {
 			return []finding.Fix{manual("Rebuild the extension that failed to load against the installed torch: " + e.pip("--no-build-isolation", "--no-cache-dir", "--force-reinstall", "--no-deps") + " and its name")}
 		}
+		if kb.PinsTorch(dist) {
+			// A rebuild from PyPI gets the same wheel back: the cure is
+			// the torch that wheel was built for (vllm-project/vllm#5501).
+			return []finding.Fix{{
+				Title:    "Install the torch release this " + dist + " requires: each " + dist + " wheel is built for one exact torch and pins it, and pip, given " + dist + " again, keeps it and installs that torch (`pip check` names it); or build " + dist + " from source against this torch",
+				Commands: []string{e.pip(dist)},
+			}}
+		}
 		if r, ok := remedy.WheelOnlyRebuild(e.rctx(), dist, "", ""); ok {
 			return []finding.Fix{fix(r)}
 		}
@@ -435,6 +443,13 @@ func (e *env) fixes(id finding.ID, caps map[string]string) []finding.Fix {
 		return []finding.Fix{{Title: title, Commands: []string{e.pip("--no-build-isolation", "--no-cache-dir", "--force-reinstall", "--no-deps", dist)}}}
 	case finding.ExtensionCUDAMismatch:
 		return e.runtimeFixes(caps)
+	case finding.TorchLibrariesMissing:
+		if strings.HasPrefix(caps["symbol"], "iJIT_") {
+			return []finding.Fix{
+				{Title: "Pin MKL to 2024.0, the last release with iJIT_NotifyEvent, in this conda environment", Commands: []string{"conda install -y mkl=2024.0"}},
+				manual("Or replace conda's torch with pip's wheel of the same release, which links MKL statically: conda remove pytorch, then pip install that torch release from download.pytorch.org"),
+			}
+		}
 	case finding.TorchArchUnsupported:
 		return e.torchArchFixes(caps)
 	case finding.ExtensionArchUnsupported:

@@ -39,6 +39,11 @@ type PackageFact struct {
 	// its compiled ops (vllm/_custom_ops.py: one torch.ops._C call a function):
 	// a CUDA error raised below a traceback frame in one is its own kernel's.
 	OpFrames []string `json:"op_frames,omitempty"`
+	// PinsTorch: each wheel of it requires one exact torch release, so an
+	// extension of it built for another torch is cured by installing that
+	// torch (pip does, given the package again), not by a rebuild: a
+	// reinstall gets the same wheel back.
+	PinsTorch bool `json:"pins_torch,omitempty"`
 	// Repo is its GitHub repository (owner/name), as install hints link it.
 	Repo   string `json:"repo,omitempty"`
 	Source string `json:"source"`
@@ -107,6 +112,38 @@ func ModuleDists() map[string]string {
 		}
 	}
 	return out
+}
+
+// PackageNamed is the listed package whose name, import name or alias is
+// name (compared as pip does: case, "-", "_" and "." alike); "" when none.
+func PackageNamed(name string) string {
+	norm := func(s string) string { return strings.ToLower(strings.NewReplacer("_", "-", ".", "-").Replace(s)) }
+	want := norm(name)
+	if want == "" {
+		return ""
+	}
+	for _, p := range Packages().Packages {
+		if norm(p.Name) == want || (p.Kernel != nil && norm(p.Kernel.Import) == want) {
+			return p.Name
+		}
+		for _, a := range p.Aliases {
+			if norm(a) == want {
+				return p.Name
+			}
+		}
+	}
+	return ""
+}
+
+// PinsTorch reports whether every wheel of the package requires one exact
+// torch release (packages.json pins_torch).
+func PinsTorch(name string) bool {
+	for _, p := range Packages().Packages {
+		if p.Name == name {
+			return p.PinsTorch
+		}
+	}
+	return false
 }
 
 // NativeKernelPackages are the kernel packages that compile CUDA code when

@@ -637,7 +637,8 @@ func packagesTable() PackagesData {
 				OpFrames: []string{
 					"vllm/_custom_ops.py",
 				},
-				Source: "an inference server whose wheels pin an exact torch release (Requires-Dist torch==... in each vllm wheel's METADATA on PyPI), so machines that differ in it differ in torch; its vllm/_custom_ops.py (github.com/vllm-project/vllm) wraps the ops of its compiled vllm/_C.abi3.so one call each (rms_norm calls torch.ops._C.rms_norm, fused_add_rms_norm torch.ops._C.fused_add_rms_norm), so a CUDA error below a frame there is vllm._C's kernel",
+				PinsTorch: true,
+				Source:    "an inference server whose wheels pin an exact torch release (Requires-Dist torch==... in each vllm wheel's METADATA on PyPI), so machines that differ in it differ in torch; its vllm/_custom_ops.py (github.com/vllm-project/vllm) wraps the ops of its compiled vllm/_C.abi3.so one call each (rms_norm calls torch.ops._C.rms_norm, fused_add_rms_norm torch.ops._C.fused_add_rms_norm), so a CUDA error below a frame there is vllm._C's kernel",
 			},
 			{
 				Name: "flashinfer-python",
@@ -648,6 +649,13 @@ func packagesTable() PackagesData {
 					"flashinfer/data/include/flashinfer/",
 				},
 				Source: "flashinfer (github.com/flashinfer-ai/flashinfer, docs.flashinfer.ai/installation.html): its PyPI distribution is flashinfer-python (flashinfer-cubin and flashinfer-jit-cache carry prebuilt kernels), its import name flashinfer; its CUDA headers are include/flashinfer/*.cuh, shipped in its wheel as flashinfer/data/include/flashinfer/, which its JIT compiles from (norm.cuh's launch check prints that path: flashinfer-ai/flashinfer#920), so a line naming them there is its own; other copies (sgl-kernel's 3rdparty/flashinfer) are not marked, since their kernels are the vendoring package's",
+			},
+			{
+				Name: "sgl-kernel",
+				Aliases: []string{
+					"sgl_kernel",
+				},
+				Source: "sglang's kernel library (github.com/sgl-project/sglang, sgl-kernel/): PyPI distribution sgl-kernel, import name sgl_kernel, whose compiled ops are sgl_kernel/common_ops.abi3.so or sgl_kernel/sm<NN>/common_ops.abi3.so (sgl_kernel/load_utils.py lists both; sgl-project/sglang#13948, #8131); each release is built against one torch release, which sglang pins",
 			},
 			{
 				Name:   "apex",
@@ -5377,7 +5385,7 @@ func signaturesTable() SignaturesData {
 				Literals: []string{
 					"undefined symbol: ",
 				},
-				Pattern: "(?:(?P<so>/[^\\s:]+\\.so(?:\\.[0-9]+)*): )?undefined symbol: (?P<symbol>[A-Za-z0-9_.$@]+)",
+				Pattern: "(?:(?P<so>(?:/[^\\s:]*)?[A-Za-z0-9_][A-Za-z0-9_.+-]*\\.so(?:\\.[0-9]+)*): )?undefined symbol: (?P<symbol>[A-Za-z0-9_.$@]+)",
 				Wrap: &SignatureWrap{
 					Capture: "symbol",
 					Pattern: "^(?P<more>[A-Za-z0-9_]{4,})$",
@@ -6429,9 +6437,11 @@ func signaturesTable() SignaturesData {
 					"CMake",
 					"CMakeFiles/",
 					"cmake --build",
+					"cmake .",
+					"cmake -",
 					"cmake.py",
 				},
-				Pattern: "CMake Error|CMakeFiles/|-- The (?:C|CXX|CUDA) compiler identification|cmake --build|Building (?:CUDA|CXX|C) object",
+				Pattern: "CMake Error|CMakeFiles/|-- The (?:C|CXX|CUDA) compiler identification|cmake --build|(?:^|[\\s`$>])cmake (?:\\.\\.?(?:\\s|$)|-[BSDG])|Building (?:CUDA|CXX|C) object",
 				Set: map[string]string{
 					"build_system": "cmake",
 				},
