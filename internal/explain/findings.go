@@ -515,6 +515,11 @@ func (e *env) derive(caps map[string]string, hits []*Hit) {
 			caps["dist"] = d
 		}
 	}
+	for _, h := range hits {
+		if h.Signature.Name == "xformers-built-for-other-torch" && caps["dist"] == "" {
+			caps["dist"] = "xformers" // its own load-time check names it
+		}
+	}
 	// Where DeepSpeed stopped, from the traceback: its report tool (the
 	// console script's frame), its installed package (an import or its
 	// launcher), or its setup.py (an install).

@@ -81,6 +81,10 @@ func (e *env) applyLogFacts(c *remedy.Context) {
 			c.Platform = remedy.Of(remedy.Linux, remedy.FromLog)
 		}
 	}
+	if v, ok := str(lf.Installer); ok && v == "uv" {
+		// uv ran the install: its environment may have no pip at all.
+		c.PythonKind, c.HasPip = remedy.Of("uv", remedy.FromLog), false
+	}
 	if v, ok := str(lf.BuildSystem); ok {
 		switch v {
 		case "setuptools":
@@ -426,12 +430,26 @@ func (e *env) fixes(id finding.ID, caps map[string]string) []finding.Fix {
 			return []finding.Fix{manual("Rebuild the extension that failed to load against the installed torch: " + e.pip("--no-build-isolation", "--no-cache-dir", "--force-reinstall", "--no-deps") + " and its name")}
 		}
 		if kb.PinsTorch(dist) {
-			// A rebuild from PyPI gets the same wheel back: the cure is
-			// the torch that wheel was built for (vllm-project/vllm#5501).
-			return []finding.Fix{{
-				Title:    "Install the torch release this " + dist + " requires: each " + dist + " wheel is built for one exact torch and pins it, and pip, given " + dist + " again, keeps it and installs that torch (`pip check` names it); or build " + dist + " from source against this torch",
-				Commands: []string{e.pip(dist)},
-			}}
+			// A rebuild from PyPI gets the same wheel back: each wheel is
+			// built for one torch and pins it, so either the release
+			// built for this torch or the torch this release pins cures
+			// it (vllm-project/vllm#5501, xformers' "built for" warning).
+			var fixes []finding.Fix
+			have := caps["have_torch"]
+			if have == "" {
+				have = caps["torch_version"]
+			}
+			if base, _, _ := strings.Cut(have, "+"); base != "" && base[0] >= '0' && base[0] <= '9' {
+				fixes = append(fixes, finding.Fix{
+					Title:    "Install the " + dist + " release built for the installed torch " + have + ": each " + dist + " wheel pins one torch release, so pip, held to torch==" + base + ", picks the " + dist + " that matches and keeps this torch",
+					Commands: []string{e.pip("--upgrade", dist, "torch=="+base)},
+				})
+			}
+			keep := "Keep this " + dist + " and install the torch release it pins: pip, given " + dist + " again, installs that torch (`pip check` names it); or build " + dist + " from source against this torch"
+			if len(fixes) > 0 {
+				keep = "Or keep this " + dist + " and install the torch release it pins: pip, given " + dist + " again, installs that torch (`pip check` names it); building " + dist + " from source against this torch is the third way"
+			}
+			return append(fixes, finding.Fix{Title: keep, Commands: []string{e.pip(dist)}})
 		}
 		if r, ok := remedy.WheelOnlyRebuild(e.rctx(), dist, "", ""); ok {
 			return []finding.Fix{fix(r)}
@@ -446,7 +464,7 @@ func (e *env) fixes(id finding.ID, caps map[string]string) []finding.Fix {
 	case finding.TorchLibrariesMissing:
 		if strings.HasPrefix(caps["symbol"], "iJIT_") {
 			return []finding.Fix{
-				{Title: "Pin MKL to 2024.0, the last release with iJIT_NotifyEvent, in this conda environment", Commands: []string{"conda install -y mkl=2024.0"}},
+				fix(remedy.CondaMKLPin()),
 				manual("Or replace conda's torch with pip's wheel of the same release, which links MKL statically: conda remove pytorch, then pip install that torch release from download.pytorch.org"),
 			}
 		}

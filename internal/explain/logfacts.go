@@ -45,6 +45,10 @@ type LogFacts struct {
 	// (Triton compiling its C launcher while the program runs), neither
 	// of them pip.
 	BuildSystem *LogFact `json:"build_system,omitempty"`
+	// Installer is "uv" when uv ran the install (its commands, its
+	// "Using Python 3.12.3 environment at:", its build folders
+	// ~/.cache/uv/builds-v0): fixes then install with uv pip.
+	Installer *LogFact `json:"installer,omitempty"`
 	// JITOp is the extension a run-time build builds, as torch names it
 	// (fused_adam).
 	JITOp *LogFact `json:"jit_op,omitempty"`
@@ -131,6 +135,8 @@ func (lf *LogFacts) record(key, value string, n int) (changed bool) {
 			lf.BuildSystem = &LogFact{Value: value, Line: n}
 			changed = true
 		}
+	case "installer":
+		set(&lf.Installer, value)
 	case "jit_op":
 		set(&lf.JITOp, value)
 	case "jit_dir":
@@ -188,7 +194,7 @@ func (lf *LogFacts) list() []namedFact {
 		{"torch", lf.Torch}, {"torch's CUDA", lf.TorchCUDA}, {"nvcc", lf.NVCC}, {"GPU", lf.GPU},
 		{"compute capability", lf.Capability}, {"driver", lf.Driver}, {"driver's CUDA", lf.DriverCUDA},
 		{"gcc", lf.GCC}, {"Python", lf.Python}, {"OS", lf.OS}, {"platform", lf.Platform},
-		{"build system", lf.BuildSystem}, {"extension built at run time", lf.JITOp}, {"its build folder", lf.JITDir},
+		{"build system", lf.BuildSystem}, {"installer", lf.Installer}, {"extension built at run time", lf.JITOp}, {"its build folder", lf.JITDir},
 		{"extensions root", lf.JITRoot}, {"op builder", lf.JITBuilder}, {"host memory", lf.MemTotal}, {"CPUs", lf.CPUs},
 		{"GPU memory", lf.GPUMemTotal}, {"GPU memory used", lf.GPUMemUsed},
 	}
@@ -335,15 +341,15 @@ func (lf *LogFacts) asFacts() *facts.Facts {
 // relevant are the facts a finding's reading depends on.
 func (lf *LogFacts) relevant(id string) []namedFact {
 	want := map[string][]string{
-		"no-cuda-compiler":               {"torch", "torch's CUDA", "nvcc", "platform", "build system", "extension built at run time", "its build folder"},
+		"no-cuda-compiler":               {"torch", "torch's CUDA", "nvcc", "platform", "build system", "extension built at run time", "its build folder", "installer"},
 		"cuda-compiler-not-discoverable": {"torch", "torch's CUDA", "nvcc", "platform", "extension built at run time", "its build folder"},
 		"cuda-home-invalid":              {"torch", "torch's CUDA", "nvcc", "platform", "extension built at run time", "its build folder"},
-		"nvcc-torch-cuda-mismatch":       {"torch", "torch's CUDA", "nvcc", "platform", "build system", "extension built at run time", "its build folder"},
+		"nvcc-torch-cuda-mismatch":       {"torch", "torch's CUDA", "nvcc", "platform", "build system", "extension built at run time", "its build folder", "installer"},
 		"nvcc-cannot-target-gpu":         {"nvcc", "GPU", "compute capability", "build system", "extension built at run time", "its build folder"},
 		"host-compiler-unsupported":      {"gcc", "nvcc", "platform", "build system", "extension built at run time", "its build folder"},
 		"missing-python-headers":         {"Python", "platform", "extension built at run time", "its build folder"},
-		"missing-ninja":                  {"torch", "platform", "build system"},
-		"build-isolation-hides-torch":    {"torch", "platform", "build system"},
+		"missing-ninja":                  {"torch", "platform", "build system", "installer"},
+		"build-isolation-hides-torch":    {"torch", "platform", "build system", "installer"},
 		"build-out-of-memory":            {"host memory", "CPUs", "build system", "platform"},
 		"torch-missing":                  {"Python", "platform"},
 		"torch-cpu-only":                 {"torch", "GPU", "platform"},

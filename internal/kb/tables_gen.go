@@ -617,7 +617,8 @@ func packagesTable() PackagesData {
 				SourceMarkers: []string{
 					"xformers",
 				},
-				Source: "xformers==0.0.35 (github.com/facebookresearch/xformers): its sources and extension live under xformers/, so a path naming it is its own; signatures.json's xformers-built-for-other-torch is its load-time warning",
+				PinsTorch: true,
+				Source:    "xformers==0.0.35 (github.com/facebookresearch/xformers): its sources and extension live under xformers/, so a path naming it is its own; signatures.json's xformers-built-for-other-torch is its load-time warning; each wheel pins one torch release (xformers-0.0.28.post3-cp311-cp311-manylinux_2_28_x86_64.whl METADATA: Requires-Dist torch==2.5.1)",
 			},
 			{
 				Name: "bitsandbytes",
@@ -5932,6 +5933,31 @@ func signaturesTable() SignaturesData {
 				},
 			},
 			{
+				Name:     "uv-build-dependency-hint-wrapped",
+				Finding:  "build-isolation-hides-torch",
+				Severity: "error",
+				Literals: []string{
+					"This error likely indicates that `",
+				},
+				Pattern: "This error likely indicates that `(?P<package>[A-Za-z0-9][A-Za-z0-9_.-]*)(?:@[^`]*)?` depends\\s*$",
+				Absorbs: []string{
+					"runtime-no-module-torch",
+					"build-no-module-torch",
+				},
+				Context: &SignatureContext{
+					Any: []string{
+						"No module named 'torch'",
+					},
+					Within: 4,
+				},
+				Title:  "uv's build isolation hides torch from {package}'s build",
+				Detail: "uv builds source distributions in an isolated environment holding only the declared build requirements; the package imports torch at build time without declaring it. torch may well be installed: the build cannot see it.",
+				Origin: SignatureSource{
+					Text: "ModuleNotFoundError: No module named 'torch'\n\nhint: This error likely indicates that `flash-attn@2.7.3` depends\non `torch`, but doesn't declare it as a build dependency.",
+					From: "uv (crates/uv-build-frontend, the missing-module hint) when the terminal wraps it after 'depends' (groundlight/r1_vlm#27)",
+				},
+			},
+			{
 				Name:     "uv-build-dependency-hint",
 				Finding:  "build-isolation-hides-torch",
 				Severity: "error",
@@ -6041,6 +6067,24 @@ func signaturesTable() SignaturesData {
 			},
 		},
 		Facts: []Signature{
+			{
+				Name: "installer-uv",
+				Literals: []string{
+					"uv ",
+					"environment at: ",
+					"Using CPython ",
+					"uv/builds-v",
+					"uv\\builds-v",
+				},
+				Pattern: "(?:^|[\\s$>`(])uv (?:pip (?:install|sync)|sync|add|run|venv)\\b|^\\s*Using (?:Python|CPython) [0-9]+\\.[0-9]+(?:\\.[0-9]+)? (?:environment at: |interpreter at: |$)|[/\\\\]uv[/\\\\]builds-v[0-9]",
+				Set: map[string]string{
+					"installer": "uv",
+				},
+				Origin: SignatureSource{
+					Text: "Using Python 3.11.13 environment at: /home/u/miniconda3/envs/nanovllm / File \"/root/.cache/uv/builds-v0/.tmpdTSVzt/lib/python3.11/site-packages/setuptools/build_meta.py\"",
+					From: "uv's own output (its environment line, its build folders under ~/.cache/uv/builds-v0) and the uv commands a user pastes (GeeeekExplorer/nano-vllm#96, #104; groundlight/r1_vlm#27)",
+				},
+			},
 			{
 				Name: "torch-version-setup",
 				Literals: []string{
@@ -6346,8 +6390,13 @@ func signaturesTable() SignaturesData {
 					"macosx_",
 					"apple-darwin",
 					"Darwin",
+					"Mac",
+					"macOS",
+					"Apple ",
+					"/opt/homebrew/",
+					"Python.framework",
 				},
-				Pattern: "/private/var/folders/|macosx_[0-9]+_[0-9]+_|apple-darwin|\\bDarwin Kernel\\b",
+				Pattern: "/private/var/folders/|macosx_[0-9]+_[0-9]+_|apple-darwin|\\bDarwin Kernel\\b|\\bMac ?M[1-5]\\b|\\bmacOS\\b|\\bApple (?:M[1-5]|[Ss]ilicon)\\b|/opt/homebrew/|/Library/Frameworks/Python\\.framework/",
 				Set: map[string]string{
 					"platform": "macos",
 				},
@@ -6359,6 +6408,7 @@ func signaturesTable() SignaturesData {
 			{
 				Name: "platform-windows",
 				Literals: []string{
+					":\\users\\",
 					":\\Users\\",
 					":\\Program Files",
 					".pyd",
@@ -6368,7 +6418,7 @@ func signaturesTable() SignaturesData {
 					":\\actions-runner",
 					":\\AI\\",
 				},
-				Pattern: "\\b[A-Z]:\\\\(?:Users|Program Files|a|actions-runner|AI|Python[0-9]*|ProgramData|Windows)\\\\|\\.pyd\\b|win_amd64|^\\s*(?:\\([^)]*\\) )?PS [A-Z]:\\\\",
+				Pattern: "\\b[a-z]:\\\\users\\\\|\\b[A-Z]:\\\\(?:Users|Program Files|a|actions-runner|AI|Python[0-9]*|ProgramData|Windows)\\\\|\\.pyd\\b|win_amd64|^\\s*(?:\\([^)]*\\) )?PS [A-Z]:\\\\",
 				Set: map[string]string{
 					"platform": "windows",
 				},

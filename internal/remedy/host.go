@@ -281,6 +281,18 @@ func CondaPython(mm string) Remedy {
 		Changes:  []string{"the conda environment's python " + mm}}
 }
 
+// CondaMKLPin pins MKL to 2024.0 in a conda environment: conda's torch
+// builds link MKL dynamically and need its iJIT_NotifyEvent (Intel's ITT
+// API), which MKL 2024.1 dropped ("undefined symbol: iJIT_NotifyEvent" from
+// libtorch_cpu.so: pytorch/pytorch#123097; open-mmlab/mmpretrain#1900 and
+// yoraish/mmd#3 fixed it so). pip's torch wheels link MKL statically.
+func CondaMKLPin() Remedy {
+	return Remedy{ID: "torch/conda-mkl", Title: "Pin MKL to 2024.0, the last release with iJIT_NotifyEvent, in this conda environment",
+		Commands: []string{Command("conda", "install", "-y", "mkl=2024.0")},
+		Changes:  []string{"the conda environment's mkl (2024.0)"},
+		Reason:   "conda's torch links MKL dynamically; MKL 2024.1 dropped iJIT_NotifyEvent"}
+}
+
 // GPUProcesses lists what holds GPU memory (read-only).
 func GPUProcesses() Remedy {
 	return Remedy{ID: "gpu/processes", Title: "See what runs, and stop what should not",
