@@ -208,6 +208,16 @@ func (e *env) noKernelImage(h *Hit) (finding.ID, string) {
 	if dist := lineDist(h.Text); dist != "" {
 		return finding.ExtensionArchUnsupported, fmt.Sprintf("An extension is likelier than torch: the message comes from %s's own source (%s), and torch printed no warning about the GPU.", dist, h.Text)
 	}
+	if src := kb.VendoredSource(h.Text); src != "" {
+		// A copy another package builds into itself (xformers'
+		// third_party/flash-attention, ali-vilab/UniAnimate#65): an
+		// extension's kernel, but not that project's distribution.
+		proj := src
+		if _, rest, ok := strings.Cut(src, "/"); ok {
+			proj, _, _ = strings.Cut(rest, "/")
+		}
+		return finding.ExtensionArchUnsupported, fmt.Sprintf("An extension is likelier than torch: the message comes from %s, a copy of %s vendored into another package's build (so not the %s distribution's own kernel), and torch printed no warning about the GPU.", src, proj, proj)
+	}
 	// The same failure repeated by a caller ("RMSNorm failed with error code no
 	// kernel image ...", flashinfer-ai/flashinfer#920) is the package's whose
 	// source another no-kernel-image line of the log names.
@@ -221,6 +231,15 @@ func (e *env) noKernelImage(h *Hit) (finding.ID, string) {
 	for i := len(h.Frames) - 1; i >= 0; i-- {
 		if dist := e.frameDist(h.Frames[i]); dist != "" {
 			return finding.ExtensionArchUnsupported, fmt.Sprintf("An extension is likelier than torch: the failing call came from %s (%s), and torch printed no warning about the GPU.", dist, h.Frames[i])
+		}
+	}
+	// A native stack (c10's "Exception raised from ... (most recent call
+	// first)") names the extension module whose kernel failed
+	// (flash_attn_2_cuda.cp312-win_amd64.pyd!PyInit_flash_attn_2_cuda:
+	// numz/ComfyUI-SeedVR2_VideoUpscaler#127).
+	if e.log != nil && e.log.NativeModule != nil {
+		if dist := e.sigs.Modules.Dists[e.log.NativeModule.Value]; dist != "" {
+			return finding.ExtensionArchUnsupported, fmt.Sprintf("An extension is likelier than torch: the native stack at line %d runs in %s's %s, and torch printed no warning about the GPU.", e.log.NativeModule.Line, dist, e.log.NativeModule.Value)
 		}
 	}
 	return finding.TorchArchUnsupported, "torch is the likelier: no frame of the traceback points at a kernel package, so the failing kernel is torch's own."
@@ -518,6 +537,12 @@ func (e *env) derive(caps map[string]string, hits []*Hit) {
 	for _, h := range hits {
 		if h.Signature.Name == "xformers-built-for-other-torch" && caps["dist"] == "" {
 			caps["dist"] = "xformers" // its own load-time check names it
+		}
+	}
+	if caps["dist"] == "" && e.log != nil && e.log.NativeModule != nil {
+		// The extension a native stack runs in (numz/ComfyUI-SeedVR2_VideoUpscaler#127).
+		if d := e.sigs.Modules.Dists[e.log.NativeModule.Value]; d != "" {
+			caps["dist"] = d
 		}
 	}
 	// Where DeepSpeed stopped, from the traceback: its report tool (the

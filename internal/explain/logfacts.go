@@ -45,6 +45,10 @@ type LogFacts struct {
 	// (Triton compiling its C launcher while the program runs), neither
 	// of them pip.
 	BuildSystem *LogFact `json:"build_system,omitempty"`
+	// NativeModule is the first extension module a native stack names
+	// (flash_attn_2_cuda from "flash_attn_2_cuda.cp312-win_amd64.pyd!PyInit_..."
+	// or "(0x7f... in .../flash_attn_2_cuda.cpython-310-x86_64-linux-gnu.so)").
+	NativeModule *LogFact `json:"native_module,omitempty"`
 	// Installer is "uv" when uv ran the install (its commands, its
 	// "Using Python 3.12.3 environment at:", its build folders
 	// ~/.cache/uv/builds-v0): fixes then install with uv pip.
@@ -135,6 +139,8 @@ func (lf *LogFacts) record(key, value string, n int) (changed bool) {
 			lf.BuildSystem = &LogFact{Value: value, Line: n}
 			changed = true
 		}
+	case "native_module", "native_module2":
+		set(&lf.NativeModule, value)
 	case "installer":
 		set(&lf.Installer, value)
 	case "jit_op":
@@ -194,7 +200,7 @@ func (lf *LogFacts) list() []namedFact {
 		{"torch", lf.Torch}, {"torch's CUDA", lf.TorchCUDA}, {"nvcc", lf.NVCC}, {"GPU", lf.GPU},
 		{"compute capability", lf.Capability}, {"driver", lf.Driver}, {"driver's CUDA", lf.DriverCUDA},
 		{"gcc", lf.GCC}, {"Python", lf.Python}, {"OS", lf.OS}, {"platform", lf.Platform},
-		{"build system", lf.BuildSystem}, {"installer", lf.Installer}, {"extension built at run time", lf.JITOp}, {"its build folder", lf.JITDir},
+		{"build system", lf.BuildSystem}, {"installer", lf.Installer}, {"native stack module", lf.NativeModule}, {"extension built at run time", lf.JITOp}, {"its build folder", lf.JITDir},
 		{"extensions root", lf.JITRoot}, {"op builder", lf.JITBuilder}, {"host memory", lf.MemTotal}, {"CPUs", lf.CPUs},
 		{"GPU memory", lf.GPUMemTotal}, {"GPU memory used", lf.GPUMemUsed},
 	}

@@ -183,10 +183,55 @@ func DistOfFunction(fn string) string {
 // names ("/build/source/flash-attn/flash_fwd_launch_template.h:184"); ""
 // when the line names none. Packages are tried in the data's order.
 func DistOfSourceLine(text string) string {
+	text, _ = cutVendored(text)
 	for _, p := range Packages().Packages {
 		for _, m := range p.SourceMarkers {
 			if strings.Contains(text, m) {
 				return p.Name
+			}
+		}
+	}
+	return ""
+}
+
+// vendorDirs are the folders projects keep other projects' sources in
+// (xformers' third_party/flash-attention, sgl-kernel's 3rdparty/flashinfer).
+var vendorDirs = []string{"third_party/", "3rdparty/", "third-party/", "thirdparty/"}
+
+// cutVendored removes from text every path inside a vendoring folder
+// ("third_party/flash-attention/csrc/flash_attn/src/fmha_fwd_launch_template.h"):
+// such a copy is built into the package that vendors it, not into the
+// project's own distribution. It returns what is left and the paths cut.
+func cutVendored(text string) (string, []string) {
+	var cut []string
+	for _, d := range vendorDirs {
+		for {
+			i := strings.Index(text, d)
+			if i < 0 {
+				break
+			}
+			end := i
+			for end < len(text) && !strings.ContainsRune(" \t():\"'", rune(text[end])) {
+				end++
+			}
+			cut = append(cut, text[i:end])
+			text = text[:i] + text[end:]
+		}
+	}
+	return text, cut
+}
+
+// VendoredSource returns the vendored copy of a package's source a log
+// line names ("third_party/flash-attention/csrc/flash_attn/src/fmha_fwd_launch_template.h"),
+// "" when it names none.
+func VendoredSource(text string) string {
+	_, cut := cutVendored(text)
+	for _, c := range cut {
+		for _, p := range Packages().Packages {
+			for _, m := range p.SourceMarkers {
+				if strings.Contains(c, m) {
+					return c
+				}
 			}
 		}
 	}

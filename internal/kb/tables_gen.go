@@ -6068,6 +6068,18 @@ func signaturesTable() SignaturesData {
 		},
 		Facts: []Signature{
 			{
+				Name: "native-frame-module",
+				Literals: []string{
+					"-win_amd64.pyd!",
+					"-linux-gnu.so)",
+				},
+				Pattern: "(?:^|[\\s!])(?P<native_module>[A-Za-z_][A-Za-z0-9_]*)\\.cp[0-9]+-win_amd64\\.pyd!|\\(0x[0-9a-f]+ in (?:[^\\s()]*/)?(?P<native_module2>[A-Za-z_][A-Za-z0-9_]*)\\.cpython-[0-9]+[a-z]*-[a-z0-9_]+-linux-gnu\\.so\\)",
+				Origin: SignatureSource{
+					Text: "00007FF87BEE626300007FF87BDDCF80 flash_attn_2_cuda.cp312-win_amd64.pyd!PyInit_flash_attn_2_cuda [<unknown file> @ <unknown line number>] / frame #3: <unknown function> + 0x1d3f2 (0x7f2a1c in /venv/lib/python3.10/site-packages/flash_attn_2_cuda.cpython-310-x86_64-linux-gnu.so)",
+					From: "c10::Error's native backtrace after 'Exception raised from ... (most recent call first):' (c10/util/Backtrace.cpp), on Windows and on Linux (numz/ComfyUI-SeedVR2_VideoUpscaler#127, visualbruno/ComfyUI-Direct3D-S2#8)",
+				},
+			},
+			{
 				Name: "installer-uv",
 				Literals: []string{
 					"uv ",
