@@ -339,8 +339,14 @@ func (e *env) fixes(id finding.ID, caps map[string]string) []finding.Fix {
 	case finding.NoCUDACompiler, finding.CUDACompilerNotDiscoverable, finding.CUDAHomeInvalid:
 		mm, _ := e.torchCUDA()
 		fixes := e.compilerFixes(mm)
-		if id == finding.CUDAHomeInvalid && caps["home"] != "" {
-			fixes = append([]finding.Fix{{Title: "Stop pointing builds at " + caps["home"] + ", which has no nvcc", Commands: []string{remedy.Unset("CUDA_HOME"), remedy.Unset("CUDA_PATH")}}}, fixes...)
+		if home := caps["home"]; id == finding.CUDAHomeInvalid && strings.HasPrefix(home, ":") && strings.HasPrefix(strings.TrimLeft(home, ":"), "/") {
+			// ":/usr/local/cuda-12.8" is "/usr/local/cuda-12.8" appended
+			// with ':' to an empty CUDA_HOME: the folder meant is the rest.
+			meant := strings.TrimLeft(home, ":")
+			fixes = append([]finding.Fix{{Title: "Set CUDA_HOME to the folder itself, without the ':' (CUDA_HOME names one folder, not a list like PATH): " + meant + ", if it holds bin/nvcc",
+				Commands: []string{remedy.Export("CUDA_HOME", meant)}}}, fixes...)
+		} else if id == finding.CUDAHomeInvalid && home != "" {
+			fixes = append([]finding.Fix{{Title: "Stop pointing builds at " + home + ", which has no nvcc", Commands: []string{remedy.Unset("CUDA_HOME"), remedy.Unset("CUDA_PATH")}}}, fixes...)
 		}
 		if e.deepSpeedImport(caps) {
 			return append(fixes, e.deepSpeedImportRetry(caps))

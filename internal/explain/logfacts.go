@@ -42,8 +42,9 @@ type LogFacts struct {
 	// BuildSystem is setuptools, cmake, scikit-build, meson, torch-jit
 	// (torch building an extension while the program runs:
 	// torch.utils.cpp_extension.load, DeepSpeed's ops), or triton-jit
-	// (Triton compiling its C launcher while the program runs), neither
-	// of them pip.
+	// (Triton compiling its C launcher while the program runs), or
+	// flashinfer-jit (FlashInfer compiling its kernels into
+	// ~/.cache/flashinfer while the program runs), none of them pip.
 	BuildSystem *LogFact `json:"build_system,omitempty"`
 	// NativeModule is the first extension module a native stack names
 	// (flash_attn_2_cuda from "flash_attn_2_cuda.cp312-win_amd64.pyd!PyInit_..."
@@ -79,7 +80,7 @@ type LogFacts struct {
 // platformRank and buildRank: the more specific statement wins.
 var (
 	platformRank = map[string]int{"linux": 1, "macos": 2, "windows": 2, "wsl": 3}
-	buildRank    = map[string]int{"setuptools": 1, "cmake": 2, "meson": 2, "scikit-build": 3, "torch-jit": 4, "triton-jit": 4}
+	buildRank    = map[string]int{"setuptools": 1, "cmake": 2, "meson": 2, "scikit-build": 3, "torch-jit": 4, "triton-jit": 4, "flashinfer-jit": 4}
 )
 
 // record stores a fact read on line n; key is a capture name of the facts

@@ -5348,6 +5348,21 @@ func signaturesTable() SignaturesData {
 				},
 			},
 			{
+				Name:     "ninja-nvcc-colon-home",
+				Finding:  "cuda-home-invalid",
+				Severity: "error",
+				Literals: []string{
+					"/bin/nvcc ",
+				},
+				Pattern: "(?:^|\\]\\s|\\s)(?P<home>:[^\\s']*)/bin/nvcc\\s+-",
+				Title:   "CUDA home {home} has no bin/nvcc",
+				Detail:  "The build ran {home}/bin/nvcc: the CUDA home it derived begins with ':' (a folder appended with ':' to an empty CUDA_HOME, as one does for PATH), which names no folder, so the shell finds no such compiler and its include folder -isystem {home}/include does not exist.",
+				Origin: SignatureSource{
+					Text: "[1/11] :/usr/local/cuda-12.8/bin/nvcc --generate-dependencies-with-compile ... -isystem :/usr/local/cuda-12.8/include",
+					From: "a JIT build's ninja command, written from CUDA_HOME (torch/utils/cpp_extension.py; flashinfer's JIT: vllm-project/vllm#36077)",
+				},
+			},
+			{
 				Name:     "shell-nvcc-not-found",
 				Finding:  "cuda-home-invalid",
 				Severity: "error",
@@ -6692,6 +6707,21 @@ func signaturesTable() SignaturesData {
 				Origin: SignatureSource{
 					Text: "RuntimeError: Unable to JIT load the fused_adam op due to ninja not being installed.",
 					From: "deepspeed-0.19.8 op_builder/builder.py OpBuilder.jit_load: the op DeepSpeed builds at run time",
+				},
+			},
+			{
+				Name: "jit-flashinfer",
+				Literals: []string{
+					"/flashinfer/",
+					"\\flashinfer\\",
+				},
+				Pattern: "[/\\\\]\\.cache[/\\\\]flashinfer[/\\\\][0-9][^\\s/\\\\]*[/\\\\][^\\s/\\\\]+[/\\\\](?:cached_ops|generated)[/\\\\]",
+				Set: map[string]string{
+					"build_system": "flashinfer-jit",
+				},
+				Origin: SignatureSource{
+					Text: ":/usr/local/cuda-12.8/bin/nvcc --generate-dependencies-with-compile --dependency-output /root/.cache/flashinfer/0.6.4/89/cached_ops/batch_prefill_with_kv_cache_.../batch_prefill_paged_kernel_mask_0.cuda.o.d",
+					From: "FlashInfer's JIT (flashinfer/jit: its workspace ~/.cache/flashinfer/<version>/<arch>/cached_ops and generated, built with ninja when a kernel is first used: vllm-project/vllm#36077, modelscope/ms-swift#8349)",
 				},
 			},
 			{
