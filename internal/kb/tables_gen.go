@@ -6435,6 +6435,8 @@ func signaturesTable() SignaturesData {
 			{
 				Name: "platform-windows",
 				Literals: []string{
+					"Press any key to continue",
+					":\\",
 					":\\users\\",
 					":\\Users\\",
 					":\\Program Files",
@@ -6445,7 +6447,7 @@ func signaturesTable() SignaturesData {
 					":\\actions-runner",
 					":\\AI\\",
 				},
-				Pattern: "\\b[a-z]:\\\\users\\\\|\\b[A-Z]:\\\\(?:Users|Program Files|a|actions-runner|AI|Python[0-9]*|ProgramData|Windows)\\\\|\\.pyd\\b|win_amd64|^\\s*(?:\\([^)]*\\) )?PS [A-Z]:\\\\",
+				Pattern: "\\b[a-z]:\\\\users\\\\|\\b[A-Z]:\\\\(?:Users|Program Files|a|actions-runner|AI|Python[0-9]*|ProgramData|Windows)\\\\|\\.pyd\\b|win_amd64|^\\s*(?:\\([^)]*\\) )?PS [A-Z]:\\\\|^\\s*(?:\\([^)]*\\) )?[A-Z]:\\\\[^<>|\"*?]*>|^Press any key to continue \\. \\. \\.",
 				Set: map[string]string{
 					"platform": "windows",
 				},
