@@ -485,6 +485,13 @@ func (e *env) fixes(id finding.ID, caps map[string]string) []finding.Fix {
 		switch canonicalDist(dist) {
 		case "vllm":
 			return e.vllmArchFixes(cc)
+		case "onnxruntime-gpu":
+			// Not a torch extension: nothing of it builds against torch.
+			gpu := "this GPU"
+			if cc != "" {
+				gpu += " (compute capability " + cc + ")"
+			}
+			return []finding.Fix{manual("Install an onnxruntime-gpu release whose CUDA build has code for " + gpu + " (a compute capability 12.0 GPU, RTX 50, needs one built with CUDA 12.8 or newer, the first nvcc that targets it), or run that model on ONNX Runtime's CPU provider; onnxruntime-gpu is no torch extension, so no torch reinstall or rebuild changes its kernels")}
 		case "flashinfer-python":
 			// Its kernels come from its wheels, flashinfer-cubin,
 			// flashinfer-jit-cache or its own JIT, each with its own
@@ -902,6 +909,18 @@ func (e *env) gpuCapability(caps map[string]string) string {
 		for _, d := range e.f.GPU.Devices {
 			if d.Capability != "" {
 				return d.Capability
+			}
+		}
+	}
+	if lf := e.log; lf != nil {
+		if lf.Capability != nil {
+			return lf.Capability.Value
+		}
+		// The GPU the log names (nvidia-smi's table, a "GPU RTX 5070"),
+		// through the KB's table of product names.
+		if lf.GPU != nil {
+			if m, ok := kb.GPUByName(lf.GPU.Value); ok && m.Capability != "" {
+				return m.Capability
 			}
 		}
 	}

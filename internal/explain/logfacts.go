@@ -109,7 +109,11 @@ func (lf *LogFacts) record(key, value string, n int) (changed bool) {
 	case "nvcc":
 		set(&lf.NVCC, value)
 	case "gpu":
-		set(&lf.GPU, strings.TrimSpace(value))
+		value = strings.TrimSpace(value)
+		if strings.HasPrefix(value, "RTX") && len(value) > 3 && value[3] >= '0' && value[3] <= '9' {
+			value = "RTX " + value[3:] // "RTX5090": the product is "RTX 5090"
+		}
+		set(&lf.GPU, value)
 	case "sm":
 		if sm, err := strconv.Atoi(value); err == nil && sm >= 10 && sm < 1000 {
 			set(&lf.Capability, fmt.Sprintf("%d.%d", sm/10, sm%10))

@@ -659,6 +659,15 @@ func packagesTable() PackagesData {
 				Source: "sglang's kernel library (github.com/sgl-project/sglang, sgl-kernel/): PyPI distribution sgl-kernel, import name sgl_kernel, whose compiled ops are sgl_kernel/common_ops.abi3.so or sgl_kernel/sm<NN>/common_ops.abi3.so (sgl_kernel/load_utils.py lists both; sgl-project/sglang#13948, #8131); each release is built against one torch release, which sglang pins",
 			},
 			{
+				Name: "onnxruntime-gpu",
+				SourceMarkers: []string{
+					"[ONNXRuntimeError]",
+					"onnxruntime/core/providers/cuda/",
+					"onnxruntime\\core\\providers\\cuda\\",
+				},
+				Source: "ONNX Runtime's CUDA build (github.com/microsoft/onnxruntime): PyPI distribution onnxruntime-gpu; its Python binding raises '[ONNXRuntimeError] : <code> : <status> : ...' carrying the CUDA error of its own kernels (microsoft/onnxruntime#26181: cudaErrorNoKernelImageForDevice in a Slice node), and its CUDA execution provider's sources are onnxruntime/core/providers/cuda/ (C0untFloyd/roop-unleashed#465), so a line naming either is its own",
+			},
+			{
 				Name:   "apex",
 				Source: "NVIDIA/apex builds its CUDA extensions from source with torch's cpp_extension (github.com/NVIDIA/apex setup.py); builds.json has its build profile",
 			},
@@ -6289,6 +6298,17 @@ func signaturesTable() SignaturesData {
 				},
 			},
 			{
+				Name: "gpu-prose-rtx50",
+				Literals: []string{
+					"RTX",
+				},
+				Pattern: "\\b(?P<gpu>RTX ?50[5-9]0(?: Ti| D)?)\\b",
+				Origin: SignatureSource{
+					Text: "GPU RTX 5070 user Unable to resolve this issue / RTX 5080 CUDA error: no kernel image is available for execution on the device",
+					From: "GeForce RTX 50 (Blackwell, compute capability 12.0) names in users' own words around their error (Comfy-Org/ComfyUI#7380, #10382); only the RTX 50 models, whose no-kernel-image errors are the common case, so that a GPU named in passing elsewhere is not taken for the user's",
+				},
+			},
+			{
 				Name: "gpu-collect-env",
 				Literals: []string{
 					"GPU 0: ",
@@ -6304,7 +6324,7 @@ func signaturesTable() SignaturesData {
 				Literals: []string{
 					"|   0  NVIDIA ",
 				},
-				Pattern: "\\|\\s+0\\s+(?P<gpu>NVIDIA [A-Za-z0-9 -]+?)\\s{2,}(?:On|Off)\\s",
+				Pattern: "\\|\\s+0\\s+(?P<gpu>NVIDIA [A-Za-z0-9 -]+?)\\s{2,}(?:On|Off|WDDM|TCC)\\s",
 				Origin: SignatureSource{
 					Text: "|   0  NVIDIA GeForce RTX 4090        On  | 00000000:1E:00.0 Off |",
 					From: "nvidia-smi table",
@@ -6435,6 +6455,7 @@ func signaturesTable() SignaturesData {
 			{
 				Name: "platform-windows",
 				Literals: []string{
+					"WDDM",
 					"Press any key to continue",
 					":\\",
 					":\\users\\",
@@ -6447,7 +6468,7 @@ func signaturesTable() SignaturesData {
 					":\\actions-runner",
 					":\\AI\\",
 				},
-				Pattern: "\\b[a-z]:\\\\users\\\\|\\b[A-Z]:\\\\(?:Users|Program Files|a|actions-runner|AI|Python[0-9]*|ProgramData|Windows)\\\\|\\.pyd\\b|win_amd64|^\\s*(?:\\([^)]*\\) )?PS [A-Z]:\\\\|^\\s*(?:\\([^)]*\\) )?[A-Z]:\\\\[^<>|\"*?]*>|^Press any key to continue \\. \\. \\.",
+				Pattern: "\\b[a-z]:\\\\users\\\\|\\b[A-Z]:\\\\(?:Users|Program Files|a|actions-runner|AI|Python[0-9]*|ProgramData|Windows)\\\\|\\.pyd\\b|win_amd64|^\\s*(?:\\([^)]*\\) )?PS [A-Z]:\\\\|^\\s*(?:\\([^)]*\\) )?[A-Z]:\\\\[^<>|\"*?]*>|^Press any key to continue \\. \\. \\.|\\b[A-Z]:\\\\[^\\\\\\s]+\\\\[^\\\\\\s]+\\\\|\\bWDDM\\b",
 				Set: map[string]string{
 					"platform": "windows",
 				},
