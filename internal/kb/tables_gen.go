@@ -5526,7 +5526,7 @@ func signaturesTable() SignaturesData {
 				Literals: []string{
 					"does not match the version torch was compiled with",
 				},
-				Pattern: "Installed CUDA version (?P<nvcc>[0-9]+\\.[0-9]+) does not match the version torch was compiled with (?P<torch>[0-9]+\\.[0-9]+)[0-9.]*, unable to compile",
+				Pattern: "Installed CUDA version (?P<nvcc>[0-9]+\\.[0-9]+) does not match the version torch was compiled with (?P<torch>[0-9]+\\.[0-9]+)[0-9.]*, unable to",
 				Title:   "nvcc is CUDA {nvcc} but torch was built with CUDA {torch}: DeepSpeed's op builder refuses it",
 				Detail:  "DeepSpeed's op builder (and lightseq's copy of it) compares the CUDA release of the nvcc in CUDA_HOME with torch's and refuses a difference its table of compatible minor releases does not cover, before it compiles an op at install or at run time.",
 				Origin: SignatureSource{
@@ -5998,6 +5998,21 @@ func signaturesTable() SignaturesData {
 				Origin: SignatureSource{
 					Text: "hint: This error likely indicates that `flash-attn@2.8.1` depends on `torch`, but doesn't declare it as a build dependency. If `flash-attn` is a first-party package, consider adding `torch` to its `build-system.requires`. Otherwise, `uv pip install torch` into the environment and re-run with `--no-build-isolation`.",
 					From: "uv (crates/uv-build-frontend, the missing-module hint); whyNLP/LCKV#17",
+				},
+			},
+			{
+				Name:     "conda-pytorch-cpu-build",
+				Finding:  "torch-cpu-only",
+				Severity: "error",
+				Literals: []string{
+					"pytorch",
+				},
+				Pattern: "^\\s*pytorch\\s+(?P<conda_torch>[0-9][0-9.]*)\\s+(?P<conda_build>[A-Za-z0-9_.]*cpu[A-Za-z0-9_.]*)(?:\\s|$)|\\bpytorch=(?P<conda_torch2>[0-9][0-9.]*)=(?P<conda_build2>[A-Za-z0-9_.]*cpu[A-Za-z0-9_.]*)",
+				Title:   "This conda environment holds a CPU-only pytorch build[[ ({conda_build})]][[ ({conda_build2})]]",
+				Detail:  "conda's pytorch package comes in CPU and CUDA builds, and the build string says which: this one is a CPU build, so torch.cuda.is_available() is False whatever the driver (conda picks it when the cpuonly package is installed, or when no CUDA build matches what was asked).",
+				Origin: SignatureSource{
+					Text: "pytorch                   1.4.0               py3.7_cpu_0  [cpuonly]  pytorch / pytorch=1.9.0=py3.8_cpu_0",
+					From: "conda list and conda's package specs: the pytorch channel's build strings (py3.7_cpu_0, cuda100py37h53c1284_0) and conda-forge's (cpu_*, cuda*) (pytorch/pytorch#32369, #69202; conda-forge/pytorch-cpu-feedstock#164)",
 				},
 			},
 			{
