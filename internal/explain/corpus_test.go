@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -29,6 +30,9 @@ type corpusEntry struct {
 	FixNot []string `json:"fix_not"`
 	Why    string   `json:"why"`
 }
+
+// unfilled is a template name a title or detail kept.
+var unfilled = regexp.MustCompile(`\{[A-Za-z_0-9]+\}`)
 
 // findingIDs are the ids a log can show (finding's constants).
 var findingIDs = []finding.ID{
@@ -124,6 +128,13 @@ func TestCorpus(t *testing.T) {
 			}
 			if right {
 				fixRight++
+			}
+		}
+		for _, f := range fs {
+			// A template name left in the words (a capture whose name the
+			// filler does not read) is a message nobody can use.
+			if m := unfilled.FindString(f.Title + " " + f.Detail); m != "" {
+				t.Errorf("%s: %s's title or detail keeps the template name %s: %s", e.File, f.ID, m, f.Title)
 			}
 		}
 		alarm := false

@@ -16,7 +16,7 @@ func (e *env) missingCaseFixes(id finding.ID, caps map[string]string) []finding.
 	case finding.MissingNinja:
 		return []finding.Fix{fix(remedy.Ninja(e.rctx()))}
 	case finding.TorchCPUOnly:
-		if caps["conda_build"] != "" || caps["conda_build2"] != "" {
+		if caps["conda_build"] != "" || caps["conda_spec_build"] != "" {
 			// conda's own CPU build: conda replaces it (pytorch/pytorch#32369).
 			return []finding.Fix{fix(remedy.CondaTorchCUDA())}
 		}

@@ -6007,8 +6007,8 @@ func signaturesTable() SignaturesData {
 				Literals: []string{
 					"pytorch",
 				},
-				Pattern: "^\\s*pytorch\\s+(?P<conda_torch>[0-9][0-9.]*)\\s+(?P<conda_build>[A-Za-z0-9_.]*cpu[A-Za-z0-9_.]*)(?:\\s|$)|\\bpytorch=(?P<conda_torch2>[0-9][0-9.]*)=(?P<conda_build2>[A-Za-z0-9_.]*cpu[A-Za-z0-9_.]*)",
-				Title:   "This conda environment holds a CPU-only pytorch build[[ ({conda_build})]][[ ({conda_build2})]]",
+				Pattern: "^\\s*pytorch\\s+(?P<conda_torch>[0-9][0-9.]*)\\s+(?P<conda_build>[A-Za-z0-9_.]*cpu[A-Za-z0-9_.]*)(?:\\s|$)|\\bpytorch=(?P<conda_spec_torch>[0-9][0-9.]*)=(?P<conda_spec_build>[A-Za-z0-9_.]*cpu[A-Za-z0-9_.]*)",
+				Title:   "This conda environment holds a CPU-only pytorch build[[ ({conda_build})]][[ ({conda_spec_build})]]",
 				Detail:  "conda's pytorch package comes in CPU and CUDA builds, and the build string says which: this one is a CPU build, so torch.cuda.is_available() is False whatever the driver (conda picks it when the cpuonly package is installed, or when no CUDA build matches what was asked).",
 				Origin: SignatureSource{
 					Text: "pytorch                   1.4.0               py3.7_cpu_0  [cpuonly]  pytorch / pytorch=1.9.0=py3.8_cpu_0",
