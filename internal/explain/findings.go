@@ -182,6 +182,10 @@ func (e *env) resolve(h *Hit) (finding.ID, string, bool) {
 	return id, "", true
 }
 
+// kernelWrapperMessage is a kernel library's own wording of a CUDA error
+// ("RMSNorm failed with error code no kernel image is available ...").
+var kernelWrapperMessage = lazyregexp.New(`\b[A-Z][A-Za-z0-9]+ failed with error code `)
+
 // driverAPISymbol: a CUDA driver API function (cuInit, cuGreenCtxCreate,
 // cuTensorMapEncodeTiled): "cu" and a capital. The runtime's are cuda*,
 // the libraries' cublas*, cudnn*, cufft*.
@@ -217,6 +221,12 @@ func (e *env) noKernelImage(h *Hit) (finding.ID, string) {
 			proj, _, _ = strings.Cut(rest, "/")
 		}
 		return finding.ExtensionArchUnsupported, fmt.Sprintf("An extension is likelier than torch: the message comes from %s, a copy of %s vendored into another package's build (so not the %s distribution's own kernel), and torch printed no warning about the GPU.", src, proj, proj)
+	}
+	if m := kernelWrapperMessage.FindString(h.Text); m != "" {
+		// FlashInfer's kernel wrappers (and sgl-kernel's copies of them)
+		// word a CUDA error "RMSNorm failed with error code <error>";
+		// torch never does (sgl-project/sglang#7249, #831).
+		return finding.ExtensionArchUnsupported, fmt.Sprintf("An extension is likelier than torch: %q is a kernel library's wording (FlashInfer's kernel wrappers and sgl-kernel's copies of them print \"<kernel> failed with error code <CUDA error>\"), not torch's, and torch printed no warning about the GPU.", strings.TrimSpace(m))
 	}
 	// The same failure repeated by a caller ("RMSNorm failed with error code no
 	// kernel image ...", flashinfer-ai/flashinfer#920) is the package's whose
