@@ -16,6 +16,10 @@ func (e *env) missingCaseFixes(id finding.ID, caps map[string]string) []finding.
 	case finding.MissingNinja:
 		return []finding.Fix{fix(remedy.Ninja(e.rctx()))}
 	case finding.TorchCPUOnly:
+		if caps["conda_build"] != "" || caps["conda_spec_build"] != "" {
+			// conda's own CPU build: conda replaces it (pytorch/pytorch#32369).
+			return []finding.Fix{fix(remedy.CondaTorchCUDA())}
+		}
 		// xformers names the CUDA build it wants: "built for 2.1.2+cu121".
 		built := caps["built_torch"]
 		if base, local, ok := strings.Cut(built, "+cu"); ok && cudaOfTag(local) != "" {

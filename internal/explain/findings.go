@@ -154,8 +154,21 @@ func (e *env) resolve(h *Hit) (finding.ID, string, bool) {
 		id, why := e.noKernelImage(h)
 		return id, why, true
 	case "loader-undefined-symbol":
-		if sym := h.Captures["symbol"]; strings.HasPrefix(sym, "cuda") || strings.HasPrefix(sym, "__cuda") {
+		sym := h.Captures["symbol"]
+		switch {
+		case strings.HasPrefix(sym, "cuda") || strings.HasPrefix(sym, "__cuda"):
 			return finding.ExtensionCUDAMismatch, "", true
+		case driverAPISymbol(sym):
+			// cuXxx is the driver API (libcuda.so.1, which the driver
+			// installs), not torch's: sgl-kernel calling
+			// cuGreenCtxStreamCreate on a driver older than CUDA 12.5
+			// (sgl-project/sglang#8131, #8432).
+			return finding.DriverTooOld, "", true
+		case strings.HasPrefix(sym, "iJIT_"):
+			// Intel's ITT API, which conda's torch takes from a
+			// dynamically linked MKL: MKL 2024.1 dropped it
+			// (open-mmlab/mmpretrain#1900).
+			return finding.TorchLibrariesMissing, "", true
 		}
 	}
 	if _, fired := e.diag[id]; fired {
@@ -167,6 +180,17 @@ func (e *env) resolve(h *Hit) (finding.ID, string, bool) {
 		}
 	}
 	return id, "", true
+}
+
+// kernelWrapperMessage is a kernel library's own wording of a CUDA error
+// ("RMSNorm failed with error code no kernel image is available ...").
+var kernelWrapperMessage = lazyregexp.New(`\b[A-Z][A-Za-z0-9]+ failed with error code `)
+
+// driverAPISymbol: a CUDA driver API function (cuInit, cuGreenCtxCreate,
+// cuTensorMapEncodeTiled): "cu" and a capital. The runtime's are cuda*,
+// the libraries' cublas*, cudnn*, cufft*.
+func driverAPISymbol(sym string) bool {
+	return len(sym) > 2 && strings.HasPrefix(sym, "cu") && sym[2] >= 'A' && sym[2] <= 'Z'
 }
 
 // noKernelImage decides between torch and an extension lacking code for
@@ -188,6 +212,22 @@ func (e *env) noKernelImage(h *Hit) (finding.ID, string) {
 	if dist := lineDist(h.Text); dist != "" {
 		return finding.ExtensionArchUnsupported, fmt.Sprintf("An extension is likelier than torch: the message comes from %s's own source (%s), and torch printed no warning about the GPU.", dist, h.Text)
 	}
+	if src := kb.VendoredSource(h.Text); src != "" {
+		// A copy another package builds into itself (xformers'
+		// third_party/flash-attention, ali-vilab/UniAnimate#65): an
+		// extension's kernel, but not that project's distribution.
+		proj := src
+		if _, rest, ok := strings.Cut(src, "/"); ok {
+			proj, _, _ = strings.Cut(rest, "/")
+		}
+		return finding.ExtensionArchUnsupported, fmt.Sprintf("An extension is likelier than torch: the message comes from %s, a copy of %s vendored into another package's build (so not the %s distribution's own kernel), and torch printed no warning about the GPU.", src, proj, proj)
+	}
+	if m := kernelWrapperMessage.FindString(h.Text); m != "" {
+		// FlashInfer's kernel wrappers (and sgl-kernel's copies of them)
+		// word a CUDA error "RMSNorm failed with error code <error>";
+		// torch never does (sgl-project/sglang#7249, #831).
+		return finding.ExtensionArchUnsupported, fmt.Sprintf("An extension is likelier than torch: %q is a kernel library's wording (FlashInfer's kernel wrappers and sgl-kernel's copies of them print \"<kernel> failed with error code <CUDA error>\"), not torch's, and torch printed no warning about the GPU.", strings.TrimSpace(m))
+	}
 	// The same failure repeated by a caller ("RMSNorm failed with error code no
 	// kernel image ...", flashinfer-ai/flashinfer#920) is the package's whose
 	// source another no-kernel-image line of the log names.
@@ -201,6 +241,15 @@ func (e *env) noKernelImage(h *Hit) (finding.ID, string) {
 	for i := len(h.Frames) - 1; i >= 0; i-- {
 		if dist := e.frameDist(h.Frames[i]); dist != "" {
 			return finding.ExtensionArchUnsupported, fmt.Sprintf("An extension is likelier than torch: the failing call came from %s (%s), and torch printed no warning about the GPU.", dist, h.Frames[i])
+		}
+	}
+	// A native stack (c10's "Exception raised from ... (most recent call
+	// first)") names the extension module whose kernel failed
+	// (flash_attn_2_cuda.cp312-win_amd64.pyd!PyInit_flash_attn_2_cuda:
+	// numz/ComfyUI-SeedVR2_VideoUpscaler#127).
+	if e.log != nil && e.log.NativeModule != nil {
+		if dist := e.sigs.Modules.Dists[e.log.NativeModule.Value]; dist != "" {
+			return finding.ExtensionArchUnsupported, fmt.Sprintf("An extension is likelier than torch: the native stack at line %d runs in %s's %s, and torch printed no warning about the GPU.", e.log.NativeModule.Line, dist, e.log.NativeModule.Value)
 		}
 	}
 	return finding.TorchArchUnsupported, "torch is the likelier: no frame of the traceback points at a kernel package, so the failing kernel is torch's own."
@@ -242,7 +291,33 @@ func (e *env) moduleDist(so string) string {
 		return d
 	}
 	base, _, _ := strings.Cut(path.Base(so), ".")
-	return e.sigs.Modules.Dists[base]
+	if d := e.sigs.Modules.Dists[base]; d != "" {
+		return d
+	}
+	return folderDist(so)
+}
+
+// folderDist names the package an extension lies in by its folder: the
+// top folder under site-packages, else the file's own folder (a source
+// checkout, /home/u/vllm/vllm/_C.abi3.so), when it is a package the KB
+// lists (vllm's _C.abi3.so, sgl-kernel's sgl_kernel/sm100/common_ops.abi3.so).
+// torch's own libraries (torch/lib/libtorch_cpu.so) are torch's, not an
+// extension's, and are left alone.
+func folderDist(so string) string {
+	so = strings.ReplaceAll(so, "\\", "/")
+	dirs := []string{path.Base(path.Dir(so))}
+	for _, marker := range []string{"site-packages/", "dist-packages/"} {
+		if i := strings.LastIndex(so, marker); i >= 0 {
+			top, _, _ := strings.Cut(so[i+len(marker):], "/")
+			dirs = []string{top}
+		}
+	}
+	for _, dir := range dirs {
+		if d := kb.PackageNamed(dir); d != "" && d != "torch" {
+			return d
+		}
+	}
+	return ""
 }
 
 func (e *env) build(id finding.ID, hits []*Hit, why string, s *Scan) Finding {
@@ -321,6 +396,16 @@ func (e *env) build(id finding.ID, hits []*Hit, why string, s *Scan) Finding {
 		// but torch and the CUDA libraries it pins out of step.
 		fd.Title = fmt.Sprintf("torch's %s needs %s, which the libraries it loads do not define", m, caps["demangled"])
 		fd.Detail = "torch's own libraries and the CUDA libraries it depends on (nvidia-* wheels) do not match: one of them was upgraded or downgraded on its own."
+	}
+	if first.Signature.Name == "loader-undefined-symbol" {
+		switch id {
+		case finding.DriverTooOld:
+			fd.Title = fmt.Sprintf("%s calls the CUDA driver function %s, which this NVIDIA driver does not have", caps["module"], caps["symbol"])
+			fd.Detail = "Functions named cu... are the CUDA driver API, exported by libcuda.so.1, which the NVIDIA driver installs (not torch, not the CUDA toolkit): the extension was built with a CUDA release newer than the driver supports, so the driver is too old for it."
+		case finding.TorchLibrariesMissing:
+			fd.Title = fmt.Sprintf("torch's %s needs %s, which the MKL it loads does not define", path.Base(caps["so"]), caps["symbol"])
+			fd.Detail = "iJIT_* is Intel's ITT profiling API. conda's torch builds link MKL dynamically and take it from MKL, which dropped it in MKL 2024.1; pip's torch wheels link MKL statically and do not need it."
+		}
 	}
 	if id == finding.NVCCCannotTargetGPU && first.Signature.Finding == string(id) {
 		// An nvcc too new for an old target fails with the same words as
@@ -431,7 +516,9 @@ func (e *env) logCaptures(caps map[string]string) {
 // derive adds captures computed from others: the demangled symbol, the
 // module and distribution of an extension, the driver's CUDA version.
 func (e *env) derive(caps map[string]string, hits []*Hit) {
-	if sym := caps["symbol"]; sym != "" {
+	if sym := strings.TrimRight(caps["symbol"], "."); sym != "" {
+		// A sentence's full stop is no part of the symbol.
+		caps["symbol"] = sym
 		caps["demangled"] = demangle.Filter(sym)
 	}
 	if so := caps["so"]; so != "" {
@@ -454,6 +541,17 @@ func (e *env) derive(caps map[string]string, hits []*Hit) {
 			text = strings.ReplaceAll(text, so, "")
 		}
 		if d := lineDist(text); caps["dist"] == "" && d != "" {
+			caps["dist"] = d
+		}
+	}
+	for _, h := range hits {
+		if h.Signature.Name == "xformers-built-for-other-torch" && caps["dist"] == "" {
+			caps["dist"] = "xformers" // its own load-time check names it
+		}
+	}
+	if caps["dist"] == "" && e.log != nil && e.log.NativeModule != nil {
+		// The extension a native stack runs in (numz/ComfyUI-SeedVR2_VideoUpscaler#127).
+		if d := e.sigs.Modules.Dists[e.log.NativeModule.Value]; d != "" {
 			caps["dist"] = d
 		}
 	}

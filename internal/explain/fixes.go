@@ -81,6 +81,10 @@ func (e *env) applyLogFacts(c *remedy.Context) {
 			c.Platform = remedy.Of(remedy.Linux, remedy.FromLog)
 		}
 	}
+	if v, ok := str(lf.Installer); ok && v == "uv" {
+		// uv ran the install: its environment may have no pip at all.
+		c.PythonKind, c.HasPip = remedy.Of("uv", remedy.FromLog), false
+	}
 	if v, ok := str(lf.BuildSystem); ok {
 		switch v {
 		case "setuptools":
@@ -335,8 +339,14 @@ func (e *env) fixes(id finding.ID, caps map[string]string) []finding.Fix {
 	case finding.NoCUDACompiler, finding.CUDACompilerNotDiscoverable, finding.CUDAHomeInvalid:
 		mm, _ := e.torchCUDA()
 		fixes := e.compilerFixes(mm)
-		if id == finding.CUDAHomeInvalid && caps["home"] != "" {
-			fixes = append([]finding.Fix{{Title: "Stop pointing builds at " + caps["home"] + ", which has no nvcc", Commands: []string{remedy.Unset("CUDA_HOME"), remedy.Unset("CUDA_PATH")}}}, fixes...)
+		if home := caps["home"]; id == finding.CUDAHomeInvalid && strings.HasPrefix(home, ":") && strings.HasPrefix(strings.TrimLeft(home, ":"), "/") {
+			// ":/usr/local/cuda-12.8" is "/usr/local/cuda-12.8" appended
+			// with ':' to an empty CUDA_HOME: the folder meant is the rest.
+			meant := strings.TrimLeft(home, ":")
+			fixes = append([]finding.Fix{{Title: "Set CUDA_HOME to the folder itself, without the ':' (CUDA_HOME names one folder, not a list like PATH): " + meant + ", if it holds bin/nvcc",
+				Commands: []string{remedy.Export("CUDA_HOME", meant)}}}, fixes...)
+		} else if id == finding.CUDAHomeInvalid && home != "" {
+			fixes = append([]finding.Fix{{Title: "Stop pointing builds at " + home + ", which has no nvcc", Commands: []string{remedy.Unset("CUDA_HOME"), remedy.Unset("CUDA_PATH")}}}, fixes...)
 		}
 		if e.deepSpeedImport(caps) {
 			return append(fixes, e.deepSpeedImportRetry(caps))
@@ -425,6 +435,28 @@ func (e *env) fixes(id finding.ID, caps map[string]string) []finding.Fix {
 		if dist == "" {
 			return []finding.Fix{manual("Rebuild the extension that failed to load against the installed torch: " + e.pip("--no-build-isolation", "--no-cache-dir", "--force-reinstall", "--no-deps") + " and its name")}
 		}
+		if kb.PinsTorch(dist) {
+			// A rebuild from PyPI gets the same wheel back: each wheel is
+			// built for one torch and pins it, so either the release
+			// built for this torch or the torch this release pins cures
+			// it (vllm-project/vllm#5501, xformers' "built for" warning).
+			var fixes []finding.Fix
+			have := caps["have_torch"]
+			if have == "" {
+				have = caps["torch_version"]
+			}
+			if base, _, _ := strings.Cut(have, "+"); base != "" && base[0] >= '0' && base[0] <= '9' {
+				fixes = append(fixes, finding.Fix{
+					Title:    "Install the " + dist + " release built for the installed torch " + have + ": each " + dist + " wheel pins one torch release, so pip, held to torch==" + base + ", picks the " + dist + " that matches and keeps this torch",
+					Commands: []string{e.pip("--upgrade", dist, "torch=="+base)},
+				})
+			}
+			keep := "Keep this " + dist + " and install the torch release it pins: pip, given " + dist + " again, installs that torch (`pip check` names it); or build " + dist + " from source against this torch"
+			if len(fixes) > 0 {
+				keep = "Or keep this " + dist + " and install the torch release it pins: pip, given " + dist + " again, installs that torch (`pip check` names it); building " + dist + " from source against this torch is the third way"
+			}
+			return append(fixes, finding.Fix{Title: keep, Commands: []string{e.pip(dist)}})
+		}
 		if r, ok := remedy.WheelOnlyRebuild(e.rctx(), dist, "", ""); ok {
 			return []finding.Fix{fix(r)}
 		}
@@ -435,6 +467,13 @@ func (e *env) fixes(id finding.ID, caps map[string]string) []finding.Fix {
 		return []finding.Fix{{Title: title, Commands: []string{e.pip("--no-build-isolation", "--no-cache-dir", "--force-reinstall", "--no-deps", dist)}}}
 	case finding.ExtensionCUDAMismatch:
 		return e.runtimeFixes(caps)
+	case finding.TorchLibrariesMissing:
+		if strings.HasPrefix(caps["symbol"], "iJIT_") {
+			return []finding.Fix{
+				fix(remedy.CondaMKLPin()),
+				manual("Or replace conda's torch with pip's wheel of the same release, which links MKL statically: conda remove pytorch, then pip install that torch release from download.pytorch.org"),
+			}
+		}
 	case finding.TorchArchUnsupported:
 		return e.torchArchFixes(caps)
 	case finding.ExtensionArchUnsupported:
@@ -446,6 +485,13 @@ func (e *env) fixes(id finding.ID, caps map[string]string) []finding.Fix {
 		switch canonicalDist(dist) {
 		case "vllm":
 			return e.vllmArchFixes(cc)
+		case "onnxruntime-gpu":
+			// Not a torch extension: nothing of it builds against torch.
+			gpu := "this GPU"
+			if cc != "" {
+				gpu += " (compute capability " + cc + ")"
+			}
+			return []finding.Fix{manual("Install an onnxruntime-gpu release whose CUDA build has code for " + gpu + " (a compute capability 12.0 GPU, RTX 50, needs one built with CUDA 12.8 or newer, the first nvcc that targets it), or run that model on ONNX Runtime's CPU provider; onnxruntime-gpu is no torch extension, so no torch reinstall or rebuild changes its kernels")}
 		case "flashinfer-python":
 			// Its kernels come from its wheels, flashinfer-cubin,
 			// flashinfer-jit-cache or its own JIT, each with its own
@@ -863,6 +909,18 @@ func (e *env) gpuCapability(caps map[string]string) string {
 		for _, d := range e.f.GPU.Devices {
 			if d.Capability != "" {
 				return d.Capability
+			}
+		}
+	}
+	if lf := e.log; lf != nil {
+		if lf.Capability != nil {
+			return lf.Capability.Value
+		}
+		// The GPU the log names (nvidia-smi's table, a "GPU RTX 5070"),
+		// through the KB's table of product names.
+		if lf.GPU != nil {
+			if m, ok := kb.GPUByName(lf.GPU.Value); ok && m.Capability != "" {
+				return m.Capability
 			}
 		}
 	}

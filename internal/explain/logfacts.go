@@ -42,9 +42,18 @@ type LogFacts struct {
 	// BuildSystem is setuptools, cmake, scikit-build, meson, torch-jit
 	// (torch building an extension while the program runs:
 	// torch.utils.cpp_extension.load, DeepSpeed's ops), or triton-jit
-	// (Triton compiling its C launcher while the program runs), neither
-	// of them pip.
+	// (Triton compiling its C launcher while the program runs), or
+	// flashinfer-jit (FlashInfer compiling its kernels into
+	// ~/.cache/flashinfer while the program runs), none of them pip.
 	BuildSystem *LogFact `json:"build_system,omitempty"`
+	// NativeModule is the first extension module a native stack names
+	// (flash_attn_2_cuda from "flash_attn_2_cuda.cp312-win_amd64.pyd!PyInit_..."
+	// or "(0x7f... in .../flash_attn_2_cuda.cpython-310-x86_64-linux-gnu.so)").
+	NativeModule *LogFact `json:"native_module,omitempty"`
+	// Installer is "uv" when uv ran the install (its commands, its
+	// "Using Python 3.12.3 environment at:", its build folders
+	// ~/.cache/uv/builds-v0): fixes then install with uv pip.
+	Installer *LogFact `json:"installer,omitempty"`
 	// JITOp is the extension a run-time build builds, as torch names it
 	// (fused_adam).
 	JITOp *LogFact `json:"jit_op,omitempty"`
@@ -71,7 +80,7 @@ type LogFacts struct {
 // platformRank and buildRank: the more specific statement wins.
 var (
 	platformRank = map[string]int{"linux": 1, "macos": 2, "windows": 2, "wsl": 3}
-	buildRank    = map[string]int{"setuptools": 1, "cmake": 2, "meson": 2, "scikit-build": 3, "torch-jit": 4, "triton-jit": 4}
+	buildRank    = map[string]int{"setuptools": 1, "cmake": 2, "meson": 2, "scikit-build": 3, "torch-jit": 4, "triton-jit": 4, "flashinfer-jit": 4}
 )
 
 // record stores a fact read on line n; key is a capture name of the facts
@@ -100,7 +109,11 @@ func (lf *LogFacts) record(key, value string, n int) (changed bool) {
 	case "nvcc":
 		set(&lf.NVCC, value)
 	case "gpu":
-		set(&lf.GPU, strings.TrimSpace(value))
+		value = strings.TrimSpace(value)
+		if strings.HasPrefix(value, "RTX") && len(value) > 3 && value[3] >= '0' && value[3] <= '9' {
+			value = "RTX " + value[3:] // "RTX5090": the product is "RTX 5090"
+		}
+		set(&lf.GPU, value)
 	case "sm":
 		if sm, err := strconv.Atoi(value); err == nil && sm >= 10 && sm < 1000 {
 			set(&lf.Capability, fmt.Sprintf("%d.%d", sm/10, sm%10))
@@ -131,6 +144,10 @@ func (lf *LogFacts) record(key, value string, n int) (changed bool) {
 			lf.BuildSystem = &LogFact{Value: value, Line: n}
 			changed = true
 		}
+	case "native_module", "native_module2":
+		set(&lf.NativeModule, value)
+	case "installer":
+		set(&lf.Installer, value)
 	case "jit_op":
 		set(&lf.JITOp, value)
 	case "jit_dir":
@@ -188,7 +205,7 @@ func (lf *LogFacts) list() []namedFact {
 		{"torch", lf.Torch}, {"torch's CUDA", lf.TorchCUDA}, {"nvcc", lf.NVCC}, {"GPU", lf.GPU},
 		{"compute capability", lf.Capability}, {"driver", lf.Driver}, {"driver's CUDA", lf.DriverCUDA},
 		{"gcc", lf.GCC}, {"Python", lf.Python}, {"OS", lf.OS}, {"platform", lf.Platform},
-		{"build system", lf.BuildSystem}, {"extension built at run time", lf.JITOp}, {"its build folder", lf.JITDir},
+		{"build system", lf.BuildSystem}, {"installer", lf.Installer}, {"native stack module", lf.NativeModule}, {"extension built at run time", lf.JITOp}, {"its build folder", lf.JITDir},
 		{"extensions root", lf.JITRoot}, {"op builder", lf.JITBuilder}, {"host memory", lf.MemTotal}, {"CPUs", lf.CPUs},
 		{"GPU memory", lf.GPUMemTotal}, {"GPU memory used", lf.GPUMemUsed},
 	}
@@ -335,15 +352,15 @@ func (lf *LogFacts) asFacts() *facts.Facts {
 // relevant are the facts a finding's reading depends on.
 func (lf *LogFacts) relevant(id string) []namedFact {
 	want := map[string][]string{
-		"no-cuda-compiler":               {"torch", "torch's CUDA", "nvcc", "platform", "build system", "extension built at run time", "its build folder"},
+		"no-cuda-compiler":               {"torch", "torch's CUDA", "nvcc", "platform", "build system", "extension built at run time", "its build folder", "installer"},
 		"cuda-compiler-not-discoverable": {"torch", "torch's CUDA", "nvcc", "platform", "extension built at run time", "its build folder"},
 		"cuda-home-invalid":              {"torch", "torch's CUDA", "nvcc", "platform", "extension built at run time", "its build folder"},
-		"nvcc-torch-cuda-mismatch":       {"torch", "torch's CUDA", "nvcc", "platform", "build system", "extension built at run time", "its build folder"},
+		"nvcc-torch-cuda-mismatch":       {"torch", "torch's CUDA", "nvcc", "platform", "build system", "extension built at run time", "its build folder", "installer"},
 		"nvcc-cannot-target-gpu":         {"nvcc", "GPU", "compute capability", "build system", "extension built at run time", "its build folder"},
 		"host-compiler-unsupported":      {"gcc", "nvcc", "platform", "build system", "extension built at run time", "its build folder"},
 		"missing-python-headers":         {"Python", "platform", "extension built at run time", "its build folder"},
-		"missing-ninja":                  {"torch", "platform", "build system"},
-		"build-isolation-hides-torch":    {"torch", "platform", "build system"},
+		"missing-ninja":                  {"torch", "platform", "build system", "installer"},
+		"build-isolation-hides-torch":    {"torch", "platform", "build system", "installer"},
 		"build-out-of-memory":            {"host memory", "CPUs", "build system", "platform"},
 		"torch-missing":                  {"Python", "platform"},
 		"torch-cpu-only":                 {"torch", "GPU", "platform"},

@@ -102,6 +102,11 @@ func (e *env) resolveOwn(h *Hit) (id finding.ID, why string, ok, handled bool) {
 		return finding.GPUBusy, "", true, true
 	case "xformers-built-for-other-torch":
 		built, have := c["built_torch"], c["have_torch"]
+		if e.log != nil && e.log.Platform != nil && e.log.Platform.Value == "macos" {
+			// A Mac has no NVIDIA GPU: xformers' CUDA part never loads
+			// there and the program runs without it (Vchitect/SEINE#21).
+			return "", "", false, true
+		}
 		switch {
 		case strings.HasSuffix(have, "+cpu") || (!strings.Contains(have, "+") && !strings.Contains(built, "+")):
 			return finding.TorchCPUOnly, fmt.Sprintf("xformers was built for %s; the torch it found, %s, has no CUDA, so nothing built for CUDA can load.", built, have), true, true

@@ -27,7 +27,7 @@ const runTimeRetryTitle = "Then run the program again"
 // at run time (the "torch-jit" build system of the log's facts), or
 // Triton its launcher ("triton-jit").
 func (e *env) runTimeBuild() bool {
-	return e.log != nil && e.log.BuildSystem != nil && (e.log.BuildSystem.Value == "torch-jit" || e.log.BuildSystem.Value == "triton-jit")
+	return e.log != nil && e.log.BuildSystem != nil && (e.log.BuildSystem.Value == "torch-jit" || e.log.BuildSystem.Value == "triton-jit" || e.log.BuildSystem.Value == "flashinfer-jit")
 }
 
 // jitOp is the extension's name as torch prints it ("" when the log names
@@ -119,6 +119,11 @@ func (e *env) runTimeRetry() finding.Fix {
 		// Triton builds in a temporary folder and caches only what
 		// built: there is nothing to clear.
 		return manual(runTimeRetryTitle + ": Triton compiles its C launcher against Python's headers and the CUDA driver while the program runs (triton/runtime/build.py), so there is no package for pip to rebuild")
+	}
+	if e.log.BuildSystem.Value == "flashinfer-jit" {
+		// FlashInfer builds with its own ninja into its cache, keyed by
+		// its version and the GPU's architecture.
+		return manual(runTimeRetryTitle + ": FlashInfer compiles its kernels while the program runs (its JIT, into ~/.cache/flashinfer/<version>/<arch>, FLASHINFER_WORKSPACE_BASE when set), so there is no package for pip to rebuild; delete the failed build's folder under cached_ops there first")
 	}
 	rt := kb.Builds().RunTime
 	op := e.jitOp()

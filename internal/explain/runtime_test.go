@@ -44,10 +44,11 @@ func TestRunTimeBuildRetry(t *testing.T) {
 
 	// zhanghang1989/PyTorch-Encoding#297 and hlzhu09/Hierarchical-Human-
 	// Parsing#9: CUDA_HOME is ":/usr/local/cuda", a path list; the home
-	// named is that value, not /usr/local/cuda (which may well hold nvcc).
+	// named is that value, not /usr/local/cuda (which may well hold nvcc:
+	// the fix sets CUDA_HOME to it, without the ':').
 	for _, name := range []string{"pytorch-encoding-297-cuda-home-colon.log", "hierarchical-human-parsing-9-nvcc-colon-home.log"} {
 		detail, fixes := explainText(t, corpusLog(t, name))
-		if !strings.Contains(fixes, "Stop pointing builds at :/usr/local/cuda,") || !strings.Contains(detail, ":/usr/local/cuda/bin/nvcc") ||
+		if !strings.Contains(fixes, "$ export CUDA_HOME=/usr/local/cuda\n") || strings.Contains(fixes, "unset CUDA_HOME") || !strings.Contains(detail, ":/usr/local/cuda/bin/nvcc") ||
 			!strings.Contains(fixes, "Then run the program again") || strings.Contains(fixes, "build the package again") {
 			t.Errorf("%s:\n%s\n%s", name, detail, fixes)
 		}

@@ -39,6 +39,11 @@ type PackageFact struct {
 	// its compiled ops (vllm/_custom_ops.py: one torch.ops._C call a function):
 	// a CUDA error raised below a traceback frame in one is its own kernel's.
 	OpFrames []string `json:"op_frames,omitempty"`
+	// PinsTorch: each wheel of it requires one exact torch release, so an
+	// extension of it built for another torch is cured by installing that
+	// torch (pip does, given the package again), not by a rebuild: a
+	// reinstall gets the same wheel back.
+	PinsTorch bool `json:"pins_torch,omitempty"`
 	// Repo is its GitHub repository (owner/name), as install hints link it.
 	Repo   string `json:"repo,omitempty"`
 	Source string `json:"source"`
@@ -109,6 +114,38 @@ func ModuleDists() map[string]string {
 	return out
 }
 
+// PackageNamed is the listed package whose name, import name or alias is
+// name (compared as pip does: case, "-", "_" and "." alike); "" when none.
+func PackageNamed(name string) string {
+	norm := func(s string) string { return strings.ToLower(strings.NewReplacer("_", "-", ".", "-").Replace(s)) }
+	want := norm(name)
+	if want == "" {
+		return ""
+	}
+	for _, p := range Packages().Packages {
+		if norm(p.Name) == want || (p.Kernel != nil && norm(p.Kernel.Import) == want) {
+			return p.Name
+		}
+		for _, a := range p.Aliases {
+			if norm(a) == want {
+				return p.Name
+			}
+		}
+	}
+	return ""
+}
+
+// PinsTorch reports whether every wheel of the package requires one exact
+// torch release (packages.json pins_torch).
+func PinsTorch(name string) bool {
+	for _, p := range Packages().Packages {
+		if p.Name == name {
+			return p.PinsTorch
+		}
+	}
+	return false
+}
+
 // NativeKernelPackages are the kernel packages that compile CUDA code when
 // installed from source (they need nvcc), in the data's order.
 func NativeKernelPackages() []string {
@@ -146,10 +183,55 @@ func DistOfFunction(fn string) string {
 // names ("/build/source/flash-attn/flash_fwd_launch_template.h:184"); ""
 // when the line names none. Packages are tried in the data's order.
 func DistOfSourceLine(text string) string {
+	text, _ = cutVendored(text)
 	for _, p := range Packages().Packages {
 		for _, m := range p.SourceMarkers {
 			if strings.Contains(text, m) {
 				return p.Name
+			}
+		}
+	}
+	return ""
+}
+
+// vendorDirs are the folders projects keep other projects' sources in
+// (xformers' third_party/flash-attention, sgl-kernel's 3rdparty/flashinfer).
+var vendorDirs = []string{"third_party/", "3rdparty/", "third-party/", "thirdparty/"}
+
+// cutVendored removes from text every path inside a vendoring folder
+// ("third_party/flash-attention/csrc/flash_attn/src/fmha_fwd_launch_template.h"):
+// such a copy is built into the package that vendors it, not into the
+// project's own distribution. It returns what is left and the paths cut.
+func cutVendored(text string) (string, []string) {
+	var cut []string
+	for _, d := range vendorDirs {
+		for {
+			i := strings.Index(text, d)
+			if i < 0 {
+				break
+			}
+			end := i
+			for end < len(text) && !strings.ContainsRune(" \t():\"'", rune(text[end])) {
+				end++
+			}
+			cut = append(cut, text[i:end])
+			text = text[:i] + text[end:]
+		}
+	}
+	return text, cut
+}
+
+// VendoredSource returns the vendored copy of a package's source a log
+// line names ("third_party/flash-attention/csrc/flash_attn/src/fmha_fwd_launch_template.h"),
+// "" when it names none.
+func VendoredSource(text string) string {
+	_, cut := cutVendored(text)
+	for _, c := range cut {
+		for _, p := range Packages().Packages {
+			for _, m := range p.SourceMarkers {
+				if strings.Contains(c, m) {
+					return c
+				}
 			}
 		}
 	}

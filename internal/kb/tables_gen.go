@@ -617,7 +617,8 @@ func packagesTable() PackagesData {
 				SourceMarkers: []string{
 					"xformers",
 				},
-				Source: "xformers==0.0.35 (github.com/facebookresearch/xformers): its sources and extension live under xformers/, so a path naming it is its own; signatures.json's xformers-built-for-other-torch is its load-time warning",
+				PinsTorch: true,
+				Source:    "xformers==0.0.35 (github.com/facebookresearch/xformers): its sources and extension live under xformers/, so a path naming it is its own; signatures.json's xformers-built-for-other-torch is its load-time warning; each wheel pins one torch release (xformers-0.0.28.post3-cp311-cp311-manylinux_2_28_x86_64.whl METADATA: Requires-Dist torch==2.5.1)",
 			},
 			{
 				Name: "bitsandbytes",
@@ -637,7 +638,8 @@ func packagesTable() PackagesData {
 				OpFrames: []string{
 					"vllm/_custom_ops.py",
 				},
-				Source: "an inference server whose wheels pin an exact torch release (Requires-Dist torch==... in each vllm wheel's METADATA on PyPI), so machines that differ in it differ in torch; its vllm/_custom_ops.py (github.com/vllm-project/vllm) wraps the ops of its compiled vllm/_C.abi3.so one call each (rms_norm calls torch.ops._C.rms_norm, fused_add_rms_norm torch.ops._C.fused_add_rms_norm), so a CUDA error below a frame there is vllm._C's kernel",
+				PinsTorch: true,
+				Source:    "an inference server whose wheels pin an exact torch release (Requires-Dist torch==... in each vllm wheel's METADATA on PyPI), so machines that differ in it differ in torch; its vllm/_custom_ops.py (github.com/vllm-project/vllm) wraps the ops of its compiled vllm/_C.abi3.so one call each (rms_norm calls torch.ops._C.rms_norm, fused_add_rms_norm torch.ops._C.fused_add_rms_norm), so a CUDA error below a frame there is vllm._C's kernel",
 			},
 			{
 				Name: "flashinfer-python",
@@ -648,6 +650,22 @@ func packagesTable() PackagesData {
 					"flashinfer/data/include/flashinfer/",
 				},
 				Source: "flashinfer (github.com/flashinfer-ai/flashinfer, docs.flashinfer.ai/installation.html): its PyPI distribution is flashinfer-python (flashinfer-cubin and flashinfer-jit-cache carry prebuilt kernels), its import name flashinfer; its CUDA headers are include/flashinfer/*.cuh, shipped in its wheel as flashinfer/data/include/flashinfer/, which its JIT compiles from (norm.cuh's launch check prints that path: flashinfer-ai/flashinfer#920), so a line naming them there is its own; other copies (sgl-kernel's 3rdparty/flashinfer) are not marked, since their kernels are the vendoring package's",
+			},
+			{
+				Name: "sgl-kernel",
+				Aliases: []string{
+					"sgl_kernel",
+				},
+				Source: "sglang's kernel library (github.com/sgl-project/sglang, sgl-kernel/): PyPI distribution sgl-kernel, import name sgl_kernel, whose compiled ops are sgl_kernel/common_ops.abi3.so or sgl_kernel/sm<NN>/common_ops.abi3.so (sgl_kernel/load_utils.py lists both; sgl-project/sglang#13948, #8131); each release is built against one torch release, which sglang pins",
+			},
+			{
+				Name: "onnxruntime-gpu",
+				SourceMarkers: []string{
+					"[ONNXRuntimeError]",
+					"onnxruntime/core/providers/cuda/",
+					"onnxruntime\\core\\providers\\cuda\\",
+				},
+				Source: "ONNX Runtime's CUDA build (github.com/microsoft/onnxruntime): PyPI distribution onnxruntime-gpu; its Python binding raises '[ONNXRuntimeError] : <code> : <status> : ...' carrying the CUDA error of its own kernels (microsoft/onnxruntime#26181: cudaErrorNoKernelImageForDevice in a Slice node), and its CUDA execution provider's sources are onnxruntime/core/providers/cuda/ (C0untFloyd/roop-unleashed#465), so a line naming either is its own",
 			},
 			{
 				Name:   "apex",
@@ -5389,6 +5407,21 @@ func signaturesTable() SignaturesData {
 				},
 			},
 			{
+				Name:     "ninja-nvcc-colon-home",
+				Finding:  "cuda-home-invalid",
+				Severity: "error",
+				Literals: []string{
+					"/bin/nvcc ",
+				},
+				Pattern: "(?:^|\\]\\s|\\s)(?P<home>:[^\\s']*)/bin/nvcc\\s+-",
+				Title:   "CUDA home {home} has no bin/nvcc",
+				Detail:  "The build ran {home}/bin/nvcc: the CUDA home it derived begins with ':' (a folder appended with ':' to an empty CUDA_HOME, as one does for PATH), which names no folder, so the shell finds no such compiler and its include folder -isystem {home}/include does not exist.",
+				Origin: SignatureSource{
+					Text: "[1/11] :/usr/local/cuda-12.8/bin/nvcc --generate-dependencies-with-compile ... -isystem :/usr/local/cuda-12.8/include",
+					From: "a JIT build's ninja command, written from CUDA_HOME (torch/utils/cpp_extension.py; flashinfer's JIT: vllm-project/vllm#36077)",
+				},
+			},
+			{
 				Name:     "shell-nvcc-not-found",
 				Finding:  "cuda-home-invalid",
 				Severity: "error",
@@ -5427,7 +5460,7 @@ func signaturesTable() SignaturesData {
 				Literals: []string{
 					"undefined symbol: ",
 				},
-				Pattern: "(?:(?P<so>/[^\\s:]+\\.so(?:\\.[0-9]+)*): )?undefined symbol: (?P<symbol>[A-Za-z0-9_.$@]+)",
+				Pattern: "(?:(?P<so>(?:/[^\\s:]*)?[A-Za-z0-9_][A-Za-z0-9_.+-]*\\.so(?:\\.[0-9]+)*): )?undefined symbol: (?P<symbol>[A-Za-z0-9_.$@]+)",
 				Wrap: &SignatureWrap{
 					Capture: "symbol",
 					Pattern: "^(?P<more>[A-Za-z0-9_]{4,})$",
@@ -5543,7 +5576,7 @@ func signaturesTable() SignaturesData {
 				Literals: []string{
 					"does not match the version torch was compiled with",
 				},
-				Pattern: "Installed CUDA version (?P<nvcc>[0-9]+\\.[0-9]+) does not match the version torch was compiled with (?P<torch>[0-9]+\\.[0-9]+)[0-9.]*, unable to compile",
+				Pattern: "Installed CUDA version (?P<nvcc>[0-9]+\\.[0-9]+) does not match the version torch was compiled with (?P<torch>[0-9]+\\.[0-9]+)[0-9.]*, unable to",
 				Title:   "nvcc is CUDA {nvcc} but torch was built with CUDA {torch}: DeepSpeed's op builder refuses it",
 				Detail:  "DeepSpeed's op builder (and lightseq's copy of it) compares the CUDA release of the nvcc in CUDA_HOME with torch's and refuses a difference its table of compatible minor releases does not cover, before it compiles an op at install or at run time.",
 				Origin: SignatureSource{
@@ -5974,6 +6007,31 @@ func signaturesTable() SignaturesData {
 				},
 			},
 			{
+				Name:     "uv-build-dependency-hint-wrapped",
+				Finding:  "build-isolation-hides-torch",
+				Severity: "error",
+				Literals: []string{
+					"This error likely indicates that `",
+				},
+				Pattern: "This error likely indicates that `(?P<package>[A-Za-z0-9][A-Za-z0-9_.-]*)(?:@[^`]*)?` depends\\s*$",
+				Absorbs: []string{
+					"runtime-no-module-torch",
+					"build-no-module-torch",
+				},
+				Context: &SignatureContext{
+					Any: []string{
+						"No module named 'torch'",
+					},
+					Within: 4,
+				},
+				Title:  "uv's build isolation hides torch from {package}'s build",
+				Detail: "uv builds source distributions in an isolated environment holding only the declared build requirements; the package imports torch at build time without declaring it. torch may well be installed: the build cannot see it.",
+				Origin: SignatureSource{
+					Text: "ModuleNotFoundError: No module named 'torch'\n\nhint: This error likely indicates that `flash-attn@2.7.3` depends\non `torch`, but doesn't declare it as a build dependency.",
+					From: "uv (crates/uv-build-frontend, the missing-module hint) when the terminal wraps it after 'depends' (groundlight/r1_vlm#27)",
+				},
+			},
+			{
 				Name:     "uv-build-dependency-hint",
 				Finding:  "build-isolation-hides-torch",
 				Severity: "error",
@@ -5990,6 +6048,21 @@ func signaturesTable() SignaturesData {
 				Origin: SignatureSource{
 					Text: "hint: This error likely indicates that `flash-attn@2.8.1` depends on `torch`, but doesn't declare it as a build dependency. If `flash-attn` is a first-party package, consider adding `torch` to its `build-system.requires`. Otherwise, `uv pip install torch` into the environment and re-run with `--no-build-isolation`.",
 					From: "uv (crates/uv-build-frontend, the missing-module hint); whyNLP/LCKV#17",
+				},
+			},
+			{
+				Name:     "conda-pytorch-cpu-build",
+				Finding:  "torch-cpu-only",
+				Severity: "error",
+				Literals: []string{
+					"pytorch",
+				},
+				Pattern: "^\\s*pytorch\\s+(?P<conda_torch>[0-9][0-9.]*)\\s+(?P<conda_build>[A-Za-z0-9_.]*cpu[A-Za-z0-9_.]*)(?:\\s|$)|\\bpytorch=(?P<conda_spec_torch>[0-9][0-9.]*)=(?P<conda_spec_build>[A-Za-z0-9_.]*cpu[A-Za-z0-9_.]*)",
+				Title:   "This conda environment holds a CPU-only pytorch build[[ ({conda_build})]][[ ({conda_spec_build})]]",
+				Detail:  "conda's pytorch package comes in CPU and CUDA builds, and the build string says which: this one is a CPU build, so torch.cuda.is_available() is False whatever the driver (conda picks it when the cpuonly package is installed, or when no CUDA build matches what was asked).",
+				Origin: SignatureSource{
+					Text: "pytorch                   1.4.0               py3.7_cpu_0  [cpuonly]  pytorch / pytorch=1.9.0=py3.8_cpu_0",
+					From: "conda list and conda's package specs: the pytorch channel's build strings (py3.7_cpu_0, cuda100py37h53c1284_0) and conda-forge's (cpu_*, cuda*) (pytorch/pytorch#32369, #69202; conda-forge/pytorch-cpu-feedstock#164)",
 				},
 			},
 			{
@@ -6083,6 +6156,36 @@ func signaturesTable() SignaturesData {
 			},
 		},
 		Facts: []Signature{
+			{
+				Name: "native-frame-module",
+				Literals: []string{
+					"-win_amd64.pyd!",
+					"-linux-gnu.so)",
+				},
+				Pattern: "(?:^|[\\s!])(?P<native_module>[A-Za-z_][A-Za-z0-9_]*)\\.cp[0-9]+-win_amd64\\.pyd!|\\(0x[0-9a-f]+ in (?:[^\\s()]*/)?(?P<native_module2>[A-Za-z_][A-Za-z0-9_]*)\\.cpython-[0-9]+[a-z]*-[a-z0-9_]+-linux-gnu\\.so\\)",
+				Origin: SignatureSource{
+					Text: "00007FF87BEE626300007FF87BDDCF80 flash_attn_2_cuda.cp312-win_amd64.pyd!PyInit_flash_attn_2_cuda [<unknown file> @ <unknown line number>] / frame #3: <unknown function> + 0x1d3f2 (0x7f2a1c in /venv/lib/python3.10/site-packages/flash_attn_2_cuda.cpython-310-x86_64-linux-gnu.so)",
+					From: "c10::Error's native backtrace after 'Exception raised from ... (most recent call first):' (c10/util/Backtrace.cpp), on Windows and on Linux (numz/ComfyUI-SeedVR2_VideoUpscaler#127, visualbruno/ComfyUI-Direct3D-S2#8)",
+				},
+			},
+			{
+				Name: "installer-uv",
+				Literals: []string{
+					"uv ",
+					"environment at: ",
+					"Using CPython ",
+					"uv/builds-v",
+					"uv\\builds-v",
+				},
+				Pattern: "(?:^|[\\s$>`(])uv (?:pip (?:install|sync)|sync|add|run|venv)\\b|^\\s*Using (?:Python|CPython) [0-9]+\\.[0-9]+(?:\\.[0-9]+)? (?:environment at: |interpreter at: |$)|[/\\\\]uv[/\\\\]builds-v[0-9]",
+				Set: map[string]string{
+					"installer": "uv",
+				},
+				Origin: SignatureSource{
+					Text: "Using Python 3.11.13 environment at: /home/u/miniconda3/envs/nanovllm / File \"/root/.cache/uv/builds-v0/.tmpdTSVzt/lib/python3.11/site-packages/setuptools/build_meta.py\"",
+					From: "uv's own output (its environment line, its build folders under ~/.cache/uv/builds-v0) and the uv commands a user pastes (GeeeekExplorer/nano-vllm#96, #104; groundlight/r1_vlm#27)",
+				},
+			},
 			{
 				Name: "torch-version-setup",
 				Literals: []string{
@@ -6260,6 +6363,17 @@ func signaturesTable() SignaturesData {
 				},
 			},
 			{
+				Name: "gpu-prose-rtx50",
+				Literals: []string{
+					"RTX",
+				},
+				Pattern: "\\b(?P<gpu>RTX ?50[5-9]0(?: Ti| D)?)\\b",
+				Origin: SignatureSource{
+					Text: "GPU RTX 5070 user Unable to resolve this issue / RTX 5080 CUDA error: no kernel image is available for execution on the device",
+					From: "GeForce RTX 50 (Blackwell, compute capability 12.0) names in users' own words around their error (Comfy-Org/ComfyUI#7380, #10382); only the RTX 50 models, whose no-kernel-image errors are the common case, so that a GPU named in passing elsewhere is not taken for the user's",
+				},
+			},
+			{
 				Name: "gpu-collect-env",
 				Literals: []string{
 					"GPU 0: ",
@@ -6275,7 +6389,7 @@ func signaturesTable() SignaturesData {
 				Literals: []string{
 					"|   0  NVIDIA ",
 				},
-				Pattern: "\\|\\s+0\\s+(?P<gpu>NVIDIA [A-Za-z0-9 -]+?)\\s{2,}(?:On|Off)\\s",
+				Pattern: "\\|\\s+0\\s+(?P<gpu>NVIDIA [A-Za-z0-9 -]+?)\\s{2,}(?:On|Off|WDDM|TCC)\\s",
 				Origin: SignatureSource{
 					Text: "|   0  NVIDIA GeForce RTX 4090        On  | 00000000:1E:00.0 Off |",
 					From: "nvidia-smi table",
@@ -6388,8 +6502,13 @@ func signaturesTable() SignaturesData {
 					"macosx_",
 					"apple-darwin",
 					"Darwin",
+					"Mac",
+					"macOS",
+					"Apple ",
+					"/opt/homebrew/",
+					"Python.framework",
 				},
-				Pattern: "/private/var/folders/|macosx_[0-9]+_[0-9]+_|apple-darwin|\\bDarwin Kernel\\b",
+				Pattern: "/private/var/folders/|macosx_[0-9]+_[0-9]+_|apple-darwin|\\bDarwin Kernel\\b|\\bMac ?M[1-5]\\b|\\bmacOS\\b|\\bApple (?:M[1-5]|[Ss]ilicon)\\b|/opt/homebrew/|/Library/Frameworks/Python\\.framework/",
 				Set: map[string]string{
 					"platform": "macos",
 				},
@@ -6401,6 +6520,10 @@ func signaturesTable() SignaturesData {
 			{
 				Name: "platform-windows",
 				Literals: []string{
+					"WDDM",
+					"Press any key to continue",
+					":\\",
+					":\\users\\",
 					":\\Users\\",
 					":\\Program Files",
 					".pyd",
@@ -6410,7 +6533,7 @@ func signaturesTable() SignaturesData {
 					":\\actions-runner",
 					":\\AI\\",
 				},
-				Pattern: "\\b[A-Z]:\\\\(?:Users|Program Files|a|actions-runner|AI|Python[0-9]*|ProgramData|Windows)\\\\|\\.pyd\\b|win_amd64|^\\s*(?:\\([^)]*\\) )?PS [A-Z]:\\\\",
+				Pattern: "\\b[a-z]:\\\\users\\\\|\\b[A-Z]:\\\\(?:Users|Program Files|a|actions-runner|AI|Python[0-9]*|ProgramData|Windows)\\\\|\\.pyd\\b|win_amd64|^\\s*(?:\\([^)]*\\) )?PS [A-Z]:\\\\|^\\s*(?:\\([^)]*\\) )?[A-Z]:\\\\[^<>|\"*?]*>|^Press any key to continue \\. \\. \\.|\\b[A-Z]:\\\\[^\\\\\\s]+\\\\[^\\\\\\s]+\\\\|\\bWDDM\\b",
 				Set: map[string]string{
 					"platform": "windows",
 				},
@@ -6479,9 +6602,11 @@ func signaturesTable() SignaturesData {
 					"CMake",
 					"CMakeFiles/",
 					"cmake --build",
+					"cmake .",
+					"cmake -",
 					"cmake.py",
 				},
-				Pattern: "CMake Error|CMakeFiles/|-- The (?:C|CXX|CUDA) compiler identification|cmake --build|Building (?:CUDA|CXX|C) object",
+				Pattern: "CMake Error|CMakeFiles/|-- The (?:C|CXX|CUDA) compiler identification|cmake --build|(?:^|[\\s`$>])cmake (?:\\.\\.?(?:\\s|$)|-[BSDG])|Building (?:CUDA|CXX|C) object",
 				Set: map[string]string{
 					"build_system": "cmake",
 				},
@@ -6670,6 +6795,21 @@ func signaturesTable() SignaturesData {
 				Origin: SignatureSource{
 					Text: "RuntimeError: Unable to JIT load the fused_adam op due to ninja not being installed.",
 					From: "deepspeed-0.19.8 op_builder/builder.py OpBuilder.jit_load: the op DeepSpeed builds at run time",
+				},
+			},
+			{
+				Name: "jit-flashinfer",
+				Literals: []string{
+					"/flashinfer/",
+					"\\flashinfer\\",
+				},
+				Pattern: "[/\\\\]\\.cache[/\\\\]flashinfer[/\\\\][0-9][^\\s/\\\\]*[/\\\\][^\\s/\\\\]+[/\\\\](?:cached_ops|generated)[/\\\\]",
+				Set: map[string]string{
+					"build_system": "flashinfer-jit",
+				},
+				Origin: SignatureSource{
+					Text: ":/usr/local/cuda-12.8/bin/nvcc --generate-dependencies-with-compile --dependency-output /root/.cache/flashinfer/0.6.4/89/cached_ops/batch_prefill_with_kv_cache_.../batch_prefill_paged_kernel_mask_0.cuda.o.d",
+					From: "FlashInfer's JIT (flashinfer/jit: its workspace ~/.cache/flashinfer/<version>/<arch>/cached_ops and generated, built with ninja when a kernel is first used: vllm-project/vllm#36077, modelscope/ms-swift#8349)",
 				},
 			},
 			{

@@ -281,6 +281,31 @@ func CondaPython(mm string) Remedy {
 		Changes:  []string{"the conda environment's python " + mm}}
 }
 
+// CondaMKLPin pins MKL to 2024.0 in a conda environment: conda's torch
+// builds link MKL dynamically and need its iJIT_NotifyEvent (Intel's ITT
+// API), which MKL 2024.1 dropped ("undefined symbol: iJIT_NotifyEvent" from
+// libtorch_cpu.so: pytorch/pytorch#123097; open-mmlab/mmpretrain#1900 and
+// yoraish/mmd#3 fixed it so). pip's torch wheels link MKL statically.
+func CondaMKLPin() Remedy {
+	return Remedy{ID: "torch/conda-mkl", Title: "Pin MKL to 2024.0, the last release with iJIT_NotifyEvent, in this conda environment",
+		Commands: []string{Command("conda", "install", "-y", "mkl=2024.0")},
+		Changes:  []string{"the conda environment's mkl (2024.0)"},
+		Reason:   "conda's torch links MKL dynamically; MKL 2024.1 dropped iJIT_NotifyEvent"}
+}
+
+// CondaTorchCUDA replaces a CPU build of conda's pytorch with a CUDA build
+// in the same conda environment, with conda (pip's torch over conda's
+// would leave two torches' files mixed). conda-forge names its builds
+// cpu_* and cuda*, so "pytorch=*=cuda*" asks for a CUDA one (a conda-forge
+// maintainer in conda-forge/pytorch-cpu-feedstock#164); the pytorch
+// channel's cpuonly package pins its CPU builds and must go first
+// (pytorch/pytorch#32369).
+func CondaTorchCUDA() Remedy {
+	return Remedy{ID: "torch/conda-cuda", Title: "Replace conda's CPU build of pytorch with a CUDA build, with conda in this environment (remove the cpuonly package first if it is installed; conda-forge's CUDA builds are pytorch=*=cuda*)",
+		Commands: []string{Command("conda", "install", "-y", "-c", "conda-forge", "pytorch=*=cuda*")},
+		Changes:  []string{"the conda environment's pytorch (a CUDA build)"}}
+}
+
 // GPUProcesses lists what holds GPU memory (read-only).
 func GPUProcesses() Remedy {
 	return Remedy{ID: "gpu/processes", Title: "See what runs, and stop what should not",

@@ -192,15 +192,27 @@ func (c *Context) Interpreter() string {
 func (c *Context) Pip(args ...string) string {
 	all := append(append([]string{}, c.PipArgs...), args...)
 	if c.PythonKind.Value == "uv" && !c.HasPip {
-		return Command(append([]string{"uv", "pip", "install", "--python", c.Interpreter()}, all...)...)
+		return Command(append(c.uvPip("install"), all...)...)
 	}
 	return Command(append([]string{c.Interpreter(), "-m", "pip", "install"}, all...)...)
+}
+
+// uvPip is `uv pip <verb>` for the selected environment: --python names
+// its interpreter when that is known; when only a log says uv ran (no
+// interpreter known), uv's own choice (the active virtual environment, else
+// the project's .venv) is the environment the log's uv used, where
+// "--python python3" could be the system's.
+func (c *Context) uvPip(verb string) []string {
+	if c.Python.Known() {
+		return []string{"uv", "pip", verb, "--python", c.Python.Value}
+	}
+	return []string{"uv", "pip", verb}
 }
 
 // PipUninstall is the undo of Pip for the named distributions.
 func (c *Context) PipUninstall(dists ...string) string {
 	if c.PythonKind.Value == "uv" && !c.HasPip {
-		return Command(append([]string{"uv", "pip", "uninstall", "--python", c.Interpreter()}, dists...)...)
+		return Command(append(c.uvPip("uninstall"), dists...)...)
 	}
 	return Command(append([]string{c.Interpreter(), "-m", "pip", "uninstall", "-y"}, dists...)...)
 }
