@@ -305,7 +305,7 @@ func (r *File) Judge(gpus []cudaarch.Capability) {
 	if r.Fat == nil || !r.HasCUDA() {
 		return
 	}
-	k := &kernelScan{path: r.Path, fat: r.Fat, known: map[int]bool{}}
+	k := &kernelScan{path: r.Path, fat: r.Fat, known: map[int]bool{}, inflate: fatbin.DecompressBudget}
 	defer k.close()
 	for _, cc := range gpus {
 		v := judge(r.Fat, cc, nil)
@@ -324,6 +324,9 @@ type kernelScan struct {
 	file  *os.File
 	err   error
 	known map[int]bool // container -> known to be kernel-less
+	// inflate is what is left of the file's decompression budget
+	// (fatbin.ContainerKernels).
+	inflate int64
 }
 
 // verdict is the kernel-less test for one verdict: true for containers known to
@@ -354,7 +357,7 @@ func (k *kernelScan) read(c int) bool {
 	if k.err != nil {
 		return false
 	}
-	has, ok := k.fat.ContainerKernels(k.file, c)
+	has, ok := k.fat.ContainerKernels(k.file, c, &k.inflate)
 	return ok && !has
 }
 

@@ -25,6 +25,8 @@ func realBin(name string) string {
 //	axpy.fatbin, rdc.o   {sm_80 compute_90}
 //	axpy.sm_90.cubin     a bare sm_90 cubin
 //	plain.so             {sm_75} {sm_75 compute_75}
+//	cmode_size.so        {sm_80} {sm_80 compute_90}, zstd; cmode_speed.so the same, PTX LZ4
+//	compressed.so        {sm_80 sm_90} x2, zstd
 func TestVerdicts(t *testing.T) {
 	tests := []struct {
 		file, gpu string
@@ -56,6 +58,16 @@ func TestVerdicts(t *testing.T) {
 		// so the kernels' PTX decides (it counts as kernel_less, not none).
 		{"sm80_sm90_ptx90.so", "12.0", VerdictPTXJIT, []string{"compute_90"}, 0, 0, 1, 0},
 		{"plain.so", "9.0", VerdictPTXJIT, []string{"compute_75"}, 0, 0, 1, 0},
+		// The same with compressed cubins, which are decompressed for the scan:
+		// cmode_size.so (--compress-mode=size: zstd) {sm_80} {sm_80 compute_90} said
+		// no-kernel-image on 9.0 while its kernel-less sm_80 cubin was not opened.
+		// compressed.so (-Xfatbin=-compress-all) {sm_80 sm_90} x2 has no code for
+		// 12.0 in its kernels' container either.
+		{"cmode_size.so", "9.0", VerdictPTXJIT, []string{"compute_90"}, 0, 0, 1, 0},
+		{"cmode_size.so", "12.1", VerdictPTXJIT, []string{"compute_90"}, 0, 0, 1, 0},
+		{"cmode_speed.so", "9.0", VerdictPTXJIT, []string{"compute_90"}, 0, 0, 1, 0},
+		{"cmode_size.so", "7.5", VerdictNoKernel, []string{}, 0, 0, 0, 1},  // and 1 kernel-less
+		{"compressed.so", "12.0", VerdictNoKernel, []string{}, 0, 0, 0, 1}, // and 1 kernel-less
 		// Older than every target.
 		{"axpy.fatbin", "7.5", VerdictNoKernel, []string{}, 0, 0, 0, 1},
 		{"axpy.sm_90.cubin", "12.0", VerdictNoKernel, []string{}, 0, 0, 0, 1},

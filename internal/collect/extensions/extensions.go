@@ -369,9 +369,9 @@ func fillTargets(e *facts.Extension, fb *fatbin.File, r io.ReaderAt) {
 		}
 		holders[i] = append(holders[i], c)
 	}
-	budget := maxKernelScans
+	budget, inflate := maxKernelScans, int64(fatbin.DecompressBudget)
 	for i, cs := range holders {
-		if kernelLess(fb, r, cs, &budget) {
+		if kernelLess(fb, r, cs, &budget, &inflate) {
 			e.KernelLessSets = append(e.KernelLessSets, e.TargetSets[i])
 		}
 	}
@@ -385,14 +385,14 @@ const maxKernelScans = 1024
 
 // kernelLess says whether every container in cs is known to define no kernel
 // (fatbin.ContainerKernels), reading them in file order until one has kernels or
-// cannot be told.
-func kernelLess(fb *fatbin.File, r io.ReaderAt, cs []int, budget *int) bool {
+// cannot be told. inflate is what is left of the file's decompression budget.
+func kernelLess(fb *fatbin.File, r io.ReaderAt, cs []int, budget *int, inflate *int64) bool {
 	if r == nil || len(cs) == 0 || len(cs) > *budget {
 		return false
 	}
 	for _, c := range cs {
 		*budget--
-		if has, known := fb.ContainerKernels(r, c); has || !known {
+		if has, known := fb.ContainerKernels(r, c, inflate); has || !known {
 			return false
 		}
 	}
