@@ -128,6 +128,8 @@ func TestContainerKernels(t *testing.T) {
 		{"cmode_size.so", 1, true, true},
 		{"cmode_speed.so", 0, false, true},
 		{"cmode_speed.so", 1, true, true},
+		// cuDNN 9.28.0.42's kernel-less container: six LZ4-compressed cubins (CUDA 12.9).
+		{"../cudnn-9.28.0.42/cnn-first.fatbin", 0, false, true},
 		{"plain.so", 2, false, false}, // no such container
 		{"axpy.sm_90.cubin", 0, false, false},
 	} {
