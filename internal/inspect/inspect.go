@@ -89,24 +89,37 @@ type Verdict struct {
 	// cubins' symbol tables have no ENTRY): nothing is launched from them, so they
 	// do not make a no-kernel-image verdict. Counted apart from None; 0 unless some
 	// container had no code.
-	KernelLess int    `json:"kernel_less"`
-	Detail     string `json:"detail"`
+	KernelLess int `json:"kernel_less"`
+	// OtherArch are containers with no code for the GPU that hold only arch- or
+	// family-specific SASS (sm_90a, sm_100f; no PTX), counted apart from None
+	// when some other container runs: such code is built for those GPUs alone,
+	// and a library that ships it beside code that runs dispatches to it only
+	// there (onnxruntime-gpu 1.31.1's {sm_90a} and {sm_120a} containers beside
+	// {sm_75 ... sm_120a}; vllm's and sgl-kernel's per-GPU kernels). It makes no
+	// no-kernel-image verdict; where nothing else runs these count as None.
+	OtherArch int    `json:"other_arch"`
+	Detail    string `json:"detail"`
 }
 
 // Judge gives the verdict for a GPU of capability cc over f's containers, counting
 // every container (File.Judge also sets apart those that define no kernel).
 func Judge(f *fatbin.File, cc cudaarch.Capability) Verdict {
-	return judge(f, cc, nil)
+	return judge(f, cc, nil, nil)
 }
 
 // judge is Judge where kernelLess, when not nil, says which containers (by index in
 // f.Containers) define no kernel: those with no code for the GPU count as KernelLess.
-func judge(f *fatbin.File, cc cudaarch.Capability, kernelLess func(container int) bool) Verdict {
+// anyKernels, when not nil, says whether some of the given containers (those that
+// run) may define a kernel: where none does, the arch-specific containers are the
+// only kernels and count as any container without code.
+func judge(f *fatbin.File, cc cudaarch.Capability, kernelLess func(container int) bool, anyKernels func(containers []int) bool) Verdict {
 	v := Verdict{GPU: cc.String(), Targets: []string{}}
 	// The detail of a ptx-jit or family verdict names only the targets of that kind
 	// (spconv-cu126 2.3.8 on 8.0: 411 containers run sm_80, 195 JIT compute_52; the
 	// JIT ones run from compute_52, not from "sm_80, compute_52").
-	var jitTargets, familyTargets []string
+	var jitTargets, familyTargets, otherTargets []string
+	var others []int  // the containers counted in OtherArch
+	var running []int // the containers that run
 	for _, group := range groups(f) {
 		container := group[0].Container
 		var ts []cudaarch.Target
@@ -125,13 +138,19 @@ func judge(f *fatbin.File, cc cudaarch.Capability, kernelLess func(container int
 		case cudaarch.PTXJIT:
 			v.PTXJIT++
 		default:
-			if kernelLess != nil && container >= 0 && kernelLess(container) {
+			switch {
+			case archOnly(ts):
+				v.OtherArch++ // judged as the others below if nothing runs
+				otherTargets = addTargets(otherTargets, ts)
+				others = append(others, container)
+			case kernelLess != nil && container >= 0 && kernelLess(container):
 				v.KernelLess++
-			} else {
+			default:
 				v.None++
 			}
 			continue
 		}
+		running = append(running, container)
 		s := best.String()
 		if !slices.Contains(v.Targets, s) {
 			v.Targets = append(v.Targets, s)
@@ -143,7 +162,19 @@ func judge(f *fatbin.File, cc cudaarch.Capability, kernelLess func(container int
 			familyTargets = append(familyTargets, s)
 		}
 	}
+	if v.Native+v.Family+v.PTXJIT == 0 || len(others) > 0 && anyKernels != nil && !anyKernels(running) {
+		// Nothing with kernels runs: no dispatch can avoid them; judged as any container.
+		for _, c := range others {
+			if kernelLess != nil && c >= 0 && kernelLess(c) {
+				v.KernelLess++
+			} else {
+				v.None++
+			}
+		}
+		v.OtherArch = 0
+	}
 	slices.SortFunc(v.Targets, compareTargetNames)
+	slices.SortFunc(otherTargets, compareTargetNames)
 	slices.SortFunc(jitTargets, compareTargetNames)
 	slices.SortFunc(familyTargets, compareTargetNames)
 	switch {
@@ -170,10 +201,39 @@ func judge(f *fatbin.File, cc cudaarch.Capability, kernelLess func(container int
 		v.Verdict = VerdictNative
 		v.Detail = fmt.Sprintf("every fatbin has native SASS for %s (%s)", cc, strings.Join(v.Targets, ", "))
 	}
+	if v.OtherArch > 0 {
+		v.Detail += fmt.Sprintf("; %d more fatbin(s) hold only arch-specific code for other GPUs (%s), which a library dispatching by GPU launches only there",
+			v.OtherArch, strings.Join(otherTargets, ", "))
+	}
 	if v.KernelLess > 0 && v.Containers > v.KernelLess {
 		v.Detail += fmt.Sprintf("; %d more fatbin(s) without kernels have no code for %s either, which launches nothing from them", v.KernelLess, cc)
 	}
 	return v
+}
+
+// archOnly says whether ts are all arch- or family-specific SASS (sm_90a, sm_100f),
+// without PTX: code built for those GPUs alone (the rule doctor's
+// extension-arch-unsupported applies, internal/diagnose archOnly).
+func archOnly(ts []cudaarch.Target) bool {
+	if len(ts) == 0 {
+		return false
+	}
+	for _, t := range ts {
+		if t.Kind != cudaarch.SASS || t.Variant == cudaarch.VariantPlain {
+			return false
+		}
+	}
+	return true
+}
+
+// addTargets adds the names of ts to names, once each.
+func addTargets(names []string, ts []cudaarch.Target) []string {
+	for _, t := range ts {
+		if s := t.String(); !slices.Contains(names, s) {
+			names = append(names, s)
+		}
+	}
+	return names
 }
 
 // groups is f's entries per container; a bare cubin is one group of its own.
@@ -308,9 +368,9 @@ func (r *File) Judge(gpus []cudaarch.Capability) {
 	k := &kernelScan{path: r.Path, fat: r.Fat, known: map[int]bool{}, inflate: fatbin.DecompressBudget}
 	defer k.close()
 	for _, cc := range gpus {
-		v := judge(r.Fat, cc, nil)
-		if v.None > 0 && r.Fat.Kind != fatbin.KindCubin {
-			v = judge(r.Fat, cc, k.verdict())
+		v := judge(r.Fat, cc, nil, nil)
+		if (v.None > 0 || v.OtherArch > 0) && r.Fat.Kind != fatbin.KindCubin {
+			v = judge(r.Fat, cc, k.verdict(), k.anyKernels)
 		}
 		r.Verdicts = append(r.Verdicts, v)
 	}
@@ -348,6 +408,22 @@ func (k *kernelScan) verdict() func(int) bool {
 		}
 		return kl
 	}
+}
+
+// anyKernels says whether some of containers may define a kernel: true at the
+// first that is not known to be kernel-less.
+func (k *kernelScan) anyKernels(containers []int) bool {
+	for _, c := range containers {
+		kl, ok := k.known[c]
+		if !ok {
+			kl = c >= 0 && k.read(c)
+			k.known[c] = kl
+		}
+		if !kl {
+			return true
+		}
+	}
+	return false
 }
 
 func (k *kernelScan) read(c int) bool {

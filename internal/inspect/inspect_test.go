@@ -102,6 +102,45 @@ func TestVerdicts(t *testing.T) {
 	}
 }
 
+// TestOtherArchContainers: containers holding only arch-specific SASS for other GPUs,
+// beside containers that run, are the library's kernels for those GPUs (it launches
+// them only there) and make no no-kernel-image verdict. The input is real:
+// onnxruntime-gpu 1.31.1's CUDA provider, one container of each of its four layouts
+// (internal/fatbin/testdata/real/README.md), which `inspect --gpu 9.0` judged
+// no-kernel-image for its {sm_120a} container: onnxruntime-gpu on an H100.
+func TestOtherArchContainers(t *testing.T) {
+	path := filepath.Join("..", "fatbin", "testdata", "real", "onnxruntime-gpu-1.31.1", "providers-cuda-layouts.fatbin")
+	tests := []struct {
+		gpu                             string
+		verdict                         string
+		native, none, kernelLess, other int
+		otherTargets                    string
+	}{
+		{"9.0", VerdictNative, 3, 0, 0, 1, "(sm_120a)"},
+		{"12.0", VerdictNative, 3, 0, 0, 1, "(sm_90a)"},
+		// Nothing runs on 10.0: the arch-specific containers count as none (the two
+		// others define no kernel). On 8.0 and 7.5 only those two run, so no kernel
+		// runs there either (in the whole library, other {sm_75 ...} containers
+		// hold kernels).
+		{"10.0", VerdictNoKernel, 0, 2, 2, 0, ""},
+		{"8.0", VerdictNoKernel, 2, 2, 0, 0, ""},
+		{"7.5", VerdictNoKernel, 1, 2, 1, 0, ""},
+	}
+	for _, tc := range tests {
+		r := Read(path)
+		if r.Error != "" {
+			t.Fatal(r.Error)
+		}
+		cc, _ := cudaarch.ParseCapability(tc.gpu)
+		r.Judge([]cudaarch.Capability{cc})
+		v := r.Verdicts[0]
+		if v.Verdict != tc.verdict || v.Native != tc.native || v.None != tc.none || v.KernelLess != tc.kernelLess || v.OtherArch != tc.other ||
+			v.Containers != 4 || !strings.Contains(v.Detail, tc.otherTargets) {
+			t.Errorf("%s: %+v\nwant %s native %d none %d kernel_less %d other_arch %d", tc.gpu, v, tc.verdict, tc.native, tc.none, tc.kernelLess, tc.other)
+		}
+	}
+}
+
 // TestJSONShape checks the DESIGN contract's keys and spellings on a real file.
 func TestJSONShape(t *testing.T) {
 	var files []*File
@@ -122,14 +161,14 @@ func TestJSONShape(t *testing.T) {
 			"path": realBin("arch_specific.so"), "kind": "elf", "fatbins": 2.0, "entries": 6.0,
 			"sass": []any{"sm_90a", "sm_100a", "sm_120f"}, "ptx": []any{}, "common_sass": []any{"sm_90a", "sm_100a", "sm_120f"},
 			"verdicts": []any{map[string]any{"gpu": "12.1", "verdict": "family", "targets": []any{"sm_120f"},
-				"containers": 2.0, "native": 0.0, "family": 2.0, "ptx_jit": 0.0, "none": 0.0, "kernel_less": 0.0,
+				"containers": 2.0, "native": 0.0, "family": 2.0, "ptx_jit": 0.0, "none": 0.0, "kernel_less": 0.0, "other_arch": 0.0,
 				"detail": "every fatbin has SASS for 12.1; 2 through a family target (sm_120f)"}},
 		},
 		map[string]any{
 			"path": realBin("sm80_sm90_ptx90.so"), "kind": "elf", "fatbins": 2.0, "entries": 5.0,
 			"sass": []any{"sm_80", "sm_90"}, "ptx": []any{"compute_90"}, "common_sass": []any{"sm_80", "sm_90"},
 			"verdicts": []any{map[string]any{"gpu": "12.1", "verdict": "ptx-jit", "targets": []any{"compute_90"},
-				"containers": 2.0, "native": 0.0, "family": 0.0, "ptx_jit": 1.0, "none": 0.0, "kernel_less": 1.0,
+				"containers": 2.0, "native": 0.0, "family": 0.0, "ptx_jit": 1.0, "none": 0.0, "kernel_less": 1.0, "other_arch": 0.0,
 				"detail": "1 of 2 fatbin(s) run only through PTX JIT (compute_90): the driver compiles them at first use, slowly, and needs to know their PTX ISA; 1 more fatbin(s) without kernels have no code for 12.1 either, which launches nothing from them"}},
 		},
 	}}
