@@ -285,9 +285,19 @@ func checkExtensionArch(c *judgement) []finding.Finding {
 				return false // the package never launches this module's kernels on this GPU
 			}
 			runs, none, other := extContainers(e, cc)
+			dispatches := kb.Loading().DispatchesByArch(e.Dist)
+			if runs > 0 && dispatches {
+				// A package known to dispatch by GPU ships kernels for one GPU in
+				// containers of their own, plain SASS too (vllm 0.33.0's
+				// _C_stable_libtorch: {sm_75} and {sm_89 sm_120f} layouts beside
+				// ones for every GPU; its C++ picks the kernel by capability), and
+				// launches them only there: with code for this GPU elsewhere in the
+				// module, the others are not an error on their own (kb loading.json).
+				return false
+			}
 			// A module with nothing at all for this GPU fails, arch-specific or not,
 			// unless its package is known to dispatch by GPU (the info above).
-			return none > 0 || runs == 0 && other > 0 && !kb.Loading().DispatchesByArch(e.Dist)
+			return none > 0 || runs == 0 && other > 0 && !dispatches
 		})
 		for _, g := range groups {
 			e0 := g[0]

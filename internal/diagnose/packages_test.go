@@ -106,6 +106,48 @@ func TestArchSpecificKernelsOfOtherGPUs(t *testing.T) {
 	}
 }
 
+// TestVLLMPerGPUPlainContainers: vllm 0.33.0's wheel (vllm-0.33.0-cp38-abi3-
+// manylinux_2_28_x86_64.whl) holds, beside containers for every GPU, plain-SASS ones
+// for one GPU alone: {sm_75}, {sm_89 sm_120f} (the target sets below are what
+// `fastpath facts` reads from its _C_stable_libtorch.abi3.so and
+// _moe_C_stable_libtorch.abi3.so; cuobjdump 13.5 lists the same). doctor said "vllm
+// 0.33.0 has no code for" every GPU from 8.0 to 12.0 (an error on an H100). vllm
+// dispatches by capability (kb loading.json): with code for the GPU in the module,
+// such containers fail nothing. On 7.0, where nothing runs, it stays an error.
+func TestVLLMPerGPUPlainContainers(t *testing.T) {
+	cStable := [][]string{{"sm_75", "sm_80", "sm_86", "sm_89", "sm_90", "sm_100", "sm_120"}, {"sm_75", "sm_80", "sm_86", "sm_89", "sm_90", "sm_90a", "sm_100", "sm_120"},
+		{"sm_75", "sm_80", "sm_86", "sm_89", "sm_90", "sm_100f", "sm_120"}, {"sm_90a", "sm_100f", "sm_120f"}, {"sm_80", "sm_120f", "compute_80"},
+		{"sm_80", "sm_90", "sm_120f", "compute_80", "compute_90"}, {"sm_75"}, {"sm_89", "sm_120f"}, {"sm_75", "sm_80", "compute_80"}, {"sm_90a"},
+		{"sm_120f"}, {"sm_100f"}, {"sm_75", "sm_80", "sm_89", "compute_89"}, {"sm_100f", "sm_120f"}, {"sm_80", "sm_86", "sm_89", "sm_90a", "sm_100f", "sm_120f"},
+		{"sm_90a", "sm_100f"}, {"sm_80", "sm_90", "compute_80", "compute_90"}}
+	moe := [][]string{{"sm_75", "sm_80", "sm_86", "sm_89", "sm_90", "sm_100", "sm_120"}, {"sm_80", "sm_120f", "compute_80"}, {"sm_75"}, {"sm_89", "sm_120f"}, {"sm_75", "sm_80", "compute_80"}}
+	for _, tc := range []struct {
+		gpu  string
+		errs int
+	}{{"7.5", 0}, {"8.0", 0}, {"8.6", 0}, {"8.9", 0}, {"9.0", 0}, {"10.0", 0}, {"10.3", 0}, {"12.0", 0}, {"12.1", 0}, {"7.0", 1}} {
+		f := healthy()
+		f.GPU.Devices[0].Capability = tc.gpu
+		f.Extensions = append(f.Extensions,
+			facts.Extension{Dist: "vllm", Version: "0.33.0", Path: extSite + "/vllm/_C_stable_libtorch.abi3.so",
+				SASS: []string{"sm_75", "sm_80", "sm_86", "sm_89", "sm_90", "sm_90a", "sm_100", "sm_100f", "sm_120", "sm_120f"},
+				PTX:  []string{"compute_80", "compute_89", "compute_90"}, Containers: 118, TargetSets: cStable},
+			facts.Extension{Dist: "vllm", Version: "0.33.0", Path: extSite + "/vllm/_moe_C_stable_libtorch.abi3.so",
+				SASS: []string{"sm_75", "sm_80", "sm_86", "sm_89", "sm_90", "sm_100", "sm_120", "sm_120f"},
+				PTX:  []string{"compute_80"}, Containers: 35, TargetSets: moe},
+		)
+		fds := Run(f)
+		errs := 0
+		for _, fd := range fds {
+			if fd.ID == finding.ExtensionArchUnsupported && fd.Severity == finding.Error {
+				errs++
+			}
+		}
+		if errs != tc.errs {
+			t.Errorf("GPU %s: %d extension-arch-unsupported errors, want %d: %q", tc.gpu, errs, tc.errs, sevTitles(fds, finding.Error))
+		}
+	}
+}
+
 // TestTorchLibrariesMissing names the wheel from torch's own Requires-Dist, in both
 // spellings torch has used: cuda-toolkit[extra]==V (2.15, CUDA 13) and
 // nvidia-X-cu12==V (2.11+cu128).
