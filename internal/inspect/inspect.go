@@ -90,13 +90,14 @@ type Verdict struct {
 	// do not make a no-kernel-image verdict. Counted apart from None; 0 unless some
 	// container had no code.
 	KernelLess int `json:"kernel_less"`
-	// OtherArch are containers with no code for the GPU that hold only arch- or
-	// family-specific SASS (sm_90a, sm_100f; no PTX), counted apart from None
-	// when some other container runs: such code is built for those GPUs alone,
-	// and a library that ships it beside code that runs dispatches to it only
-	// there (onnxruntime-gpu 1.31.1's {sm_90a} and {sm_120a} containers beside
-	// {sm_75 ... sm_120a}; vllm's and sgl-kernel's per-GPU kernels). It makes no
-	// no-kernel-image verdict; where nothing else runs these count as None.
+	// OtherArch are containers with no code for the GPU that are code for other
+	// GPUs alone (otherGPUs: only arch- or family-specific SASS, or targets all
+	// found in containers that run), counted apart from None where some container
+	// with kernels runs: real libraries ship per-GPU kernels beside code for every
+	// GPU and launch them only there (onnxruntime-gpu 1.31.1's {sm_90a} and
+	// {sm_120a} containers; vllm 0.33.0's Turing-only Marlin {sm_75}; cuDNN
+	// 9.28's {sm_75}). They make no no-kernel-image verdict; where no container
+	// with kernels runs they count as None (or KernelLess).
 	OtherArch int    `json:"other_arch"`
 	Detail    string `json:"detail"`
 }
@@ -104,22 +105,26 @@ type Verdict struct {
 // Judge gives the verdict for a GPU of capability cc over f's containers, counting
 // every container (File.Judge also sets apart those that define no kernel).
 func Judge(f *fatbin.File, cc cudaarch.Capability) Verdict {
-	return judge(f, cc, nil, nil)
+	return judge(f, cc, nil)
 }
 
-// judge is Judge where kernelLess, when not nil, says which containers (by index in
-// f.Containers) define no kernel: those with no code for the GPU count as KernelLess.
-// anyKernels, when not nil, says whether some of the given containers (those that
-// run) may define a kernel: where none does, the arch-specific containers are the
-// only kernels and count as any container without code.
-func judge(f *fatbin.File, cc cudaarch.Capability, kernelLess func(container int) bool, anyKernels func(containers []int) bool) Verdict {
+// judge is Judge where k, when not nil, reads which containers define no kernel:
+// those with no code for the GPU count as KernelLess, and where no container that
+// runs defines a kernel, the containers built for other GPUs are the only kernels
+// and count as any container without code.
+func judge(f *fatbin.File, cc cudaarch.Capability, k *kernelScan) Verdict {
 	v := Verdict{GPU: cc.String(), Targets: []string{}}
 	// The detail of a ptx-jit or family verdict names only the targets of that kind
 	// (spconv-cu126 2.3.8 on 8.0: 411 containers run sm_80, 195 JIT compute_52; the
 	// JIT ones run from compute_52, not from "sm_80, compute_52").
 	var jitTargets, familyTargets, otherTargets []string
-	var others []int  // the containers counted in OtherArch
-	var running []int // the containers that run
+	type noCode struct {
+		container int
+		ts        []cudaarch.Target
+	}
+	var missing []noCode            // containers with no code for the GPU, in file order
+	var running []int               // the containers that run
+	runTargets := map[string]bool{} // every target of the containers that run
 	for _, group := range groups(f) {
 		container := group[0].Container
 		var ts []cudaarch.Target
@@ -138,19 +143,13 @@ func judge(f *fatbin.File, cc cudaarch.Capability, kernelLess func(container int
 		case cudaarch.PTXJIT:
 			v.PTXJIT++
 		default:
-			switch {
-			case archOnly(ts):
-				v.OtherArch++ // judged as the others below if nothing runs
-				otherTargets = addTargets(otherTargets, ts)
-				others = append(others, container)
-			case kernelLess != nil && container >= 0 && kernelLess(container):
-				v.KernelLess++
-			default:
-				v.None++
-			}
+			missing = append(missing, noCode{container, ts})
 			continue
 		}
 		running = append(running, container)
+		for _, t := range ts {
+			runTargets[t.String()] = true
+		}
 		s := best.String()
 		if !slices.Contains(v.Targets, s) {
 			v.Targets = append(v.Targets, s)
@@ -162,16 +161,31 @@ func judge(f *fatbin.File, cc cudaarch.Capability, kernelLess func(container int
 			familyTargets = append(familyTargets, s)
 		}
 	}
-	if v.Native+v.Family+v.PTXJIT == 0 || len(others) > 0 && anyKernels != nil && !anyKernels(running) {
-		// Nothing with kernels runs: no dispatch can avoid them; judged as any container.
-		for _, c := range others {
-			if kernelLess != nil && c >= 0 && kernelLess(c) {
-				v.KernelLess++
-			} else {
-				v.None++
-			}
+	// Containers without code for the GPU: built for other GPUs alone (OtherArch)
+	// where some container with kernels runs, else kernel-less or none. Each kind is
+	// read for kernels in file order until its first container with kernels.
+	kernelsRun := len(running) > 0
+	var noneKL, otherKL func(int) bool
+	if k != nil {
+		noneKL, otherKL = k.verdict(), k.verdict()
+		if kernelsRun && len(missing) > 0 {
+			kernelsRun = k.anyKernels(running)
 		}
-		v.OtherArch = 0
+	}
+	for _, m := range missing {
+		switch {
+		case kernelsRun && otherGPUs(m.ts, runTargets):
+			if otherKL != nil && m.container >= 0 && otherKL(m.container) {
+				v.KernelLess++
+				continue
+			}
+			v.OtherArch++
+			otherTargets = addTargets(otherTargets, m.ts)
+		case noneKL != nil && m.container >= 0 && noneKL(m.container):
+			v.KernelLess++
+		default:
+			v.None++
+		}
 	}
 	slices.SortFunc(v.Targets, compareTargetNames)
 	slices.SortFunc(otherTargets, compareTargetNames)
@@ -202,13 +216,36 @@ func judge(f *fatbin.File, cc cudaarch.Capability, kernelLess func(container int
 		v.Detail = fmt.Sprintf("every fatbin has native SASS for %s (%s)", cc, strings.Join(v.Targets, ", "))
 	}
 	if v.OtherArch > 0 {
-		v.Detail += fmt.Sprintf("; %d more fatbin(s) hold only arch-specific code for other GPUs (%s), which a library dispatching by GPU launches only there",
-			v.OtherArch, strings.Join(otherTargets, ", "))
+		v.Detail += fmt.Sprintf("; %d more fatbin(s) hold code for other GPUs only (%s): kernels a library picks by GPU, which fail with %q if launched here",
+			v.OtherArch, strings.Join(otherTargets, ", "), NoKernelImage)
 	}
 	if v.KernelLess > 0 && v.Containers > v.KernelLess {
 		v.Detail += fmt.Sprintf("; %d more fatbin(s) without kernels have no code for %s either, which launches nothing from them", v.KernelLess, cc)
 	}
 	return v
+}
+
+// otherGPUs says whether a container of targets ts, which has no code for the GPU,
+// is code built for other GPUs alone beside containers that run (targets of those
+// in run): only arch- or family-specific SASS (sm_90a, sm_100f; the rule doctor's
+// extension-arch-unsupported applies), or targets that all appear in containers
+// that run, a narrower build of what the library builds for every GPU. Real
+// libraries ship such per-GPU kernels and pick them by capability: cuDNN 9.28's
+// {sm_75} containers beside {sm_75 ... sm_120f, compute_120f}; vllm 0.33.0's
+// {sm_75} and {sm_89 sm_120f}; onnxruntime-gpu 1.31.1's {sm_90a} and {sm_120a}.
+func otherGPUs(ts []cudaarch.Target, run map[string]bool) bool {
+	if archOnly(ts) {
+		return true
+	}
+	if len(ts) == 0 {
+		return false
+	}
+	for _, t := range ts {
+		if !run[t.String()] {
+			return false
+		}
+	}
+	return true
 }
 
 // archOnly says whether ts are all arch- or family-specific SASS (sm_90a, sm_100f),
@@ -368,9 +405,9 @@ func (r *File) Judge(gpus []cudaarch.Capability) {
 	k := &kernelScan{path: r.Path, fat: r.Fat, known: map[int]bool{}, inflate: fatbin.DecompressBudget}
 	defer k.close()
 	for _, cc := range gpus {
-		v := judge(r.Fat, cc, nil, nil)
+		v := judge(r.Fat, cc, nil)
 		if (v.None > 0 || v.OtherArch > 0) && r.Fat.Kind != fatbin.KindCubin {
-			v = judge(r.Fat, cc, k.verdict(), k.anyKernels)
+			v = judge(r.Fat, cc, k)
 		}
 		r.Verdicts = append(r.Verdicts, v)
 	}

@@ -141,6 +141,48 @@ func TestOtherArchContainers(t *testing.T) {
 	}
 }
 
+// TestPerGPUPlainContainers: a container of plain SASS for one older GPU beside
+// containers that run is a per-GPU kernel the library picks by capability, not a
+// failure: three real containers of vllm 0.33.0's _C_stable_libtorch.abi3.so
+// (internal/fatbin/testdata/real/README.md), where {sm_75} holds its Turing-only
+// Marlin kernels. inspect said no-kernel-image for vllm on every GPU but 7.5.
+func TestPerGPUPlainContainers(t *testing.T) {
+	path := filepath.Join("..", "fatbin", "testdata", "real", "vllm-0.33.0", "c-stable-layouts.fatbin")
+	tests := []struct {
+		gpu                                  string
+		verdict                              string
+		native, jit, none, kernelLess, other int
+	}{
+		{"7.5", VerdictNative, 3, 0, 0, 0, 0},
+		{"8.0", VerdictNative, 2, 0, 0, 0, 1},
+		{"8.6", VerdictNative, 2, 0, 0, 0, 1},
+		{"9.0", VerdictPTXJIT, 1, 1, 0, 0, 1},
+		{"12.0", VerdictPTXJIT, 1, 1, 0, 0, 1},
+		// Nothing runs on 7.0: its first container defines no kernel, the others fail.
+		{"7.0", VerdictNoKernel, 0, 0, 2, 1, 0},
+	}
+	for _, tc := range tests {
+		r := Read(path)
+		if r.Error != "" {
+			t.Fatal(r.Error)
+		}
+		cc, _ := cudaarch.ParseCapability(tc.gpu)
+		r.Judge([]cudaarch.Capability{cc})
+		v := r.Verdicts[0]
+		if v.Verdict != tc.verdict || v.Native != tc.native || v.PTXJIT != tc.jit || v.None != tc.none || v.KernelLess != tc.kernelLess || v.OtherArch != tc.other {
+			t.Errorf("%s: %+v\nwant %s native %d jit %d none %d kernel_less %d other_arch %d", tc.gpu, v, tc.verdict, tc.native, tc.jit, tc.none, tc.kernelLess, tc.other)
+		}
+		if tc.other > 0 && !strings.Contains(v.Detail, "code for other GPUs only (sm_75)") {
+			t.Errorf("%s: detail %q does not name the other GPUs' targets", tc.gpu, v.Detail)
+		}
+	}
+	// Judge alone (no kernel scan) counts the same container apart.
+	r := Read(path)
+	if v := Judge(r.Fat, cudaarch.Capability{Major: 9}); v.Verdict != VerdictPTXJIT || v.OtherArch != 1 {
+		t.Errorf("Judge on 9.0: %+v", v)
+	}
+}
+
 // TestJSONShape checks the DESIGN contract's keys and spellings on a real file.
 func TestJSONShape(t *testing.T) {
 	var files []*File
