@@ -181,16 +181,22 @@ func archOnly(set []string) bool {
 }
 
 // extContainers counts, for a GPU, e's containers that run, that have no code, and
-// that are arch-specific code for other GPUs. Facts without TargetSets are one set.
+// that are code for other GPUs alone. Facts without TargetSets are one set.
 // Arch-specific containers beside containers that run are the package's kernels for
 // other GPUs (vllm, sgl-kernel: a module per wheel, kernels per GPU) and never fail
-// by themselves: the package launches them only on their GPU. Sets whose containers
-// define no kernel (KernelLessSets) are not counted: nothing is launched from them.
+// by themselves: the package launches them only on their GPU. So are containers
+// whose targets all appear in sets that run, a narrower build of what the module
+// builds for every GPU (vllm 0.33.0's Turing-only Marlin {sm_75}; onnxruntime-gpu
+// 1.31.1's {sm_80 ... sm_120a} on a T4), as `fastpath inspect` counts them
+// (other_arch). Sets whose containers define no kernel (KernelLessSets) are not
+// counted: nothing is launched from them.
 func extContainers(e *facts.Extension, cc cudaarch.Capability) (runs, none, otherArch int) {
 	sets := e.TargetSets
 	if len(sets) == 0 {
 		sets = [][]string{append(slices.Clone(e.SASS), e.PTX...)}
 	}
+	runTargets := map[string]bool{}
+	var missing [][]string
 	for _, set := range sets {
 		if kernelLessSet(e, set) {
 			continue // nothing is launched from these containers: no GPU can fail them
@@ -201,11 +207,20 @@ func extContainers(e *facts.Extension, cc cudaarch.Capability) (runs, none, othe
 				ts = append(ts, t)
 			}
 		}
-		_, got := cudaarch.Best(ts, cc)
+		if _, got := cudaarch.Best(ts, cc); got == cudaarch.None {
+			missing = append(missing, set)
+			continue
+		}
+		runs++
+		for _, s := range set {
+			runTargets[s] = true
+		}
+	}
+	for _, set := range missing {
 		switch {
-		case got != cudaarch.None:
-			runs++
 		case archOnly(set):
+			otherArch++
+		case runs > 0 && len(set) > 0 && !slices.ContainsFunc(set, func(s string) bool { return !runTargets[s] }):
 			otherArch++
 		default:
 			none++
@@ -314,7 +329,7 @@ func checkExtensionArch(c *judgement) []finding.Finding {
 				line := fmt.Sprintf("%s: SASS %s; PTX %s (%s)", e.Path, listOrNone(e.SASS), listOrNone(e.PTX), plural(e.Containers, "fatbin container", "fatbin containers"))
 				if runs, none, other := extContainers(&e, cc); other > 0 {
 					// The counts are of distinct target sets (facts keep each once), not of containers.
-					line += fmt.Sprintf("; of its %s, %d run on this GPU, %d have no code for it, %d are arch-specific code for other GPUs",
+					line += fmt.Sprintf("; of its %s, %d run on this GPU, %d have no code for it, %d are code for other GPUs alone",
 						plural(runs+none+other, "distinct container layout", "distinct container layouts"), runs, none, other)
 				}
 				if n := len(e.KernelLessSets); n > 0 {
