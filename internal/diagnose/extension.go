@@ -184,11 +184,11 @@ func archOnly(set []string) bool {
 // that are code for other GPUs alone. Facts without TargetSets are one set.
 // Arch-specific containers beside containers that run are the package's kernels for
 // other GPUs (vllm, sgl-kernel: a module per wheel, kernels per GPU) and never fail
-// by themselves: the package launches them only on their GPU. So are containers
-// whose targets all appear in sets that run, a narrower build of what the module
-// builds for every GPU (vllm 0.33.0's Turing-only Marlin {sm_75}; onnxruntime-gpu
-// 1.31.1's {sm_80 ... sm_120a} on a T4), as `fastpath inspect` counts them
-// (other_arch). Sets whose containers define no kernel (KernelLessSets) are not
+// by themselves: the package launches them only on their GPU. So are, beside
+// sets that run, sets of code for other GPUs alone (cudaarch.ForOtherGPUs: each
+// target newer than the GPU or held by a set that runs too; vllm 0.33.0's
+// Turing-only Marlin {sm_75}; onnxruntime-gpu 1.31.1's {sm_80 ... sm_120a} on a
+// T4), as `fastpath inspect` counts them (other_arch). Sets whose containers define no kernel (KernelLessSets) are not
 // counted: nothing is launched from them.
 func extContainers(e *facts.Extension, cc cudaarch.Capability) (runs, none, otherArch int) {
 	sets := e.TargetSets
@@ -217,10 +217,16 @@ func extContainers(e *facts.Extension, cc cudaarch.Capability) (runs, none, othe
 		}
 	}
 	for _, set := range missing {
+		var ts []cudaarch.Target
+		for _, s := range set {
+			if t, err := cudaarch.ParseTarget(s); err == nil {
+				ts = append(ts, t)
+			}
+		}
 		switch {
 		case archOnly(set):
 			otherArch++
-		case runs > 0 && len(set) > 0 && !slices.ContainsFunc(set, func(s string) bool { return !runTargets[s] }):
+		case runs > 0 && len(ts) == len(set) && cudaarch.ForOtherGPUs(ts, cc, func(t cudaarch.Target) bool { return runTargets[t.String()] }):
 			otherArch++
 		default:
 			none++

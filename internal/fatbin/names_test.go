@@ -130,6 +130,8 @@ func TestContainerKernels(t *testing.T) {
 		{"cmode_speed.so", 1, true, true},
 		// cuDNN 9.28.0.42's kernel-less container: six LZ4-compressed cubins (CUDA 12.9).
 		{"../cudnn-9.28.0.42/cnn-first.fatbin", 0, false, true},
+		// cuBLASLt 12.9.3.13: LZ4 and zstd cubins in one container, no kernel.
+		{"../cublas-12.9.3.13/lt-mixed-codecs.fatbin", 0, false, true},
 		{"plain.so", 2, false, false}, // no such container
 		{"axpy.sm_90.cubin", 0, false, false},
 	} {

@@ -91,13 +91,14 @@ type Verdict struct {
 	// container had no code.
 	KernelLess int `json:"kernel_less"`
 	// OtherArch are containers with no code for the GPU that are code for other
-	// GPUs alone (otherGPUs: only arch- or family-specific SASS, or targets all
-	// found in containers that run), counted apart from None where some container
-	// with kernels runs: real libraries ship per-GPU kernels beside code for every
-	// GPU and launch them only there (onnxruntime-gpu 1.31.1's {sm_90a} and
-	// {sm_120a} containers; vllm 0.33.0's Turing-only Marlin {sm_75}; cuDNN
-	// 9.28's {sm_75}). They make no no-kernel-image verdict; where no container
-	// with kernels runs they count as None (or KernelLess).
+	// GPUs alone (cudaarch.ForOtherGPUs: each target arch- or family-specific
+	// SASS, newer than the GPU, or held by containers that run too), counted apart
+	// from None where some container with kernels runs: real libraries ship
+	// per-GPU kernels beside code for every GPU and launch them only there
+	// (onnxruntime-gpu 1.31.1's {sm_90a} and {sm_120a}; vllm 0.33.0's Turing-only
+	// Marlin {sm_75}; cuDNN 9.28's {sm_75}; cuBLASLt 12.9's Blackwell-only
+	// {sm_100 sm_103 sm_120 sm_121}). They make no no-kernel-image verdict; where
+	// no container with kernels runs they count as None (or KernelLess).
 	OtherArch int    `json:"other_arch"`
 	Detail    string `json:"detail"`
 }
@@ -174,7 +175,7 @@ func judge(f *fatbin.File, cc cudaarch.Capability, k *kernelScan) Verdict {
 	}
 	for _, m := range missing {
 		switch {
-		case kernelsRun && otherGPUs(m.ts, runTargets):
+		case kernelsRun && cudaarch.ForOtherGPUs(m.ts, cc, func(t cudaarch.Target) bool { return runTargets[t.String()] }):
 			if otherKL != nil && m.container >= 0 && otherKL(m.container) {
 				v.KernelLess++
 				continue
@@ -223,44 +224,6 @@ func judge(f *fatbin.File, cc cudaarch.Capability, k *kernelScan) Verdict {
 		v.Detail += fmt.Sprintf("; %d more fatbin(s) without kernels have no code for %s either, which launches nothing from them", v.KernelLess, cc)
 	}
 	return v
-}
-
-// otherGPUs says whether a container of targets ts, which has no code for the GPU,
-// is code built for other GPUs alone beside containers that run (targets of those
-// in run): only arch- or family-specific SASS (sm_90a, sm_100f; the rule doctor's
-// extension-arch-unsupported applies), or targets that all appear in containers
-// that run, a narrower build of what the library builds for every GPU. Real
-// libraries ship such per-GPU kernels and pick them by capability: cuDNN 9.28's
-// {sm_75} containers beside {sm_75 ... sm_120f, compute_120f}; vllm 0.33.0's
-// {sm_75} and {sm_89 sm_120f}; onnxruntime-gpu 1.31.1's {sm_90a} and {sm_120a}.
-func otherGPUs(ts []cudaarch.Target, run map[string]bool) bool {
-	if archOnly(ts) {
-		return true
-	}
-	if len(ts) == 0 {
-		return false
-	}
-	for _, t := range ts {
-		if !run[t.String()] {
-			return false
-		}
-	}
-	return true
-}
-
-// archOnly says whether ts are all arch- or family-specific SASS (sm_90a, sm_100f),
-// without PTX: code built for those GPUs alone (the rule doctor's
-// extension-arch-unsupported applies, internal/diagnose archOnly).
-func archOnly(ts []cudaarch.Target) bool {
-	if len(ts) == 0 {
-		return false
-	}
-	for _, t := range ts {
-		if t.Kind != cudaarch.SASS || t.Variant == cudaarch.VariantPlain {
-			return false
-		}
-	}
-	return true
 }
 
 // addTargets adds the names of ts to names, once each.
