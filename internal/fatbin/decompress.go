@@ -43,39 +43,44 @@ func (e Entry) payload(r io.ReaderAt) (*io.SectionReader, error) {
 		}
 		return nil, err
 	}
-	dst := make([]byte, e.UncompressedSize)
-	ok := false
+	var dst []byte
 	switch e.Compression {
 	case CompressionZstd:
-		ok = unzstd(dst, src)
+		dst = unzstd(src, int(e.UncompressedSize))
 	case CompressionLZ4:
-		ok = unlz4(dst, src)
+		// An LZ4 block grows at most about 255-fold (a match length adds 255 per
+		// input byte): a larger declared size is a lie, refused before allocating.
+		if e.UncompressedSize/255 > e.CompressedSize+1 {
+			return nil, errDecompress
+		}
+		dst = make([]byte, e.UncompressedSize)
+		if !unlz4(dst, src) {
+			dst = nil
+		}
 	}
-	if !ok {
+	if dst == nil {
 		return nil, errDecompress
 	}
 	return io.NewSectionReader(bytes.NewReader(dst), 0, int64(len(dst))), nil
 }
 
-// unzstd decompresses the zstd frame(s) in src into exactly dst: false when they
-// hold fewer or more bytes, or do not decode. The window is capped at dst's size
-// (a frame's window need not exceed its content), with the format's minimum.
-func unzstd(dst, src []byte) bool {
-	window := max(len(dst), 1<<10)
-	zr, err := zstd.NewReader(bytes.NewReader(src), window)
+// unzstd decompresses the zstd frame(s) in src, which must hold exactly size
+// bytes: nil when they hold fewer or more, or do not decode. The output buffer
+// grows only as the frames prove long (a hostile header's size costs nothing
+// until the bytes are there), and the window is capped at size (a frame's window
+// need not exceed its content), with the format's minimum.
+func unzstd(src []byte, size int) []byte {
+	zr, err := zstd.NewReader(bytes.NewReader(src), max(size, 1<<10))
 	if err != nil {
-		return false
+		return nil
 	}
 	defer zr.Close()
-	if _, err := io.ReadFull(zr, dst); err != nil {
-		return false
+	var b bytes.Buffer
+	b.Grow(min(size, 4*len(src)+512))
+	if _, err := b.ReadFrom(io.LimitReader(zr, int64(size)+1)); err != nil || b.Len() != size {
+		return nil
 	}
-	var one [1]byte
-	n, err := zr.Read(one[:])
-	for n == 0 && err == nil {
-		n, err = zr.Read(one[:])
-	}
-	return n == 0 && err == io.EOF
+	return b.Bytes()
 }
 
 // unlz4 decodes one raw LZ4 block (https://github.com/lz4/lz4/blob/dev/doc/lz4_Block_format.md)

@@ -115,6 +115,7 @@ func TestPayloadHostile(t *testing.T) {
 		{"lz4 read as zstd", speedSec, with(lz, func(e *Entry) { e.Compression = CompressionZstd })},
 		{"lz4 one short", speedSec, with(lz, func(e *Entry) { e.UncompressedSize-- })},
 		{"lz4 one long", speedSec, with(lz, func(e *Entry) { e.UncompressedSize++ })},
+		{"lz4 beyond its largest ratio", speedSec, with(lz, func(e *Entry) { e.UncompressedSize = 256 * (e.CompressedSize + 2) })},
 		{"lz4 truncated", speedSec, with(lz, func(e *Entry) { e.CompressedSize -= 3 })},
 		{"lz4 offset before the start", lzCorrupt, lz},
 		{"offset wraps", sec, with(good, func(e *Entry) { e.Offset = 1<<63 - 8 })},
