@@ -18,6 +18,15 @@ const stoCUDAEntry = 0x10
 // section headers and its symbol table, which debug/elf holds in memory.
 const maxKernelScan = 64 << 20
 
+// maxScanInflate is the largest compressed cubin a kernel scan decompresses: a
+// container without kernels holds small cubins (nvcc 13.0's: 1.5 KB; cuDNN 9.28's
+// and cuBLASLt 12.9's: at most 5.2 KB), and a container whose cheapest cubin is
+// larger is taken to hold kernels unread, as every compressed one was before
+// session 11. Without the cap, judging vllm's, cuBLASLt's and onnxruntime-gpu's
+// libraries decompressed 1 to 4 MB cubins of kernel containers only to find ENTRY
+// symbols (40 MB for the session-11 sweep's 68 files and ten GPUs).
+const maxScanInflate = 256 << 10
+
 // DecompressBudget is the bytes a kernel scan decompresses in one file at most
 // (ContainerKernels' budget): far above what real files need (a kernel-less
 // container's cubins are a few KB; the first container with kernels settles a
@@ -32,12 +41,12 @@ const DecompressBudget = 256 << 20
 // container): callers must then assume kernels. This reads payload bytes, unlike
 // the rest of the package, so callers ask only about containers that decide a
 // verdict. Compressed cubins (-Xfatbin=-compress-all, --compress-mode; torch's and
-// flashinfer's wheels) are decompressed, each capped at maxDecompressed bytes; the
+// flashinfer's wheels) are decompressed, each of at most maxScanInflate bytes; the
 // cheapest cubins are read first (plain ones, then by uncompressed size), since
 // any one with a kernel settles the answer. budget holds the bytes the caller
 // still allows to be decompressed for one file (start it at DecompressBudget);
 // a cubin that needs more is not opened (unknown), so a hostile file of many
-// containers that each inflate to maxDecompressed bytes costs at most the budget.
+// containers that each inflate to maxScanInflate bytes costs at most the budget.
 // nil allows one DecompressBudget for this call.
 //
 // Why it matters: nvcc links a container without any kernel next to the kernels'
@@ -74,7 +83,7 @@ func (f *File) ContainerKernels(r io.ReaderAt, c int, budget *int64) (has, known
 	}
 	for _, e := range cubins {
 		if e.Compression != CompressionNone {
-			if e.UncompressedSize > uint64(max(*budget, 0)) {
+			if e.UncompressedSize > maxScanInflate || e.UncompressedSize > uint64(max(*budget, 0)) {
 				return false, false
 			}
 			*budget -= int64(e.UncompressedSize)
