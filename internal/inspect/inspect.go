@@ -119,6 +119,7 @@ func judge(f *fatbin.File, cc cudaarch.Capability, k *kernelScan) Verdict {
 	// (spconv-cu126 2.3.8 on 8.0: 411 containers run sm_80, 195 JIT compute_52; the
 	// JIT ones run from compute_52, not from "sm_80, compute_52").
 	var jitTargets, familyTargets, otherTargets []string
+	var jitISA cudaarch.Version // the newest PTX ISA a container runs from through JIT
 	type noCode struct {
 		container int
 		ts        []cudaarch.Target
@@ -156,8 +157,15 @@ func judge(f *fatbin.File, cc cudaarch.Capability, k *kernelScan) Verdict {
 			v.Targets = append(v.Targets, s)
 		}
 		switch {
-		case c == cudaarch.PTXJIT && !slices.Contains(jitTargets, s):
-			jitTargets = append(jitTargets, s)
+		case c == cudaarch.PTXJIT:
+			if !slices.Contains(jitTargets, s) {
+				jitTargets = append(jitTargets, s)
+			}
+			for _, e := range group {
+				if e.Kind == cudaarch.PTX && e.Target() == best && jitISA.Less(e.PTXVersion) {
+					jitISA = e.PTXVersion
+				}
+			}
 		case c == cudaarch.Family && !slices.Contains(familyTargets, s):
 			familyTargets = append(familyTargets, s)
 		}
@@ -209,6 +217,9 @@ func judge(f *fatbin.File, cc cudaarch.Capability, k *kernelScan) Verdict {
 		v.Verdict = VerdictPTXJIT
 		v.Detail = fmt.Sprintf("%d of %d fatbin(s) run only through PTX JIT (%s): the driver compiles them at first use, slowly, and needs to know their PTX ISA",
 			v.PTXJIT, v.Containers, strings.Join(jitTargets, ", "))
+		if cuda, ok := cudaarch.PTXISAToCUDA(jitISA); ok {
+			v.Detail += fmt.Sprintf(" (%s: a driver for CUDA %s or newer)", jitISA, cuda)
+		}
 	case v.Family > 0:
 		v.Verdict = VerdictFamily
 		v.Detail = fmt.Sprintf("every fatbin has SASS for %s; %d through a family target (%s)", cc, v.Family, strings.Join(familyTargets, ", "))

@@ -211,7 +211,7 @@ func TestJSONShape(t *testing.T) {
 			"sass": []any{"sm_80", "sm_90"}, "ptx": []any{"compute_90"}, "common_sass": []any{"sm_80", "sm_90"},
 			"verdicts": []any{map[string]any{"gpu": "12.1", "verdict": "ptx-jit", "targets": []any{"compute_90"},
 				"containers": 2.0, "native": 0.0, "family": 0.0, "ptx_jit": 1.0, "none": 0.0, "kernel_less": 1.0, "other_arch": 0.0,
-				"detail": "1 of 2 fatbin(s) run only through PTX JIT (compute_90): the driver compiles them at first use, slowly, and needs to know their PTX ISA; 1 more fatbin(s) without kernels have no code for 12.1 either, which launches nothing from them"}},
+				"detail": "1 of 2 fatbin(s) run only through PTX JIT (compute_90): the driver compiles them at first use, slowly, and needs to know their PTX ISA (9.0: a driver for CUDA 13.0 or newer); 1 more fatbin(s) without kernels have no code for 12.1 either, which launches nothing from them"}},
 		},
 	}}
 	if d := cmp.Diff(want, got); d != "" {
