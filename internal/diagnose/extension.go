@@ -373,8 +373,95 @@ func checkExtensionArch(c *judgement) []finding.Finding {
 			}
 			out = append(out, fd)
 		}
+		out = append(out, checkExtensionPTXDriver(c, exts, cc, names[i], groups)...)
 	}
 	return out
+}
+
+// checkExtensionPTXDriver: a module whose code for the GPU is, in some container,
+// PTX only (SASS for other GPUs beside it) runs those kernels only once the driver
+// JIT-compiles the PTX, and a driver older than the PTX's ISA refuses it: "the
+// provided PTX was compiled with an unsupported toolchain"
+// (CUDA_ERROR_UNSUPPORTED_PTX_VERSION). The ISA is the newest of the module's PTX
+// entries (one build writes one); the driver's CUDA is nvidia-smi's, judged by
+// diagnose.Complete. Modules already reported as having no code for the GPU
+// (failed) are not reported again.
+func checkExtensionPTXDriver(c *judgement, exts []facts.Extension, cc cudaarch.Capability, gpuName string, failed [][]facts.Extension) []finding.Finding {
+	drv := c.f.GPU.Driver
+	if drv == nil || drv.CUDA == "" {
+		return nil
+	}
+	driverCUDA, err := cudaarch.ParseVersion(drv.CUDA)
+	if err != nil {
+		return nil
+	}
+	reported := map[string]bool{}
+	for _, g := range failed {
+		for _, e := range g {
+			reported[e.Path] = true
+		}
+	}
+	var out []finding.Finding
+	for _, g := range extGroups(exts, func(e *facts.Extension) bool {
+		if e.PTXISA == "" || reported[e.Path] || gatedOff(e, cc) != nil {
+			return false
+		}
+		isa, err := cudaarch.ParseVersion(e.PTXISA)
+		if err != nil {
+			return false
+		}
+		if ok, known := cudaarch.DriverCanJIT(isa, driverCUDA); ok || !known {
+			return false
+		}
+		return jitOnly(e, cc)
+	}) {
+		e0 := g[0]
+		isa, _ := cudaarch.ParseVersion(e0.PTXISA)
+		needs, _ := cudaarch.PTXISAToCUDA(isa)
+		fd := finding.Finding{
+			ID:       finding.ExtensionArchUnsupported,
+			Severity: finding.Error,
+			Title:    fmt.Sprintf("%s %s runs on %s only through PTX that driver %s cannot compile", e0.Dist, e0.Version, gpuName, drv.Version),
+			Detail: fmt.Sprintf("Some of its kernels have no SASS for this GPU, only PTX of ISA %s, which the driver compiles at first use; "+
+				"PTX ISA %s needs a driver for CUDA %s or newer, and this one supports CUDA %s. Those kernels fail with "+
+				"\"the provided PTX was compiled with an unsupported toolchain\".", e0.PTXISA, e0.PTXISA, needs, drv.CUDA),
+		}
+		for _, e := range g {
+			fd.Evidence = append(fd.Evidence, fmt.Sprintf("%s: SASS %s; PTX %s (PTX ISA %s)", e.Path, listOrNone(e.SASS), listOrNone(e.PTX), e.PTXISA))
+		}
+		fd.Evidence = append(fd.Evidence, fmt.Sprintf("driver %s (%s), supports CUDA %s", drv.Version, drv.From, drv.CUDA), "GPU: "+gpuName,
+			"rule: a driver JIT-compiles PTX of an ISA only if it supports the CUDA release that introduced it (PTX ISA manual, release notes table, https://docs.nvidia.com/cuda/parallel-thread-execution/#release-notes)")
+		fd.Fixes = []finding.Fix{{
+			Title:    fmt.Sprintf("Upgrade the NVIDIA driver to one for CUDA %s or newer (on the host, not in the container), or install a build of %s with SASS for sm_%d", needs, e0.Dist, cc.SM()),
+			Commands: []string{},
+		}}
+		out = append(out, fd)
+	}
+	return out
+}
+
+// jitOnly says whether some container of e that defines kernels runs on cc only
+// through PTX JIT.
+func jitOnly(e *facts.Extension, cc cudaarch.Capability) bool {
+	sets := e.TargetSets
+	if len(sets) == 0 {
+		sets = [][]string{append(slices.Clone(e.SASS), e.PTX...)}
+	}
+	for _, set := range sets {
+		if kernelLessSet(e, set) {
+			continue
+		}
+		var ts []cudaarch.Target
+		for _, s := range set {
+			if t, err := cudaarch.ParseTarget(s); err == nil {
+				ts = append(ts, t)
+			}
+		}
+		if _, got := cudaarch.Best(ts, cc); got == cudaarch.PTXJIT {
+			return true
+		}
+	}
+	return false
 }
 
 // onDemand returns the rule under which the package loads every module of g only

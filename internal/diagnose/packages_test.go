@@ -148,6 +148,44 @@ func TestVLLMPerGPUPlainContainers(t *testing.T) {
 	}
 }
 
+// TestExtensionPTXNeedsNewerDriver: xformers 0.0.35's _C.so (its real wheel:
+// xformers-0.0.35-py39-none-manylinux_2_28_x86_64.whl; every container {sm_75 sm_80
+// sm_90a compute_80}, PTX ISA 8.7 in the entry headers, CUDA 12.8's) runs on a 12.0
+// GPU only through PTX JIT. A driver for CUDA 12.8 compiles ISA 8.7; one for 12.6
+// refuses it ("the provided PTX was compiled with an unsupported toolchain"). On 8.0
+// its SASS runs and no PTX is compiled.
+func TestExtensionPTXNeedsNewerDriver(t *testing.T) {
+	for _, tc := range []struct {
+		gpu, driver, driverCUDA string
+		fire                    bool
+	}{
+		{"12.0", "560.35.03", "12.6", true},
+		{"12.0", "570.172.08", "12.8", false},
+		{"8.0", "560.35.03", "12.6", false},
+		{"12.0", "", "", false}, // no driver read: nothing said
+	} {
+		f := healthy()
+		f.GPU.Devices[0].Capability = tc.gpu
+		f.GPU.Driver.Version, f.GPU.Driver.CUDA = tc.driver, tc.driverCUDA
+		f.Extensions = append(f.Extensions, facts.Extension{Dist: "xformers", Version: "0.0.35", Path: extSite + "/xformers/_C.so",
+			SASS: []string{"sm_75", "sm_80", "sm_90a"}, PTX: []string{"compute_80"}, Containers: 11, PTXISA: "8.7",
+			TargetSets: [][]string{{"sm_75", "sm_80", "sm_90a", "compute_80"}}})
+		var got *finding.Finding
+		for _, fd := range Run(f) {
+			if fd.ID == finding.ExtensionArchUnsupported && strings.Contains(fd.Title, "only through PTX") {
+				got = &fd
+			}
+		}
+		if (got != nil) != tc.fire {
+			t.Errorf("GPU %s, driver %s (CUDA %q): fired %v, want %v", tc.gpu, tc.driver, tc.driverCUDA, got != nil, tc.fire)
+			continue
+		}
+		if got != nil && (got.Severity != finding.Error || !strings.Contains(got.Detail, "PTX ISA 8.7 needs a driver for CUDA 12.8 or newer, and this one supports CUDA 12.6")) {
+			t.Errorf("finding %+v", got)
+		}
+	}
+}
+
 // TestTorchLibrariesMissing names the wheel from torch's own Requires-Dist, in both
 // spellings torch has used: cuda-toolkit[extra]==V (2.15, CUDA 13) and
 // nvidia-X-cu12==V (2.11+cu128).

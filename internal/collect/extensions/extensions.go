@@ -24,6 +24,7 @@ import (
 
 	"github.com/ianlancetaylor/demangle"
 
+	"github.com/fastpath-dev/fastpath/internal/cudaarch"
 	"github.com/fastpath-dev/fastpath/internal/elfdyn"
 	"github.com/fastpath-dev/fastpath/internal/facts"
 	"github.com/fastpath-dev/fastpath/internal/fatbin"
@@ -344,6 +345,15 @@ var nameLists = sync.Pool{New: func() any { return new([]string) }}
 func fillTargets(e *facts.Extension, fb *fatbin.File, r io.ReaderAt) {
 	e.SASS, e.PTX = fb.Targets()
 	e.Containers = len(fb.Containers)
+	var isa cudaarch.Version
+	for _, en := range fb.Entries {
+		if en.Kind == cudaarch.PTX && isa.Less(en.PTXVersion) {
+			isa = en.PTXVersion
+		}
+	}
+	if isa != (cudaarch.Version{}) {
+		e.PTXISA = isa.String()
+	}
 	for _, t := range fb.CommonSASS() {
 		e.CommonSASS = append(e.CommonSASS, t.String())
 	}

@@ -456,6 +456,14 @@ func TestKernelLessContainersFailNothing(t *testing.T) {
 			if len(f.Extensions) != 1 {
 				t.Fatalf("extensions %+v", f.Extensions)
 			}
+			// The PTX ISA of the entry headers: nvcc 13.0 writes 9.0 (cuobjdump -ptx: ".version 9.0").
+			wantISA := "9.0"
+			if tc.so == "arch_specific.so" || tc.so == "compressed.so" {
+				wantISA = "" // no PTX
+			}
+			if got := f.Extensions[0].PTXISA; got != wantISA {
+				t.Errorf("ptx_isa %q, want %q", got, wantISA)
+			}
 			if got := f.Extensions[0].KernelLessSets; !slices.EqualFunc(got, tc.kernelLess, slices.Equal) {
 				t.Errorf("kernel_less_sets %q, want %q (target sets %q)", got, tc.kernelLess, f.Extensions[0].TargetSets)
 			}
