@@ -24,8 +24,10 @@ const maxKernelScan = 64 << 20
 // larger is taken to hold kernels unread, as every compressed one was before
 // session 11. Without the cap, judging vllm's, cuBLASLt's and onnxruntime-gpu's
 // libraries decompressed 1 to 4 MB cubins of kernel containers only to find ENTRY
-// symbols (40 MB for the session-11 sweep's 68 files and ten GPUs).
-const maxScanInflate = 256 << 10
+// symbols (40 MB for the session-11 sweep's 68 files and ten GPUs), and doctor's
+// collection of vllm 0.33.0, sgl-kernel 0.3.21 and xformers 0.0.35 took 18-60 ms
+// instead of 7 (256 KB: still twice; 64 KB: 9-13 ms).
+const maxScanInflate = 64 << 10
 
 // DecompressBudget is the bytes a kernel scan decompresses in one file at most
 // (ContainerKernels' budget): far above what real files need (a kernel-less
