@@ -228,7 +228,7 @@ func judge(f *fatbin.File, cc cudaarch.Capability, k *kernelScan) Verdict {
 		v.Detail = fmt.Sprintf("every fatbin has native SASS for %s (%s)", cc, strings.Join(v.Targets, ", "))
 	}
 	if v.OtherArch > 0 {
-		v.Detail += fmt.Sprintf("; %d more fatbin(s) hold code for other GPUs only (%s): kernels a library picks by GPU, which fail with %q if launched here",
+		v.Detail += fmt.Sprintf("; %d more fatbin(s) hold code for other GPUs only (%s): their kernels fail with %q if launched here, which a library that picks kernels by GPU (cuBLAS, cuDNN, vllm) never does",
 			v.OtherArch, strings.Join(otherTargets, ", "), NoKernelImage)
 	}
 	if v.KernelLess > 0 && v.Containers > v.KernelLess {
