@@ -19,8 +19,8 @@ var errDecompress = errors.New("fatbin: payload does not decompress to its decla
 // payload returns entry e's payload, read from r (the file e was read from),
 // uncompressed: the padded payload of a plain entry in place, or the decompressed
 // bytes of a compressed one. Compressed payloads are read only when the header's
-// sizes are consistent (the compressed size within the padded payload, a declared
-// uncompressed size of at most maxDecompressed bytes) and must decompress to
+// sizes are consistent (the compressed size within the padded payload, both sizes
+// at most maxDecompressed bytes) and must decompress to
 // exactly the declared size; nothing larger is ever allocated. Codecs, read off
 // nvcc 13.0's builds of axpy.cu (testdata/real/nvcc-13.0): a zstd frame for
 // FlagZstd (-Xfatbin=-compress-all, --compress-mode=size), a raw LZ4 block (no
@@ -33,7 +33,8 @@ func (e Entry) payload(r io.ReaderAt) (*io.SectionReader, error) {
 	if e.Compression == CompressionNone {
 		return io.NewSectionReader(r, start, int64(e.PayloadSize)), nil
 	}
-	if e.CompressedSize == 0 || e.CompressedSize > e.PayloadSize || e.UncompressedSize == 0 || e.UncompressedSize > maxDecompressed {
+	if e.CompressedSize == 0 || e.CompressedSize > e.PayloadSize || e.CompressedSize > maxDecompressed ||
+		e.UncompressedSize == 0 || e.UncompressedSize > maxDecompressed {
 		return nil, errDecompress
 	}
 	src := make([]byte, e.CompressedSize)

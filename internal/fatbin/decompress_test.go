@@ -108,6 +108,7 @@ func TestPayloadHostile(t *testing.T) {
 		{"no uncompressed size", sec, with(good, func(e *Entry) { e.UncompressedSize = 0 })},
 		{"compressed size past the payload", sec, with(good, func(e *Entry) { e.CompressedSize = e.PayloadSize + 1 })},
 		{"compressed size 0", sec, with(good, func(e *Entry) { e.CompressedSize = 0 })},
+		{"compressed size over the cap", sec, with(good, func(e *Entry) { e.CompressedSize, e.PayloadSize = maxDecompressed+1, maxDecompressed+1 })},
 		{"payload past the input", sec[:good.Offset+int64(good.HeaderSize)+10], good},
 		{"zstd truncated", sec, with(good, func(e *Entry) { e.CompressedSize -= 8 })},
 		{"zstd corrupt", corrupt, good},
