@@ -3,7 +3,7 @@
 # real PyPI wheels of the session-8 sweep (docs/inspect.md): each wheel is downloaded
 # once into CACHE (sha256 checked), unpacked into a temporary folder, compared file by
 # file (cuobjdump --list-elf then --list-ptx, stdout and stderr), and removed again.
-# About 1.4 GB of downloads the first time.
+# About 6 GB of downloads the first time (sessions 8 and 11).
 #
 #   scripts/sweep-wheels.sh [CACHE]     (default: $FASTPATH_TEST_CACHE/sweep, else ~/.cache/fastpath-test/sweep)
 #   FASTPATH=path/to/fastpath           (default: built from this checkout into CACHE)
@@ -48,6 +48,22 @@ onnxruntime-gpu onnxruntime_gpu-1.31.1-cp312-cp312-manylinux_2_28_x86_64.whl 05d
 auto-gptq auto_gptq-0.7.1-cp311-cp311-manylinux_2_17_x86_64.manylinux2014_x86_64.whl a372d81d523b8d2f98639bbca63c0c427cab0ed55b8a57bb96706b0942aa01c9
 autoawq-kernels autoawq_kernels-0.0.9-cp312-cp312-manylinux2014_x86_64.whl 4c41a71af1d5a75e52c9833b9c48237b04d3b0eee26d712fc1b074af9135afc8
 ctransformers ctransformers-0.2.27-py3-none-any.whl 6a3ba47556471850d95fdbc59299a82ab91c9dc8b40201c5e7e82d71360772d9
+nvidia-cudnn-cu12 nvidia_cudnn_cu12-9.28.0.42-py3-none-manylinux_2_27_x86_64.whl 9ff58b7f36dacd0a93e89f8f2957b52466889217963701daa15e577317cfa375
+nvidia-cublas-cu12 nvidia_cublas_cu12-12.9.3.13-py3-none-manylinux_2_27_x86_64.whl d7d51055f161b317c7105ddaae90e71eda059026074ffef93cf7cde2886bfe72
+nvidia-nccl-cu12 nvidia_nccl_cu12-2.32.3-py3-none-manylinux_2_27_x86_64.whl bb94b2348e4861d5e8aa00b36c3d12d9bdf9c6369b82cbb723de0b582280a21c
+nvidia-cufft-cu12 nvidia_cufft_cu12-11.4.1.4-py3-none-manylinux2014_x86_64.manylinux_2_17_x86_64.whl c67884f2a7d276b4b80eb56a79322a95df592ae5e765cf1243693365ccab4e28
+nvidia-cusparse-cu12 nvidia_cusparse_cu12-12.5.10.65-py3-none-manylinux2014_x86_64.manylinux_2_17_x86_64.whl 73060ce019ac064a057267c585bf1fd5a353734151f87472ff02b2c5c9984e78
+nvidia-cusolver-cu12 nvidia_cusolver_cu12-11.7.5.82-py3-none-manylinux_2_27_x86_64.whl 15da72d1340d29b5b3cf3fd100e3cd53421dde36002eda6ed93811af63c40d88
+nvidia-cuda-nvrtc-cu12 nvidia_cuda_nvrtc_cu12-12.9.86-py3-none-manylinux2010_x86_64.manylinux_2_12_x86_64.whl 210cf05005a447e29214e9ce50851e83fc5f4358df8b453155d5e1918094dcb4
+torch torch-2.8.0-cp312-cp312-manylinux_2_28_x86_64.whl b2aca0939fb7e4d842561febbd4ffda67a8e958ff725c1c27e244e85e982173c
+vllm vllm-0.33.0-cp38-abi3-manylinux_2_28_x86_64.whl 4b6bdec4ab269990bf70d45a3c1e94c3760a27064513760193b26d6f0da883aa
+sgl-kernel sgl_kernel-0.3.21-cp310-abi3-manylinux2014_x86_64.whl 57dfb3a2a3cd759f499c32e2bad5f6489b7c58f7f9a84ee00c53ec92d303aaab
+xformers xformers-0.0.32.post2-cp39-abi3-manylinux_2_28_x86_64.whl 3d1fefe0006eb00a730b3b197ff41aab085f1209b50419baab6152445f09e508
+xformers xformers-0.0.35-py39-none-manylinux_2_28_x86_64.whl ccc73c7db9890224ab05f5fb60e2034f9e6c8672a10be0cf00e95cbbae3eda7c
+bitsandbytes bitsandbytes-0.50.2-py3-none-manylinux_2_24_x86_64.whl 55348a9a4a21bfd99cf8c7b32fe67b4030ae5c2a05738e03c1747f65fa6ec283
+cupy-cuda12x cupy_cuda12x-14.2.0-cp312-cp312-manylinux2014_x86_64.whl f82141761f2c81905d49387464ae29438887956d99063381c93a1d5d1b7d32e8
+triton triton-3.9.0-cp312-abi3-manylinux_2_27_x86_64.manylinux_2_28_x86_64.whl 5e52ab4e2f1d64f0ac494c9aa723697b793f81a91c4cae4c36608ca0bc4267bf
+flashinfer-python flashinfer_python-0.7.4-py3-none-any.whl a051a62e09a2738e8b0de47a1944fd2f0f3eff01b728b662141ea660cb09dd32
 '
 
 fetch() { # fetch PROJECT FILE SHA -> path in cache

@@ -232,3 +232,29 @@ func Best(targets []Target, cc Capability) (Target, Compat) {
 	}
 	return best, bestC
 }
+
+// ForOtherGPUs says whether a fatbin container whose targets ts have no code for cc
+// is code built for other GPUs alone, judged beside the containers of the same file
+// that do run (inRunning says whether a target is one of theirs): each of its targets
+// is arch- or family-specific SASS (sm_90a, sm_100f: built for those GPUs only), or
+// newer than cc (sm_100 or compute_120 on 9.0: kernels for newer GPUs), or a target
+// the running containers hold too (a narrower build of the library's own code, such
+// as a Turing-only {sm_75} beside {sm_75 ... sm_120}). Real libraries ship kernels
+// per GPU so and pick them by capability (cuBLASLt 12.9: {sm_100 sm_103 sm_120
+// sm_121} and 1154 {sm_100} containers; cuDNN 9.28 and vllm 0.33.0: {sm_75};
+// onnxruntime-gpu 1.31.1: {sm_90a}, {sm_120a}). A container with an older plain
+// target that nothing running holds ({sm_75} beside {sm_80 sm_90} on 9.0) is not:
+// it reads as a build that left this GPU out. Empty ts is not.
+func ForOtherGPUs(ts []Target, cc Capability, inRunning func(Target) bool) bool {
+	if len(ts) == 0 {
+		return false
+	}
+	for _, t := range ts {
+		tc := t.Capability()
+		newer := tc.Major > cc.Major || tc.Major == cc.Major && tc.Minor > cc.Minor
+		if !(t.Kind == SASS && t.Variant != VariantPlain) && !newer && !inRunning(t) {
+			return false
+		}
+	}
+	return true
+}

@@ -1,6 +1,8 @@
 package cudaarch
 
 import (
+	"slices"
+	"strings"
 	"testing"
 )
 
@@ -171,5 +173,47 @@ func TestStrings(t *testing.T) {
 	}
 	if SASS.String() != "sass" || PTX.String() != "ptx" {
 		t.Error("Kind strings")
+	}
+}
+
+// TestForOtherGPUs: which containers without code for a GPU are code for other GPUs
+// alone, beside running containers holding `running` (layouts of real libraries:
+// cuBLASLt 12.9, cuDNN 9.28, vllm 0.33.0, onnxruntime-gpu 1.31.1).
+func TestForOtherGPUs(t *testing.T) {
+	tests := []struct {
+		gpu, targets, running string
+		want                  bool
+	}{
+		{"9.0", "sm_100 sm_103 sm_120 sm_121", "sm_90", true},   // cuBLASLt: Blackwell only
+		{"9.0", "sm_100 compute_120", "sm_90", true},            // newer, PTX too
+		{"9.0", "sm_75", "sm_75 sm_80 sm_90 sm_120", true},      // cuDNN, vllm: Turing only
+		{"9.0", "sm_89 sm_120f", "sm_80 sm_89 sm_120f", true},   // vllm: FP8 for Ada and Blackwell
+		{"8.0", "sm_90a", "sm_80", true},                        // arch-specific, found nowhere else
+		{"12.0", "sm_100f", "sm_120", true},                     // family of another major
+		{"9.0", "sm_75", "sm_80 sm_90", false},                  // older, and the build has no sm_75: left out
+		{"9.0", "sm_80 sm_86", "sm_90 sm_86", false},            // sm_80 found nowhere that runs
+		{"9.0", "compute_80", "sm_90", false},                   // cannot happen (PTX 8.0 JITs on 9.0), but older
+		{"9.0", "", "sm_90", false},                             // no targets
+		{"10.3", "sm_100a sm_103f sm_80", "sm_103 sm_80", true}, // each target one of the kinds
+		{"10.3", "sm_100a sm_86", "sm_103 sm_80", false},        // sm_86: older, not running
+	}
+	for _, tc := range tests {
+		cc, err := ParseCapability(tc.gpu)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ts []Target
+		for _, s := range strings.Fields(tc.targets) {
+			tg, err := ParseTarget(s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ts = append(ts, tg)
+		}
+		run := strings.Fields(tc.running)
+		got := ForOtherGPUs(ts, cc, func(t Target) bool { return slices.Contains(run, t.String()) })
+		if got != tc.want {
+			t.Errorf("{%s} on %s beside {%s}: %v, want %v", tc.targets, tc.gpu, tc.running, got, tc.want)
+		}
 	}
 }

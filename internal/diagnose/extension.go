@@ -181,16 +181,22 @@ func archOnly(set []string) bool {
 }
 
 // extContainers counts, for a GPU, e's containers that run, that have no code, and
-// that are arch-specific code for other GPUs. Facts without TargetSets are one set.
+// that are code for other GPUs alone. Facts without TargetSets are one set.
 // Arch-specific containers beside containers that run are the package's kernels for
 // other GPUs (vllm, sgl-kernel: a module per wheel, kernels per GPU) and never fail
-// by themselves: the package launches them only on their GPU. Sets whose containers
-// define no kernel (KernelLessSets) are not counted: nothing is launched from them.
+// by themselves: the package launches them only on their GPU. So are, beside
+// sets that run, sets of code for other GPUs alone (cudaarch.ForOtherGPUs: each
+// target newer than the GPU or held by a set that runs too; vllm 0.33.0's
+// Turing-only Marlin {sm_75}; onnxruntime-gpu 1.31.1's {sm_80 ... sm_120a} on a
+// T4), as `fastpath inspect` counts them (other_arch). Sets whose containers define no kernel (KernelLessSets) are not
+// counted: nothing is launched from them.
 func extContainers(e *facts.Extension, cc cudaarch.Capability) (runs, none, otherArch int) {
 	sets := e.TargetSets
 	if len(sets) == 0 {
 		sets = [][]string{append(slices.Clone(e.SASS), e.PTX...)}
 	}
+	runTargets := map[string]bool{}
+	var missing [][]string
 	for _, set := range sets {
 		if kernelLessSet(e, set) {
 			continue // nothing is launched from these containers: no GPU can fail them
@@ -201,11 +207,26 @@ func extContainers(e *facts.Extension, cc cudaarch.Capability) (runs, none, othe
 				ts = append(ts, t)
 			}
 		}
-		_, got := cudaarch.Best(ts, cc)
+		if _, got := cudaarch.Best(ts, cc); got == cudaarch.None {
+			missing = append(missing, set)
+			continue
+		}
+		runs++
+		for _, s := range set {
+			runTargets[s] = true
+		}
+	}
+	for _, set := range missing {
+		var ts []cudaarch.Target
+		for _, s := range set {
+			if t, err := cudaarch.ParseTarget(s); err == nil {
+				ts = append(ts, t)
+			}
+		}
 		switch {
-		case got != cudaarch.None:
-			runs++
 		case archOnly(set):
+			otherArch++
+		case runs > 0 && len(ts) == len(set) && cudaarch.ForOtherGPUs(ts, cc, func(t cudaarch.Target) bool { return runTargets[t.String()] }):
 			otherArch++
 		default:
 			none++
@@ -285,9 +306,19 @@ func checkExtensionArch(c *judgement) []finding.Finding {
 				return false // the package never launches this module's kernels on this GPU
 			}
 			runs, none, other := extContainers(e, cc)
+			dispatches := kb.Loading().DispatchesByArch(e.Dist)
+			if runs > 0 && dispatches {
+				// A package known to dispatch by GPU ships kernels for one GPU in
+				// containers of their own, plain SASS too (vllm 0.33.0's
+				// _C_stable_libtorch: {sm_75} and {sm_89 sm_120f} layouts beside
+				// ones for every GPU; its C++ picks the kernel by capability), and
+				// launches them only there: with code for this GPU elsewhere in the
+				// module, the others are not an error on their own (kb loading.json).
+				return false
+			}
 			// A module with nothing at all for this GPU fails, arch-specific or not,
 			// unless its package is known to dispatch by GPU (the info above).
-			return none > 0 || runs == 0 && other > 0 && !kb.Loading().DispatchesByArch(e.Dist)
+			return none > 0 || runs == 0 && other > 0 && !dispatches
 		})
 		for _, g := range groups {
 			e0 := g[0]
@@ -304,7 +335,7 @@ func checkExtensionArch(c *judgement) []finding.Finding {
 				line := fmt.Sprintf("%s: SASS %s; PTX %s (%s)", e.Path, listOrNone(e.SASS), listOrNone(e.PTX), plural(e.Containers, "fatbin container", "fatbin containers"))
 				if runs, none, other := extContainers(&e, cc); other > 0 {
 					// The counts are of distinct target sets (facts keep each once), not of containers.
-					line += fmt.Sprintf("; of its %s, %d run on this GPU, %d have no code for it, %d are arch-specific code for other GPUs",
+					line += fmt.Sprintf("; of its %s, %d run on this GPU, %d have no code for it, %d are code for other GPUs alone",
 						plural(runs+none+other, "distinct container layout", "distinct container layouts"), runs, none, other)
 				}
 				if n := len(e.KernelLessSets); n > 0 {
@@ -342,8 +373,95 @@ func checkExtensionArch(c *judgement) []finding.Finding {
 			}
 			out = append(out, fd)
 		}
+		out = append(out, checkExtensionPTXDriver(c, exts, cc, names[i], groups)...)
 	}
 	return out
+}
+
+// checkExtensionPTXDriver: a module whose code for the GPU is, in some container,
+// PTX only (SASS for other GPUs beside it) runs those kernels only once the driver
+// JIT-compiles the PTX, and a driver older than the PTX's ISA refuses it: "the
+// provided PTX was compiled with an unsupported toolchain"
+// (CUDA_ERROR_UNSUPPORTED_PTX_VERSION). The ISA is the newest of the module's PTX
+// entries (one build writes one); the driver's CUDA is nvidia-smi's, judged by
+// diagnose.Complete. Modules already reported as having no code for the GPU
+// (failed) are not reported again.
+func checkExtensionPTXDriver(c *judgement, exts []facts.Extension, cc cudaarch.Capability, gpuName string, failed [][]facts.Extension) []finding.Finding {
+	drv := c.f.GPU.Driver
+	if drv == nil || drv.CUDA == "" {
+		return nil
+	}
+	driverCUDA, err := cudaarch.ParseVersion(drv.CUDA)
+	if err != nil {
+		return nil
+	}
+	reported := map[string]bool{}
+	for _, g := range failed {
+		for _, e := range g {
+			reported[e.Path] = true
+		}
+	}
+	var out []finding.Finding
+	for _, g := range extGroups(exts, func(e *facts.Extension) bool {
+		if e.PTXISA == "" || reported[e.Path] || gatedOff(e, cc) != nil {
+			return false
+		}
+		isa, err := cudaarch.ParseVersion(e.PTXISA)
+		if err != nil {
+			return false
+		}
+		if ok, known := cudaarch.DriverCanJIT(isa, driverCUDA); ok || !known {
+			return false
+		}
+		return jitOnly(e, cc)
+	}) {
+		e0 := g[0]
+		isa, _ := cudaarch.ParseVersion(e0.PTXISA)
+		needs, _ := cudaarch.PTXISAToCUDA(isa)
+		fd := finding.Finding{
+			ID:       finding.ExtensionArchUnsupported,
+			Severity: finding.Error,
+			Title:    fmt.Sprintf("%s %s runs on %s only through PTX that driver %s cannot compile", e0.Dist, e0.Version, gpuName, drv.Version),
+			Detail: fmt.Sprintf("Some of its kernels have no SASS for this GPU, only PTX of ISA %s, which the driver compiles at first use; "+
+				"PTX ISA %s needs a driver for CUDA %s or newer, and this one supports CUDA %s. Those kernels fail with "+
+				"\"the provided PTX was compiled with an unsupported toolchain\".", e0.PTXISA, e0.PTXISA, needs, drv.CUDA),
+		}
+		for _, e := range g {
+			fd.Evidence = append(fd.Evidence, fmt.Sprintf("%s: SASS %s; PTX %s (PTX ISA %s)", e.Path, listOrNone(e.SASS), listOrNone(e.PTX), e.PTXISA))
+		}
+		fd.Evidence = append(fd.Evidence, fmt.Sprintf("driver %s (%s), supports CUDA %s", drv.Version, drv.From, drv.CUDA), "GPU: "+gpuName,
+			"rule: a driver JIT-compiles PTX of an ISA only if it supports the CUDA release that introduced it (PTX ISA manual, release notes table, https://docs.nvidia.com/cuda/parallel-thread-execution/#release-notes)")
+		fd.Fixes = []finding.Fix{{
+			Title:    fmt.Sprintf("Upgrade the NVIDIA driver to one for CUDA %s or newer (on the host, not in the container), or install a build of %s with SASS for sm_%d", needs, e0.Dist, cc.SM()),
+			Commands: []string{},
+		}}
+		out = append(out, fd)
+	}
+	return out
+}
+
+// jitOnly says whether some container of e that defines kernels runs on cc only
+// through PTX JIT.
+func jitOnly(e *facts.Extension, cc cudaarch.Capability) bool {
+	sets := e.TargetSets
+	if len(sets) == 0 {
+		sets = [][]string{append(slices.Clone(e.SASS), e.PTX...)}
+	}
+	for _, set := range sets {
+		if kernelLessSet(e, set) {
+			continue
+		}
+		var ts []cudaarch.Target
+		for _, s := range set {
+			if t, err := cudaarch.ParseTarget(s); err == nil {
+				ts = append(ts, t)
+			}
+		}
+		if _, got := cudaarch.Best(ts, cc); got == cudaarch.PTXJIT {
+			return true
+		}
+	}
+	return false
 }
 
 // onDemand returns the rule under which the package loads every module of g only

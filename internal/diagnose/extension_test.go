@@ -48,8 +48,13 @@ func TestExtensionFiresAndDoesNotFire(t *testing.T) {
 			e.SASS, e.TargetSets = []string{"sm_90a"}, [][]string{{"sm_90a"}}
 		}), finding.ExtensionArchUnsupported, finding.Error},
 		{"one container of two has nothing for 9.0", withExt(func(e *facts.Extension) {
-			e.TargetSets = [][]string{{"sm_80", "sm_90"}, {"sm_80"}}
+			e.TargetSets = [][]string{{"sm_80", "sm_90"}, {"sm_75"}}
 		}), finding.ExtensionArchUnsupported, finding.Error},
+		// A container for a subset of what runs is a per-GPU kernel (vllm 0.33.0's
+		// Turing-only {sm_75} beside {sm_75 ... sm_120}): not an error.
+		{"a container for an older GPU among targets that run", withExt(func(e *facts.Extension) {
+			e.TargetSets = [][]string{{"sm_80", "sm_90"}, {"sm_80"}}
+		}), finding.ExtensionArchUnsupported, ""},
 		{"facts without target sets: judged on all targets", withExt(func(e *facts.Extension) {
 			e.TargetSets = nil
 		}), finding.ExtensionArchUnsupported, ""},

@@ -106,6 +106,86 @@ func TestArchSpecificKernelsOfOtherGPUs(t *testing.T) {
 	}
 }
 
+// TestVLLMPerGPUPlainContainers: vllm 0.33.0's wheel (vllm-0.33.0-cp38-abi3-
+// manylinux_2_28_x86_64.whl) holds, beside containers for every GPU, plain-SASS ones
+// for one GPU alone: {sm_75}, {sm_89 sm_120f} (the target sets below are what
+// `fastpath facts` reads from its _C_stable_libtorch.abi3.so and
+// _moe_C_stable_libtorch.abi3.so; cuobjdump 13.5 lists the same). doctor said "vllm
+// 0.33.0 has no code for" every GPU from 8.0 to 12.0 (an error on an H100). vllm
+// dispatches by capability (kb loading.json): with code for the GPU in the module,
+// such containers fail nothing. On 7.0, where nothing runs, it stays an error.
+func TestVLLMPerGPUPlainContainers(t *testing.T) {
+	cStable := [][]string{{"sm_75", "sm_80", "sm_86", "sm_89", "sm_90", "sm_100", "sm_120"}, {"sm_75", "sm_80", "sm_86", "sm_89", "sm_90", "sm_90a", "sm_100", "sm_120"},
+		{"sm_75", "sm_80", "sm_86", "sm_89", "sm_90", "sm_100f", "sm_120"}, {"sm_90a", "sm_100f", "sm_120f"}, {"sm_80", "sm_120f", "compute_80"},
+		{"sm_80", "sm_90", "sm_120f", "compute_80", "compute_90"}, {"sm_75"}, {"sm_89", "sm_120f"}, {"sm_75", "sm_80", "compute_80"}, {"sm_90a"},
+		{"sm_120f"}, {"sm_100f"}, {"sm_75", "sm_80", "sm_89", "compute_89"}, {"sm_100f", "sm_120f"}, {"sm_80", "sm_86", "sm_89", "sm_90a", "sm_100f", "sm_120f"},
+		{"sm_90a", "sm_100f"}, {"sm_80", "sm_90", "compute_80", "compute_90"}}
+	moe := [][]string{{"sm_75", "sm_80", "sm_86", "sm_89", "sm_90", "sm_100", "sm_120"}, {"sm_80", "sm_120f", "compute_80"}, {"sm_75"}, {"sm_89", "sm_120f"}, {"sm_75", "sm_80", "compute_80"}}
+	for _, tc := range []struct {
+		gpu  string
+		errs int
+	}{{"7.5", 0}, {"8.0", 0}, {"8.6", 0}, {"8.9", 0}, {"9.0", 0}, {"10.0", 0}, {"10.3", 0}, {"12.0", 0}, {"12.1", 0}, {"7.0", 1}} {
+		f := healthy()
+		f.GPU.Devices[0].Capability = tc.gpu
+		f.Extensions = append(f.Extensions,
+			facts.Extension{Dist: "vllm", Version: "0.33.0", Path: extSite + "/vllm/_C_stable_libtorch.abi3.so",
+				SASS: []string{"sm_75", "sm_80", "sm_86", "sm_89", "sm_90", "sm_90a", "sm_100", "sm_100f", "sm_120", "sm_120f"},
+				PTX:  []string{"compute_80", "compute_89", "compute_90"}, Containers: 118, TargetSets: cStable},
+			facts.Extension{Dist: "vllm", Version: "0.33.0", Path: extSite + "/vllm/_moe_C_stable_libtorch.abi3.so",
+				SASS: []string{"sm_75", "sm_80", "sm_86", "sm_89", "sm_90", "sm_100", "sm_120", "sm_120f"},
+				PTX:  []string{"compute_80"}, Containers: 35, TargetSets: moe},
+		)
+		fds := Run(f)
+		errs := 0
+		for _, fd := range fds {
+			if fd.ID == finding.ExtensionArchUnsupported && fd.Severity == finding.Error {
+				errs++
+			}
+		}
+		if errs != tc.errs {
+			t.Errorf("GPU %s: %d extension-arch-unsupported errors, want %d: %q", tc.gpu, errs, tc.errs, sevTitles(fds, finding.Error))
+		}
+	}
+}
+
+// TestExtensionPTXNeedsNewerDriver: xformers 0.0.35's _C.so (its real wheel:
+// xformers-0.0.35-py39-none-manylinux_2_28_x86_64.whl; every container {sm_75 sm_80
+// sm_90a compute_80}, PTX ISA 8.7 in the entry headers, CUDA 12.8's) runs on a 12.0
+// GPU only through PTX JIT. A driver for CUDA 12.8 compiles ISA 8.7; one for 12.6
+// refuses it ("the provided PTX was compiled with an unsupported toolchain"). On 8.0
+// its SASS runs and no PTX is compiled.
+func TestExtensionPTXNeedsNewerDriver(t *testing.T) {
+	for _, tc := range []struct {
+		gpu, driver, driverCUDA string
+		fire                    bool
+	}{
+		{"12.0", "560.35.03", "12.6", true},
+		{"12.0", "570.172.08", "12.8", false},
+		{"8.0", "560.35.03", "12.6", false},
+		{"12.0", "", "", false}, // no driver read: nothing said
+	} {
+		f := healthy()
+		f.GPU.Devices[0].Capability = tc.gpu
+		f.GPU.Driver.Version, f.GPU.Driver.CUDA = tc.driver, tc.driverCUDA
+		f.Extensions = append(f.Extensions, facts.Extension{Dist: "xformers", Version: "0.0.35", Path: extSite + "/xformers/_C.so",
+			SASS: []string{"sm_75", "sm_80", "sm_90a"}, PTX: []string{"compute_80"}, Containers: 11, PTXISA: "8.7",
+			TargetSets: [][]string{{"sm_75", "sm_80", "sm_90a", "compute_80"}}})
+		var got *finding.Finding
+		for _, fd := range Run(f) {
+			if fd.ID == finding.ExtensionArchUnsupported && strings.Contains(fd.Title, "only through PTX") {
+				got = &fd
+			}
+		}
+		if (got != nil) != tc.fire {
+			t.Errorf("GPU %s, driver %s (CUDA %q): fired %v, want %v", tc.gpu, tc.driver, tc.driverCUDA, got != nil, tc.fire)
+			continue
+		}
+		if got != nil && (got.Severity != finding.Error || !strings.Contains(got.Detail, "PTX ISA 8.7 needs a driver for CUDA 12.8 or newer, and this one supports CUDA 12.6")) {
+			t.Errorf("finding %+v", got)
+		}
+	}
+}
+
 // TestTorchLibrariesMissing names the wheel from torch's own Requires-Dist, in both
 // spellings torch has used: cuda-toolkit[extra]==V (2.15, CUDA 13) and
 // nvidia-X-cu12==V (2.11+cu128).

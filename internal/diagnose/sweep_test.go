@@ -39,7 +39,7 @@ func TestArchEvidenceCountsLayouts(t *testing.T) {
 	if got == nil {
 		t.Fatal("no extension-arch-unsupported error")
 	}
-	want := "(609 fatbin containers); of its 4 distinct container layouts, 0 run on this GPU, 2 have no code for it, 2 are arch-specific code for other GPUs"
+	want := "(609 fatbin containers); of its 4 distinct container layouts, 0 run on this GPU, 2 have no code for it, 2 are code for other GPUs alone"
 	if !strings.HasSuffix(got.Evidence[0], want) {
 		t.Errorf("evidence %q, want it to end %q", got.Evidence[0], want)
 	}

@@ -353,9 +353,14 @@ type Extension struct {
 	TargetSets [][]string `json:"target_sets,omitempty"`
 	// KernelLessSets are those of TargetSets whose every container is known to
 	// define no kernel (no symbol of its cubins is marked ENTRY): nothing is ever
-	// launched from them, so lacking code for a GPU there fails nothing. A set
-	// that cannot be told (compressed cubins, PTX only) is not listed.
+	// launched from them, so lacking code for a GPU there fails nothing. Compressed
+	// cubins are read decompressed; a set that cannot be told (PTX only, a cubin
+	// that does not parse or decompress) is not listed.
 	KernelLessSets [][]string `json:"kernel_less_sets,omitempty"`
+	// PTXISA is the newest PTX ISA version among its PTX entries, read from the
+	// entry headers ("9.0" for nvcc 13.0's PTX); "" when it has no PTX. A driver
+	// JIT-compiles PTX only of ISAs it knows.
+	PTXISA string `json:"ptx_isa,omitempty"`
 	// MissingSymbols are undefined dynamic symbols that no library it needs
 	// from torch defines (demangled, the first few); MissingCount counts all.
 	MissingSymbols []string `json:"missing_symbols,omitempty"`

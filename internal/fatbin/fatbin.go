@@ -1,7 +1,8 @@
 // Package fatbin reads the CUDA code inside binaries: the fatbin containers of an ELF
 // host binary's .nv_fatbin / __nv_relfatbin section, standalone .fatbin files and bare
-// cubins. It walks entry headers only: payloads are never read or decompressed, so a
-// 300 MB section costs a few thousand small reads. The layout is the one documented in
+// cubins. It walks entry headers only, so a 300 MB section costs a few thousand small
+// reads; payloads are read (and decompressed, capped) only by ContainerKernels, which
+// callers ask about the few containers that decide a verdict. The layout is the one documented in
 // internal/fatbin/testdata/torch-2.11-cu130/READINGS.md and checked against cuobjdump there.
 //
 // Every size and offset in the input is distrusted: each is bounds-checked against the

@@ -40,8 +40,9 @@ func FuzzNewFile(f *testing.F) {
 		ListPTX(io.Discard, file, "x")
 		file.Targets()
 		file.CommonSASS()
+		budget := int64(DecompressBudget)
 		for c := range file.Containers {
-			file.ContainerKernels(bytes.NewReader(data), c) // reads payloads: must not panic
+			file.ContainerKernels(bytes.NewReader(data), c, &budget) // reads payloads: must not panic
 		}
 	})
 }
@@ -175,6 +176,12 @@ func fuzzSeeds(t testing.TB) (walk, elfs map[string][]byte) {
 		return materialise(t, newSparse(n, s))
 	}()
 	elfs["not-elf"] = []byte("#!/bin/sh\nexit 0\n")
+	// Real compressed payloads (nvcc 13.0's .nv_fatbin sections as standalone
+	// fatbins), for ContainerKernels' decompression: zstd and LZ4.
+	for _, name := range []string{"compressed.so", "cmode_size.so", "cmode_speed.so"} {
+		sec, _ := realSection(t, name)
+		elfs["real-fatbin-"+name] = sec
+	}
 	return walk, elfs
 }
 

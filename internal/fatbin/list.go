@@ -40,11 +40,16 @@ func nameBase(name []byte) []byte {
 }
 
 // cuobjdumpArch is the arch cuobjdump prints for an entry: sm_XY, with `a` for
-// arch-specific entries; family (`f`) entries print plain (README of the reference).
+// arch-specific entries. Family (`f`) cubins print plain (README of the reference),
+// family PTX with its `f`: cuobjdump 13.5 lists cuDNN 9.28.0.42's compute_120f PTX
+// (nvidia-cudnn-cu12, libcudnn_cnn.so.9) as "libcudnn_cnn.so.1.sm_120f.ptx".
 func cuobjdumpArch(e Entry) string {
 	s := fmt.Sprintf("sm_%d", e.SM)
-	if e.Variant == cudaarch.VariantArch {
+	switch {
+	case e.Variant == cudaarch.VariantArch:
 		s += "a"
+	case e.Variant == cudaarch.VariantFamily && e.Kind == cudaarch.PTX:
+		s += "f"
 	}
 	return s
 }

@@ -120,8 +120,18 @@ func TestContainerKernels(t *testing.T) {
 		{"sm80_sm90_ptx90.so", 0, false, true},
 		{"sm80_sm90_ptx90.so", 1, true, true},
 		{"lineinfo.so", 0, true, true},
-		{"compressed.so", 0, false, false}, // compressed cubins are not opened
-		{"compressed.so", 1, false, false},
+		// Compressed cubins are decompressed: zstd (-Xfatbin=-compress-all and
+		// --compress-mode=size); --compress-mode=speed leaves these small cubins plain.
+		{"compressed.so", 0, false, true},
+		{"compressed.so", 1, true, true},
+		{"cmode_size.so", 0, false, true},
+		{"cmode_size.so", 1, true, true},
+		{"cmode_speed.so", 0, false, true},
+		{"cmode_speed.so", 1, true, true},
+		// cuDNN 9.28.0.42's kernel-less container: six LZ4-compressed cubins (CUDA 12.9).
+		{"../cudnn-9.28.0.42/cnn-first.fatbin", 0, false, true},
+		// cuBLASLt 12.9.3.13: LZ4 and zstd cubins in one container, no kernel.
+		{"../cublas-12.9.3.13/lt-mixed-codecs.fatbin", 0, false, true},
 		{"plain.so", 2, false, false}, // no such container
 		{"axpy.sm_90.cubin", 0, false, false},
 	} {
@@ -135,7 +145,7 @@ func TestContainerKernels(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		has, known := f.ContainerKernels(r, tc.container)
+		has, known := f.ContainerKernels(r, tc.container, nil)
 		r.Close()
 		if has != tc.has || known != tc.known {
 			t.Errorf("%s container %d: has %v known %v, want %v %v", tc.file, tc.container, has, known, tc.has, tc.known)

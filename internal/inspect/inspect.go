@@ -89,8 +89,18 @@ type Verdict struct {
 	// cubins' symbol tables have no ENTRY): nothing is launched from them, so they
 	// do not make a no-kernel-image verdict. Counted apart from None; 0 unless some
 	// container had no code.
-	KernelLess int    `json:"kernel_less"`
-	Detail     string `json:"detail"`
+	KernelLess int `json:"kernel_less"`
+	// OtherArch are containers with no code for the GPU that are code for other
+	// GPUs alone (cudaarch.ForOtherGPUs: each target arch- or family-specific
+	// SASS, newer than the GPU, or held by containers that run too), counted apart
+	// from None where some container with kernels runs: real libraries ship
+	// per-GPU kernels beside code for every GPU and launch them only there
+	// (onnxruntime-gpu 1.31.1's {sm_90a} and {sm_120a}; vllm 0.33.0's Turing-only
+	// Marlin {sm_75}; cuDNN 9.28's {sm_75}; cuBLASLt 12.9's Blackwell-only
+	// {sm_100 sm_103 sm_120 sm_121}). They make no no-kernel-image verdict; where
+	// no container with kernels runs they count as None (or KernelLess).
+	OtherArch int    `json:"other_arch"`
+	Detail    string `json:"detail"`
 }
 
 // Judge gives the verdict for a GPU of capability cc over f's containers, counting
@@ -99,14 +109,24 @@ func Judge(f *fatbin.File, cc cudaarch.Capability) Verdict {
 	return judge(f, cc, nil)
 }
 
-// judge is Judge where kernelLess, when not nil, says which containers (by index in
-// f.Containers) define no kernel: those with no code for the GPU count as KernelLess.
-func judge(f *fatbin.File, cc cudaarch.Capability, kernelLess func(container int) bool) Verdict {
+// judge is Judge where k, when not nil, reads which containers define no kernel:
+// those with no code for the GPU count as KernelLess, and where no container that
+// runs defines a kernel, the containers built for other GPUs are the only kernels
+// and count as any container without code.
+func judge(f *fatbin.File, cc cudaarch.Capability, k *kernelScan) Verdict {
 	v := Verdict{GPU: cc.String(), Targets: []string{}}
 	// The detail of a ptx-jit or family verdict names only the targets of that kind
 	// (spconv-cu126 2.3.8 on 8.0: 411 containers run sm_80, 195 JIT compute_52; the
 	// JIT ones run from compute_52, not from "sm_80, compute_52").
-	var jitTargets, familyTargets []string
+	var jitTargets, familyTargets, otherTargets []string
+	var jitISA cudaarch.Version // the newest PTX ISA a container runs from through JIT
+	type noCode struct {
+		container int
+		ts        []cudaarch.Target
+	}
+	var missing []noCode            // containers with no code for the GPU, in file order
+	var running []int               // the containers that run
+	runTargets := map[string]bool{} // every target of the containers that run
 	for _, group := range groups(f) {
 		container := group[0].Container
 		var ts []cudaarch.Target
@@ -125,25 +145,59 @@ func judge(f *fatbin.File, cc cudaarch.Capability, kernelLess func(container int
 		case cudaarch.PTXJIT:
 			v.PTXJIT++
 		default:
-			if kernelLess != nil && container >= 0 && kernelLess(container) {
-				v.KernelLess++
-			} else {
-				v.None++
-			}
+			missing = append(missing, noCode{container, ts})
 			continue
+		}
+		running = append(running, container)
+		for _, t := range ts {
+			runTargets[t.String()] = true
 		}
 		s := best.String()
 		if !slices.Contains(v.Targets, s) {
 			v.Targets = append(v.Targets, s)
 		}
 		switch {
-		case c == cudaarch.PTXJIT && !slices.Contains(jitTargets, s):
-			jitTargets = append(jitTargets, s)
+		case c == cudaarch.PTXJIT:
+			if !slices.Contains(jitTargets, s) {
+				jitTargets = append(jitTargets, s)
+			}
+			for _, e := range group {
+				if e.Kind == cudaarch.PTX && e.Target() == best && jitISA.Less(e.PTXVersion) {
+					jitISA = e.PTXVersion
+				}
+			}
 		case c == cudaarch.Family && !slices.Contains(familyTargets, s):
 			familyTargets = append(familyTargets, s)
 		}
 	}
+	// Containers without code for the GPU: built for other GPUs alone (OtherArch)
+	// where some container with kernels runs, else kernel-less or none. Each kind is
+	// read for kernels in file order until its first container with kernels.
+	kernelsRun := len(running) > 0
+	var noneKL, otherKL func(int) bool
+	if k != nil {
+		noneKL, otherKL = k.verdict(), k.verdict()
+		if kernelsRun && len(missing) > 0 {
+			kernelsRun = k.anyKernels(running)
+		}
+	}
+	for _, m := range missing {
+		switch {
+		case kernelsRun && cudaarch.ForOtherGPUs(m.ts, cc, func(t cudaarch.Target) bool { return runTargets[t.String()] }):
+			if otherKL != nil && m.container >= 0 && otherKL(m.container) {
+				v.KernelLess++
+				continue
+			}
+			v.OtherArch++
+			otherTargets = addTargets(otherTargets, m.ts)
+		case noneKL != nil && m.container >= 0 && noneKL(m.container):
+			v.KernelLess++
+		default:
+			v.None++
+		}
+	}
 	slices.SortFunc(v.Targets, compareTargetNames)
+	slices.SortFunc(otherTargets, compareTargetNames)
 	slices.SortFunc(jitTargets, compareTargetNames)
 	slices.SortFunc(familyTargets, compareTargetNames)
 	switch {
@@ -163,6 +217,9 @@ func judge(f *fatbin.File, cc cudaarch.Capability, kernelLess func(container int
 		v.Verdict = VerdictPTXJIT
 		v.Detail = fmt.Sprintf("%d of %d fatbin(s) run only through PTX JIT (%s): the driver compiles them at first use, slowly, and needs to know their PTX ISA",
 			v.PTXJIT, v.Containers, strings.Join(jitTargets, ", "))
+		if cuda, ok := cudaarch.PTXISAToCUDA(jitISA); ok {
+			v.Detail += fmt.Sprintf(" (%s: a driver for CUDA %s or newer)", jitISA, cuda)
+		}
 	case v.Family > 0:
 		v.Verdict = VerdictFamily
 		v.Detail = fmt.Sprintf("every fatbin has SASS for %s; %d through a family target (%s)", cc, v.Family, strings.Join(familyTargets, ", "))
@@ -170,10 +227,24 @@ func judge(f *fatbin.File, cc cudaarch.Capability, kernelLess func(container int
 		v.Verdict = VerdictNative
 		v.Detail = fmt.Sprintf("every fatbin has native SASS for %s (%s)", cc, strings.Join(v.Targets, ", "))
 	}
+	if v.OtherArch > 0 {
+		v.Detail += fmt.Sprintf("; %d more fatbin(s) hold code for other GPUs only (%s): their kernels fail with %q if launched here, which a library that picks kernels by GPU (cuBLAS, cuDNN, vllm) never does",
+			v.OtherArch, strings.Join(otherTargets, ", "), NoKernelImage)
+	}
 	if v.KernelLess > 0 && v.Containers > v.KernelLess {
 		v.Detail += fmt.Sprintf("; %d more fatbin(s) without kernels have no code for %s either, which launches nothing from them", v.KernelLess, cc)
 	}
 	return v
+}
+
+// addTargets adds the names of ts to names, once each.
+func addTargets(names []string, ts []cudaarch.Target) []string {
+	for _, t := range ts {
+		if s := t.String(); !slices.Contains(names, s) {
+			names = append(names, s)
+		}
+	}
+	return names
 }
 
 // groups is f's entries per container; a bare cubin is one group of its own.
@@ -305,12 +376,12 @@ func (r *File) Judge(gpus []cudaarch.Capability) {
 	if r.Fat == nil || !r.HasCUDA() {
 		return
 	}
-	k := &kernelScan{path: r.Path, fat: r.Fat, known: map[int]bool{}}
+	k := &kernelScan{path: r.Path, fat: r.Fat, known: map[int]bool{}, inflate: fatbin.DecompressBudget}
 	defer k.close()
 	for _, cc := range gpus {
 		v := judge(r.Fat, cc, nil)
-		if v.None > 0 && r.Fat.Kind != fatbin.KindCubin {
-			v = judge(r.Fat, cc, k.verdict())
+		if (v.None > 0 || v.OtherArch > 0) && r.Fat.Kind != fatbin.KindCubin {
+			v = judge(r.Fat, cc, k)
 		}
 		r.Verdicts = append(r.Verdicts, v)
 	}
@@ -324,6 +395,9 @@ type kernelScan struct {
 	file  *os.File
 	err   error
 	known map[int]bool // container -> known to be kernel-less
+	// inflate is what is left of the file's decompression budget
+	// (fatbin.ContainerKernels).
+	inflate int64
 }
 
 // verdict is the kernel-less test for one verdict: true for containers known to
@@ -347,6 +421,22 @@ func (k *kernelScan) verdict() func(int) bool {
 	}
 }
 
+// anyKernels says whether some of containers may define a kernel: true at the
+// first that is not known to be kernel-less.
+func (k *kernelScan) anyKernels(containers []int) bool {
+	for _, c := range containers {
+		kl, ok := k.known[c]
+		if !ok {
+			kl = c >= 0 && k.read(c)
+			k.known[c] = kl
+		}
+		if !kl {
+			return true
+		}
+	}
+	return false
+}
+
 func (k *kernelScan) read(c int) bool {
 	if k.file == nil && k.err == nil {
 		k.file, k.err = openRegular(k.path)
@@ -354,7 +444,7 @@ func (k *kernelScan) read(c int) bool {
 	if k.err != nil {
 		return false
 	}
-	has, ok := k.fat.ContainerKernels(k.file, c)
+	has, ok := k.fat.ContainerKernels(k.file, c, &k.inflate)
 	return ok && !has
 }
 

@@ -30,6 +30,8 @@ var realWheels = []string{
 	"vllm==0.33.0",
 	"cupy-cuda12x==14.2.0",
 	"flashinfer-cubin==0.6.13",
+	// compute_120f PTX in every library, which cuobjdump lists as sm_120f.ptx (session 11).
+	"nvidia-cudnn-cu12==9.28.0.42",
 }
 
 // cuobjdumpOracle is NVIDIA's pip cuobjdump (cli's oracle test uses the same).

@@ -259,3 +259,74 @@ func firstDiff(got, want string) string {
 	}
 	return "identical"
 }
+
+// Libraries of the session-11 sweep that ship kernels per GPU beside code for every
+// GPU (https://pypi.org/project/<project>/<version>/#files).
+var (
+	vllmWheel = pypiFile{"vllm", "vllm-0.33.0-cp38-abi3-manylinux_2_28_x86_64.whl",
+		"4b6bdec4ab269990bf70d45a3c1e94c3760a27064513760193b26d6f0da883aa"}
+	onnxruntimeGPUWheel = pypiFile{"onnxruntime-gpu", "onnxruntime_gpu-1.31.1-cp312-cp312-manylinux_2_28_x86_64.whl",
+		"05d548956197b9d01f59b625de740e0d6be3593f874e241a12dc0362650ecdf7"}
+	cudnnWheel = pypiFile{"nvidia-cudnn-cu12", "nvidia_cudnn_cu12-9.28.0.42-py3-none-manylinux_2_27_x86_64.whl",
+		"9ff58b7f36dacd0a93e89f8f2957b52466889217963701daa15e577317cfa375"}
+	cublasWheel = pypiFile{"nvidia-cublas-cu12", "nvidia_cublas_cu12-12.9.3.13-py3-none-manylinux_2_27_x86_64.whl",
+		"d7d51055f161b317c7105ddaae90e71eda059026074ffef93cf7cde2886bfe72"}
+)
+
+// TestNetworkPerGPUKernels judges whole real libraries that hold, beside containers
+// for every GPU, containers for some GPUs alone (arch-specific, newer, or a
+// narrower build: other_arch): each runs on the GPUs it is built for, with no
+// no-kernel-image verdict there, and fails where nothing with kernels runs. Until
+// session 11 inspect said no-kernel-image for each of them on nearly every GPU
+// (vllm on an H100, cuDNN on everything but Turing, cuBLASLt from 7.0 to 10.0,
+// onnxruntime-gpu on 8.0, 9.0, 12.0). The other_arch counts are read on the same
+// files with cuobjdump 13.5's listings (scripts/sweep-wheels.sh).
+func TestNetworkPerGPUKernels(t *testing.T) {
+	type want struct {
+		gpu, verdict string
+		otherArch    bool // some containers counted as other_arch
+	}
+	tests := []struct {
+		wheel pypiFile
+		lib   string
+		want  []want
+	}{
+		{vllmWheel, "vllm/_C_stable_libtorch.abi3.so", []want{{"7.5", VerdictNative, true}, {"8.0", VerdictNative, true},
+			{"9.0", VerdictPTXJIT, true}, {"10.0", VerdictPTXJIT, true}, {"12.0", VerdictPTXJIT, true}, {"7.0", VerdictNoKernel, false}}},
+		{onnxruntimeGPUWheel, "onnxruntime/capi/libonnxruntime_providers_cuda.so", []want{{"7.5", VerdictNative, true},
+			{"8.0", VerdictNative, true}, {"9.0", VerdictNative, true}, {"12.0", VerdictNative, true},
+			{"10.0", VerdictNoKernel, false}, {"12.1", VerdictNoKernel, false}}},
+		{cudnnWheel, "nvidia/cudnn/lib/libcudnn_cnn.so.9", []want{{"7.5", VerdictNative, false}, {"8.0", VerdictNative, true},
+			{"9.0", VerdictNative, true}, {"10.0", VerdictNative, true}, {"12.0", VerdictNative, true}, {"12.1", VerdictFamily, true},
+			{"7.0", VerdictNoKernel, false}, {"11.0", VerdictNoKernel, false}}},
+		{cublasWheel, "nvidia/cublas/lib/libcublasLt.so.12", []want{{"8.0", VerdictNative, true}, {"9.0", VerdictNative, true},
+			{"12.0", VerdictNative, true}, {"12.1", VerdictFamily, true}, {"11.0", VerdictNoKernel, true}}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.wheel.project, func(t *testing.T) {
+			so := filepath.Join(t.TempDir(), filepath.Base(tc.lib))
+			if err := unzipMember(t, tc.wheel.fetch(t), tc.lib, so); err != nil {
+				t.Fatal(err)
+			}
+			var gpus []cudaarch.Capability
+			for _, w := range tc.want {
+				cc, err := cudaarch.ParseCapability(w.gpu)
+				if err != nil {
+					t.Fatal(err)
+				}
+				gpus = append(gpus, cc)
+			}
+			r := Read(so)
+			if r.Error != "" {
+				t.Fatal(r.Error)
+			}
+			r.Judge(gpus)
+			for i, w := range tc.want {
+				v := r.Verdicts[i]
+				if v.Verdict != w.verdict || (v.OtherArch > 0) != w.otherArch {
+					t.Errorf("%s on %s: %s, other_arch %d (%s); want %s, other_arch > 0: %v", tc.lib, w.gpu, v.Verdict, v.OtherArch, v.Detail, w.verdict, w.otherArch)
+				}
+			}
+		})
+	}
+}

@@ -24,6 +24,7 @@ import (
 
 	"github.com/ianlancetaylor/demangle"
 
+	"github.com/fastpath-dev/fastpath/internal/cudaarch"
 	"github.com/fastpath-dev/fastpath/internal/elfdyn"
 	"github.com/fastpath-dev/fastpath/internal/facts"
 	"github.com/fastpath-dev/fastpath/internal/fatbin"
@@ -344,6 +345,15 @@ var nameLists = sync.Pool{New: func() any { return new([]string) }}
 func fillTargets(e *facts.Extension, fb *fatbin.File, r io.ReaderAt) {
 	e.SASS, e.PTX = fb.Targets()
 	e.Containers = len(fb.Containers)
+	var isa cudaarch.Version
+	for _, en := range fb.Entries {
+		if en.Kind == cudaarch.PTX && isa.Less(en.PTXVersion) {
+			isa = en.PTXVersion
+		}
+	}
+	if isa != (cudaarch.Version{}) {
+		e.PTXISA = isa.String()
+	}
 	for _, t := range fb.CommonSASS() {
 		e.CommonSASS = append(e.CommonSASS, t.String())
 	}
@@ -369,9 +379,9 @@ func fillTargets(e *facts.Extension, fb *fatbin.File, r io.ReaderAt) {
 		}
 		holders[i] = append(holders[i], c)
 	}
-	budget := maxKernelScans
+	budget, inflate := maxKernelScans, int64(fatbin.DecompressBudget)
 	for i, cs := range holders {
-		if kernelLess(fb, r, cs, &budget) {
+		if kernelLess(fb, r, cs, &budget, &inflate) {
 			e.KernelLessSets = append(e.KernelLessSets, e.TargetSets[i])
 		}
 	}
@@ -385,14 +395,14 @@ const maxKernelScans = 1024
 
 // kernelLess says whether every container in cs is known to define no kernel
 // (fatbin.ContainerKernels), reading them in file order until one has kernels or
-// cannot be told.
-func kernelLess(fb *fatbin.File, r io.ReaderAt, cs []int, budget *int) bool {
+// cannot be told. inflate is what is left of the file's decompression budget.
+func kernelLess(fb *fatbin.File, r io.ReaderAt, cs []int, budget *int, inflate *int64) bool {
 	if r == nil || len(cs) == 0 || len(cs) > *budget {
 		return false
 	}
 	for _, c := range cs {
 		*budget--
-		if has, known := fb.ContainerKernels(r, c); has || !known {
+		if has, known := fb.ContainerKernels(r, c, inflate); has || !known {
 			return false
 		}
 	}

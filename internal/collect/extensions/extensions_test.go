@@ -433,8 +433,15 @@ func TestKernelLessContainersFailNothing(t *testing.T) {
 		{"sm80_sm90_ptx90.so", "7.5", true, [][]string{{"sm_80", "sm_90"}}},
 		{"sm80_sm90_ptx90.so", "12.0", false, [][]string{{"sm_80", "sm_90"}}},
 		{"arch_specific.so", "8.6", true, nil},
-		// Compressed cubins are not opened: their containers count as kernels.
+		// Compressed cubins are decompressed for the scan. compressed.so
+		// (-Xfatbin=-compress-all): its kernel-less container holds the kernels'
+		// own set, {sm_80, sm_90}, so the set holds kernels; none for 12.0.
 		{"compressed.so", "12.0", true, nil},
+		// cmode_size.so (--compress-mode=size, zstd): {sm_80} without kernels beside
+		// {sm_80, compute_90}; on 9.0 the kernels JIT from compute_90. doctor said
+		// "has no code" there while the cubins were not opened.
+		{"cmode_size.so", "9.0", false, [][]string{{"sm_80"}}},
+		{"cmode_size.so", "7.5", true, [][]string{{"sm_80"}}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.so+"@"+tc.gpu, func(t *testing.T) {
@@ -448,6 +455,14 @@ func TestKernelLessContainersFailNothing(t *testing.T) {
 			f := collect.Collect(context.Background(), src, collect.Options{Python: venvPrefix + "/bin/python3", GPUs: []string{tc.gpu}})
 			if len(f.Extensions) != 1 {
 				t.Fatalf("extensions %+v", f.Extensions)
+			}
+			// The PTX ISA of the entry headers: nvcc 13.0 writes 9.0 (cuobjdump -ptx: ".version 9.0").
+			wantISA := "9.0"
+			if tc.so == "arch_specific.so" || tc.so == "compressed.so" {
+				wantISA = "" // no PTX
+			}
+			if got := f.Extensions[0].PTXISA; got != wantISA {
+				t.Errorf("ptx_isa %q, want %q", got, wantISA)
 			}
 			if got := f.Extensions[0].KernelLessSets; !slices.EqualFunc(got, tc.kernelLess, slices.Equal) {
 				t.Errorf("kernel_less_sets %q, want %q (target sets %q)", got, tc.kernelLess, f.Extensions[0].TargetSets)
