@@ -5411,9 +5411,9 @@ func signaturesTable() SignaturesData {
 				Finding:  "cuda-home-invalid",
 				Severity: "error",
 				Literals: []string{
-					"/bin/nvcc ",
+					" :/",
 				},
-				Pattern: "(?:^|\\]\\s|\\s)(?P<home>:[^\\s']*)/bin/nvcc\\s+-",
+				Pattern: "(?:^|\\s)(?P<home>:(?:/[^\\s']*)?)/bin/nvcc(?:\\s+-|: not found)",
 				Title:   "CUDA home {home} has no bin/nvcc",
 				Detail:  "The build ran {home}/bin/nvcc: the CUDA home it derived begins with ':' (a folder appended with ':' to an empty CUDA_HOME, as one does for PATH), which names no folder, so the shell finds no such compiler and its include folder -isystem {home}/include does not exist.",
 				Origin: SignatureSource{
@@ -6055,7 +6055,9 @@ func signaturesTable() SignaturesData {
 				Finding:  "torch-cpu-only",
 				Severity: "error",
 				Literals: []string{
-					"pytorch",
+					"pytorch ",
+					"pytorch\t",
+					"pytorch=",
 				},
 				Pattern: "^\\s*pytorch\\s+(?P<conda_torch>[0-9][0-9.]*)\\s+(?P<conda_build>[A-Za-z0-9_.]*cpu[A-Za-z0-9_.]*)(?:\\s|$)|\\bpytorch=(?P<conda_spec_torch>[0-9][0-9.]*)=(?P<conda_spec_build>[A-Za-z0-9_.]*cpu[A-Za-z0-9_.]*)",
 				Title:   "This conda environment holds a CPU-only pytorch build[[ ({conda_build})]][[ ({conda_spec_build})]]",
