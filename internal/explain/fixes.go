@@ -707,7 +707,11 @@ func (e *env) driverFixes(caps map[string]string) []finding.Fix {
 		for _, b := range kb.CUDA().TorchWheels.Rows {
 			if kb.CompareDotted(b.CUDA, dc) <= 0 {
 				r := remedy.TorchInstall(e.rctx(), e.torchBase(), b.CUDA, true)
-				r.Title = fmt.Sprintf("Or install torch %s built for CUDA %s, which this driver (CUDA %s at most) runs", e.torchBase(), b.CUDA, dc)
+				if remedy.TorchBuildExists(e.torchBase(), b.CUDA) {
+					r.Title = fmt.Sprintf("Or install torch %s built for CUDA %s, which this driver (CUDA %s at most) runs", e.torchBase(), b.CUDA, dc)
+				} else {
+					r.Title = fmt.Sprintf("Or, for this driver (CUDA %s at most): %s", dc, r.Title)
+				}
 				fixes = append(fixes, fix(r))
 				break
 			}
@@ -836,7 +840,11 @@ func (e *env) torchArchFixes(caps map[string]string) []finding.Fix {
 	if pick >= 0 {
 		b := rows[pick]
 		r := remedy.TorchInstall(e.rctx(), e.torchBase(), b.CUDA, true)
-		r.Title = fmt.Sprintf("Install torch %s built for CUDA %s (its wheels carry %s)", e.torchBase(), b.CUDA, strings.Join(b.Archs, " "))
+		if remedy.TorchBuildExists(e.torchBase(), b.CUDA) {
+			r.Title = fmt.Sprintf("Install torch %s built for CUDA %s (its wheels carry %s)", e.torchBase(), b.CUDA, strings.Join(b.Archs, " "))
+		} else {
+			r.Title += fmt.Sprintf(" (its wheels carry %s)", strings.Join(b.Archs, " "))
+		}
 		if driver == "" && pickFloor != "" {
 			r.Title += fmt.Sprintf("; it needs NVIDIA driver %s or newer (the log does not state the driver)", pickFloor)
 		}

@@ -319,6 +319,93 @@ func cudaTable() CUDAData {
 				},
 			},
 		},
+		TorchReleaseCUDA: struct {
+			Source string              "json:\"source\""
+			Rows   map[string][]string "json:\"rows\""
+		}{
+			Source: "pytorch/pytorch RELEASE.md, Release Compatibility Matrix (https://github.com/pytorch/pytorch/blob/main/RELEASE.md#release-compatibility-matrix): the stable and experimental CUDA columns of each minor release, the builds download.pytorch.org/whl/cuXYZ carries (a release has no wheel on another cuXYZ index: torch 2.4.0 has cu118, cu121, cu124, not cu126 or cu128)",
+			Rows: map[string][]string{
+				"1.12": {
+					"11.3",
+					"11.6",
+				},
+				"1.13": {
+					"11.6",
+					"11.7",
+				},
+				"2.0": {
+					"11.7",
+					"11.8",
+				},
+				"2.1": {
+					"11.8",
+					"12.1",
+				},
+				"2.10": {
+					"12.6",
+					"12.8",
+					"13.0",
+				},
+				"2.11": {
+					"12.6",
+					"12.8",
+					"13.0",
+				},
+				"2.12": {
+					"12.6",
+					"13.0",
+					"13.2",
+				},
+				"2.13": {
+					"12.6",
+					"13.0",
+					"13.2",
+				},
+				"2.14": {
+					"12.6",
+					"13.0",
+					"13.2",
+				},
+				"2.2": {
+					"11.8",
+					"12.1",
+				},
+				"2.3": {
+					"11.8",
+					"12.1",
+				},
+				"2.4": {
+					"11.8",
+					"12.1",
+					"12.4",
+				},
+				"2.5": {
+					"11.8",
+					"12.1",
+					"12.4",
+				},
+				"2.6": {
+					"11.8",
+					"12.4",
+					"12.6",
+				},
+				"2.7": {
+					"11.8",
+					"12.6",
+					"12.8",
+				},
+				"2.8": {
+					"12.6",
+					"12.8",
+					"12.9",
+				},
+				"2.9": {
+					"12.6",
+					"12.8",
+					"13.0",
+				},
+			},
+		},
 		ToolkitFullVersions: struct {
 			Source string            "json:\"source\""
 			Rows   map[string]string "json:\"rows\""

@@ -313,6 +313,13 @@ func narrowedBuild(c Context, pkg string, p kb.BuildProfile, nvcc string, stock,
 		Cost:   Cost{Seconds: e.Seconds, MemMiB: int(e.MemGiB * 1024), DiskMiB: p.DiskGiB * 1024, Basis: e.Words},
 		Undo:   []string{c.PipUninstall(pkg), `rm -rf "$` + SdistDir + `"`},
 		Reason: fmt.Sprintf("the stock build compiles %s (%s); this one compiles only what the GPUs here run (%s)", plural(len(stock), "target"), stockE.Words, e.Words)}
+	if c.uvWithoutPip() {
+		// pip download and pip wheel have no uv pip equivalent that builds
+		// against the environment's torch: pip goes into the environment
+		// first, so its interpreter's -m pip exists.
+		r.Commands = append([]string{c.Pip("pip")}, r.Commands...)
+		r.Changes = append(r.Changes, "pip, installed into "+c.envWords()+" (a uv environment without it) to download and build the sdist")
+	}
 	r.Preconditions = append(append([]Check{}, checks...),
 		Check{Check: "targets", OK: true, Detail: fmt.Sprintf("%s's %s hard-codes %s for nvcc %s and ignores TORCH_CUDA_ARCH_LIST; the GPUs here (%s%s) run %s",
 			pkg, p.ArchFile, smList(stock), nvcc, strings.Join(c.Capabilities(), ", "), c.GPUs[0].where(), smList(narrowed))},

@@ -2,6 +2,7 @@ package remedy
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/fastpath-dev/fastpath/internal/cudaarch"
@@ -46,8 +47,20 @@ func CompilerCUDA(c Context) (mm string, from Origin) {
 
 // TorchInstall installs torch built for CUDA cuda ("13.0") from
 // download.pytorch.org; version "" takes the newest, force reinstalls.
+//
+// A release download.pytorch.org has no build of that CUDA for (kb
+// torch_release_cuda: torch 2.4.0 has cu118, cu121, cu124) is not pinned:
+// `torch==2.4.0 --index-url .../cu128` finds no distribution, so the step
+// installs the newest torch built for cuda and its title says so.
 func TorchInstall(c Context, version, cuda string, force bool) Remedy {
 	index := "https://download.pytorch.org/whl/cu" + strings.ReplaceAll(cuda, ".", "")
+	unpinned := ""
+	if !TorchBuildExists(version, cuda) {
+		cudas, _ := kb.CUDA().TorchReleaseCUDAs(version)
+		unpinned = fmt.Sprintf(" (torch %s has no CUDA %s build, only %s: the newest torch built for CUDA %s; kernel packages built for torch %s need the release for it)",
+			version, cuda, strings.Join(cudas, ", "), cuda, version)
+		version = ""
+	}
 	spec := "torch"
 	if version != "" {
 		spec = "torch==" + version
@@ -61,8 +74,13 @@ func TorchInstall(c Context, version, cuda string, force bool) Remedy {
 	title := fmt.Sprintf("Install torch built for CUDA %s", cuda)
 	if force {
 		args = append([]string{"--force-reinstall"}, args...)
-		title = fmt.Sprintf("Reinstall torch %s built for CUDA %s", version, cuda)
+		if version != "" {
+			title = fmt.Sprintf("Reinstall torch %s built for CUDA %s", version, cuda)
+		} else {
+			title = fmt.Sprintf("Reinstall torch built for CUDA %s", cuda)
+		}
 	}
+	title += unpinned
 	r := Remedy{ID: "torch/cu" + strings.ReplaceAll(cuda, ".", ""), Title: title,
 		Commands:  []string{c.Pip(args...)},
 		Changes:   []string{"torch and its nvidia-* runtime wheels in " + c.envWords()},
@@ -74,6 +92,14 @@ func TorchInstall(c Context, version, cuda string, force bool) Remedy {
 		r.Undo = []string{c.Pip("--force-reinstall", "torch=="+base)}
 	}
 	return r
+}
+
+// TorchBuildExists reports whether download.pytorch.org has torch version
+// built for CUDA cuda, as far as the KB knows (true for a release it does
+// not list, and for version "").
+func TorchBuildExists(version, cuda string) bool {
+	cudas, known := kb.CUDA().TorchReleaseCUDAs(version)
+	return version == "" || !known || slices.Contains(cudas, cuda)
 }
 
 // envWords names the environment commands change.

@@ -25,3 +25,59 @@ func TestExportHomePipLinks(t *testing.T) {
 		t.Errorf("unknown version: %q, want the two exports only", r.Commands)
 	}
 }
+
+// TestTorchInstallOnlyPublishedBuilds: a torch release is pinned only with
+// an index download.pytorch.org has it on (kb torch_release_cuda, from
+// pytorch's RELEASE.md): torch 2.4.0 on cu130 does not exist, so the step
+// installs the newest torch for cu130 and says why; a release the table
+// does not list stays pinned.
+func TestTorchInstallOnlyPublishedBuilds(t *testing.T) {
+	c := Context{Python: Of("/v/bin/python3", FromMachine), HasPip: true}
+	for _, tc := range []struct {
+		version, cuda, spec string
+	}{
+		{"2.4.0", "12.1", "torch==2.4.0"},
+		{"2.4.0", "12.4", "torch==2.4.0"},
+		{"2.4.0", "13.0", "torch"},
+		{"2.4.0+cpu", "12.8", "torch"},
+		{"2.11.0", "12.8", "torch==2.11.0"},
+		{"2.11.0", "11.8", "torch"},
+		{"2.12.0", "12.8", "torch"},
+		{"2.1.2", "12.1", "torch==2.1.2"},
+		{"2.1.2", "12.8", "torch"},
+		{"1.9.0", "11.1", "torch==1.9.0"}, // not in the table: as asked
+		{"", "12.8", "torch"},
+	} {
+		r := TorchInstall(c, tc.version, tc.cuda, true)
+		want := "/v/bin/python3 -m pip install --force-reinstall " + tc.spec + " --index-url https://download.pytorch.org/whl/cu" + strings.ReplaceAll(tc.cuda, ".", "")
+		if len(r.Commands) != 1 || r.Commands[0] != want {
+			t.Errorf("%s on %s: %q, want %q", tc.version, tc.cuda, r.Commands, want)
+		}
+		if tc.spec == "torch" && tc.version != "" && !strings.Contains(r.Title, "has no CUDA "+tc.cuda+" build") {
+			t.Errorf("%s on %s: title %q does not say why the pin went", tc.version, tc.cuda, r.Title)
+		}
+	}
+}
+
+// TestNarrowedBuildInUVEnvironment: a uv environment without pip has no
+// `python -m pip download` or `pip wheel`: the narrowed build installs pip
+// into it (with uv) before it uses them.
+func TestNarrowedBuildInUVEnvironment(t *testing.T) {
+	for _, hasPip := range []bool{false, true} {
+		c := Context{Python: Of("/v/bin/python3", FromMachine), PythonKind: Of("uv", FromMachine), HasPip: hasPip,
+			TorchCUDA: Of("12.8", FromMachine), GPUs: []Fact[string]{Of("12.0", FromMachine)}, Platform: Of(Linux, FromMachine)}
+		rs := BuildFromSource(c, "causal-conv1d", "causal-conv1d", "12.8")
+		if len(rs) < 2 || !strings.HasPrefix(rs[0].ID, "build-narrowed/") {
+			t.Fatalf("no narrowed build: %+v", rs)
+		}
+		cmds := rs[0].Commands
+		first := slices.IndexFunc(cmds, func(s string) bool { return strings.Contains(s, " -m pip ") })
+		installsPip := slices.Index(cmds, "uv pip install --python /v/bin/python3 pip")
+		if !hasPip && (installsPip < 0 || installsPip > first) {
+			t.Errorf("uv without pip: %q uses -m pip before installing it", cmds)
+		}
+		if hasPip && installsPip >= 0 {
+			t.Errorf("uv with pip: %q installs pip again", cmds)
+		}
+	}
+}
