@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -265,6 +266,12 @@ func TestFixCommandsRunnable(t *testing.T) {
 			}
 			if fx.kind == "uv" && !pipThere && slices.Contains(words, "-m") && slices.Contains(words, "pip") {
 				t.Errorf("%s: %q: a uv environment without pip has no -m pip", fx.from, c)
+			}
+			if fx.kind == "conda" && len(words) > 1 && words[0] == "conda" && (words[1] == "install" || words[1] == "remove") {
+				prefix := filepath.Dir(filepath.Dir(fx.python))
+				if i := slices.Index(words, "-p"); i < 0 || i+1 >= len(words) || words[i+1] != prefix {
+					t.Errorf("%s: %q: a conda command for %s must name it (-p %s), not the active environment", fx.from, c, fx.python, prefix)
+				}
 			}
 			p, isPip, err := parsePipInstall(c)
 			if err != nil {

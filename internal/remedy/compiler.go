@@ -2,6 +2,7 @@ package remedy
 
 import (
 	"fmt"
+	"path"
 	"slices"
 	"strings"
 
@@ -206,6 +207,20 @@ func pipCompiler(c Context, mm string, mmFrom Origin) Remedy {
 	return r
 }
 
+// condaPrefix is the prefix of the selected conda environment (the folder
+// above its interpreter's bin/), "" when it is not a conda environment or
+// its interpreter is not known.
+func (c *Context) condaPrefix() string {
+	if c.PythonKind.Value != "conda" || !c.Python.Known() {
+		return ""
+	}
+	bin := path.Dir(c.Python.Value)
+	if path.Base(bin) != "bin" || !path.IsAbs(bin) {
+		return ""
+	}
+	return path.Dir(bin)
+}
+
 // condaCompiler: NVIDIA's conda channel, into a conda environment.
 func condaCompiler(c Context, mm string) Remedy {
 	cu := kb.CUDA()
@@ -215,12 +230,19 @@ func condaCompiler(c Context, mm string) Remedy {
 	}
 	full, fullKnown := cu.ToolkitFull(mm)
 	channel := kb.Expand(cu.Conda.Channel, full)
+	// The diagnosed environment by its prefix where it is known: a bare
+	// conda install goes into whichever environment is active, which need
+	// not be the one --python named.
+	target, home, where := []string{}, `"$CONDA_PREFIX"`, "the active conda environment ($CONDA_PREFIX)"
+	if p := c.condaPrefix(); p != "" {
+		target, home, where = []string{"-p", p}, Quote(p), "the conda environment "+p
+	}
 	r := Remedy{ID: "compiler/conda", CUDA: mm,
 		Title:    fmt.Sprintf("Install the CUDA %s compiler from NVIDIA's conda channel into the conda environment", mm),
-		Commands: []string{Command(append([]string{"conda", "install", "-y", "-c", channel}, pkgs...)...), Export("CUDA_HOME", `"$CONDA_PREFIX"`)},
-		Changes:  []string{"adds " + strings.Join(pkgs, " ") + " to the active conda environment ($CONDA_PREFIX)"},
+		Commands: []string{Command(append(append([]string{"conda", "install", "-y"}, target...), append([]string{"-c", channel}, pkgs...)...)...), Export("CUDA_HOME", home)},
+		Changes:  []string{"adds " + strings.Join(pkgs, " ") + " to " + where},
 		Cost:     Cost{Seconds: 120, Download: 500, DiskMiB: 1500, Basis: "fastpath's estimate of cuda-nvcc with the cudart and math-library dev packages"},
-		Undo:     []string{Command(append([]string{"conda", "remove", "-y"}, condaNames(pkgs)...)...)},
+		Undo:     []string{Command(append(append([]string{"conda", "remove", "-y"}, target...), condaNames(pkgs)...)...)},
 		Reason:   "a user-space compiler, but only inside a conda environment"}
 	kind := c.PythonKind.Value
 	if kind == "" {

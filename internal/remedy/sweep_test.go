@@ -81,3 +81,20 @@ func TestNarrowedBuildInUVEnvironment(t *testing.T) {
 		}
 	}
 }
+
+// TestCondaCompilerNamesTheEnvironment: the conda route installs into the
+// diagnosed conda environment by its prefix (-p), not into whichever is
+// active; only without a known interpreter does it fall back to $CONDA_PREFIX.
+func TestCondaCompilerNamesTheEnvironment(t *testing.T) {
+	c := Context{Python: Of("/opt/conda/envs/work/bin/python3.12", FromMachine), PythonKind: Of("conda", FromMachine),
+		TorchCUDA: Of("12.8", FromMachine), Platform: Of(Linux, FromMachine)}
+	r := condaCompiler(c, "12.8")
+	if len(r.Commands) != 2 || !strings.HasPrefix(r.Commands[0], "conda install -y -p /opt/conda/envs/work -c ") ||
+		r.Commands[1] != "export CUDA_HOME=/opt/conda/envs/work" || !strings.HasPrefix(r.Undo[0], "conda remove -y -p /opt/conda/envs/work ") {
+		t.Errorf("conda env by prefix: %q undo %q", r.Commands, r.Undo)
+	}
+	c.Python = Fact[string]{}
+	if r := condaCompiler(c, "12.8"); len(r.Commands) != 2 || strings.Contains(r.Commands[0], " -p ") || r.Commands[1] != `export CUDA_HOME="$CONDA_PREFIX"` {
+		t.Errorf("no interpreter known: %q", r.Commands)
+	}
+}
