@@ -75,6 +75,7 @@ type pipInstall struct {
 	Cmd                                            string
 	Env                                            []string // VAR=value words before the command
 	Installer                                      string   // "pip" (python -m pip) or "uv"
+	Verb                                           string   // install, download, wheel
 	Python                                         string   // the interpreter: python -m pip's, uv's --python ("" none)
 	Index                                          string   // --index-url ("" PyPI)
 	Extra                                          []string // --extra-index-url
@@ -165,11 +166,11 @@ var pipOptionsWithValue = map[string]bool{
 	"-r": true, "--requirement": true, "-t": true, "--target": true, "--prefix": true, "--root": true,
 	"--config-settings": true, "-C": true, "--platform": true, "--python-version": true, "--abi": true,
 	"--implementation": true, "--upgrade-strategy": true, "--progress-bar": true, "--trusted-host": true,
-	"--cache-dir": true,
+	"--cache-dir": true, "-d": true, "--dest": true, "-w": true, "--wheel-dir": true,
 }
 
-// parsePipInstall reads a command back as a pip install; ok is false when
-// the command installs nothing with pip (apt-get, export, pip download...).
+// parsePipInstall reads a command back as a pip install, download or wheel;
+// ok is false for any other command (apt-get, export, pip uninstall...).
 func parsePipInstall(cmd string) (p pipInstall, ok bool, err error) {
 	words, _, good := shellWords(cmd)
 	if !good {
@@ -180,13 +181,14 @@ func parsePipInstall(cmd string) (p pipInstall, ok bool, err error) {
 		p.Env, words = append(p.Env, words[0]), words[1:]
 	}
 	var rest []string
+	verb := func(w string) bool { return w == "install" || w == "download" || w == "wheel" }
 	switch {
-	case len(words) >= 4 && words[1] == "-m" && words[2] == "pip" && words[3] == "install":
-		p.Installer, p.Python, rest = "pip", words[0], words[4:]
-	case len(words) >= 3 && words[0] == "uv" && words[1] == "pip" && words[2] == "install":
-		p.Installer, rest = "uv", words[3:]
-	case len(words) >= 2 && (words[0] == "pip" || words[0] == "pip3") && words[1] == "install":
-		p.Installer, rest = "bare-pip", words[2:]
+	case len(words) >= 4 && words[1] == "-m" && words[2] == "pip" && verb(words[3]):
+		p.Installer, p.Python, p.Verb, rest = "pip", words[0], words[3], words[4:]
+	case len(words) >= 3 && words[0] == "uv" && words[1] == "pip" && verb(words[2]):
+		p.Installer, p.Verb, rest = "uv", words[2], words[3:]
+	case len(words) >= 2 && (words[0] == "pip" || words[0] == "pip3") && verb(words[1]):
+		p.Installer, p.Verb, rest = "bare-pip", words[1], words[2:]
 	default:
 		return p, false, nil
 	}
@@ -296,6 +298,9 @@ func TestFixCommandsRunnable(t *testing.T) {
 			}
 			if fx.python == "" {
 				continue
+			}
+			if p.Verb != "install" {
+				continue // pip download and pip wheel run with the interpreter's pip (after uv installed it)
 			}
 			switch {
 			case fx.kind == "uv" && p.Installer != "uv":

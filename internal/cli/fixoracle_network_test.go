@@ -51,7 +51,7 @@ func TestNetworkFixCommandsResolve(t *testing.T) {
 	}
 	o := &pypiOracle{t: t, dir: cache}
 	fixes := fixCommandSources(t)
-	var st struct{ fixes, cmds, reqs, pypi, pinned, paired, torchIndex, paths, sdistChecked int }
+	var st struct{ fixes, cmds, reqs, pypi, pinned, paired, torchIndex, paths, sdistChecked, sdistTorch, downloads int }
 	seen := map[string]bool{}
 	for _, fx := range fixes {
 		st.fixes++
@@ -82,6 +82,9 @@ func TestNetworkFixCommandsResolve(t *testing.T) {
 			seen[key] = true
 			st.cmds++
 			st.paths += len(p.Paths)
+			if p.Verb != "install" {
+				st.downloads++
+			}
 			for _, r := range p.Reqs {
 				st.reqs++
 				where := fmt.Sprintf("%s: %q", fx.from, p.Cmd)
@@ -110,17 +113,21 @@ func TestNetworkFixCommandsResolve(t *testing.T) {
 						t.Errorf("%s: %s", where, msg)
 					}
 				}
-				if v != "" && !p.NoBuildIsolation && !o.hasWheel(r.Name, v) {
+				if v != "" && (p.NoBinary || !o.hasWheel(r.Name, v)) {
 					st.sdistChecked++
-					if o.sdistImportsTorch(r.Name, v) {
+					if !o.sdistImportsTorch(r.Name, v) {
+						continue
+					}
+					st.sdistTorch++
+					if !p.NoBuildIsolation {
 						t.Errorf("%s: %s %s installs from an sdist whose setup.py imports torch, without --no-build-isolation (pip's isolated build has no torch)", where, r.Name, v)
 					}
 				}
 			}
 		}
 	}
-	t.Logf("oracle: %d fixes, %d distinct pip commands, %d requirements: %d checked on PyPI (%d pinned, %d paired with a torch pin, %d sdists read for 'import torch'), %d on download.pytorch.org (shape only, unchecked online), %d paths/URLs; %d PyPI lookups",
-		st.fixes, st.cmds, st.reqs, st.pypi, st.pinned, st.paired, st.sdistChecked, st.torchIndex, st.paths, o.lookups)
+	t.Logf("oracle: %d fixes, %d distinct pip commands (%d pip download/wheel), %d requirements: %d checked on PyPI (%d pinned, %d paired with a torch pin, %d installs from an sdist read, %d of them import torch in setup.py and need --no-build-isolation), %d on download.pytorch.org (shape only, unchecked online), %d paths/URLs; %d PyPI lookups",
+		st.fixes, st.cmds, st.downloads, st.reqs, st.pypi, st.pinned, st.paired, st.sdistChecked, st.sdistTorch, st.torchIndex, st.paths, o.lookups)
 	if st.cmds < 20 || st.pypi < 20 {
 		t.Errorf("only %d commands, %d PyPI requirements read: the sources went quiet", st.cmds, st.pypi)
 	}
@@ -422,6 +429,14 @@ func (o *pypiOracle) installable(name, v string, onlyBinary bool) bool {
 	return o.hasWheel(name, v) || !onlyBinary && o.sdist(name, v) != nil
 }
 
+// installableBy: as installable, an sdist with --no-binary.
+func (o *pypiOracle) installableBy(name, v string, p pipInstall) bool {
+	if p.NoBinary {
+		return o.sdist(name, v) != nil
+	}
+	return o.installable(name, v, p.OnlyBinary)
+}
+
 // check checks r on PyPI and returns the version pip would install ("" for
 // none) or why it would not.
 func (o *pypiOracle) check(r requirement, p pipInstall) (string, string) {
@@ -437,15 +452,15 @@ func (o *pypiOracle) check(r requirement, p pipInstall) (string, string) {
 		if len(files) > 0 && len(proj.live(v)) == 0 {
 			return "", fmt.Sprintf("%s %s is yanked on PyPI", r.Name, v)
 		}
-		if !o.installable(r.Name, v, p.OnlyBinary) {
-			return "", fmt.Sprintf("%s %s has no Linux x86_64 wheel for CPython 3.9-3.13%s on PyPI", r.Name, v, map[bool]string{false: " and no sdist", true: " (--only-binary)"}[p.OnlyBinary])
+		if !o.installableBy(r.Name, v, p) {
+			return "", fmt.Sprintf("%s %s has no %s on PyPI", r.Name, v, map[bool]string{false: "Linux x86_64 wheel for CPython 3.9-3.13 and no sdist", true: "sdist (--no-binary)"}[p.NoBinary])
 		}
 		return v, ""
 	}
 	for _, v := range newestFirst(proj) {
 		if matchSpec(v, r.Spec) && len(proj.live(v)) > 0 {
-			if !o.installable(r.Name, v, p.OnlyBinary) {
-				return "", fmt.Sprintf("%s: the newest release pip would pick, %s, has no Linux x86_64 file for CPython 3.9-3.13", r.Text, v)
+			if !o.installableBy(r.Name, v, p) {
+				return "", fmt.Sprintf("%s: the newest release pip would pick, %s, has no Linux x86_64 file for CPython 3.9-3.13 (an sdist with --no-binary)", r.Text, v)
 			}
 			return v, ""
 		}
