@@ -212,6 +212,12 @@ func remedySweep() []fixSource {
 			for pkg := range kb.Builds().Packages {
 				add(remedy.BuildFromSource(c, pkg, pkg, cuda)...)
 			}
+			for _, p := range kb.Packages().Packages {
+				for torch := range p.TorchPins {
+					r, _ := remedy.ReleaseForTorch(c, p.Name, torch)
+					add(r)
+				}
+			}
 			for pkg := range kb.Builds().WheelOnly.Packages {
 				for _, arch := range []string{"", "9.0"} {
 					if r, ok := remedy.WheelOnlyRebuild(c, pkg, "", arch); ok {

@@ -446,10 +446,12 @@ func (e *env) fixes(id finding.ID, caps map[string]string) []finding.Fix {
 				have = caps["torch_version"]
 			}
 			if base, _, _ := strings.Cut(have, "+"); base != "" && base[0] >= '0' && base[0] <= '9' {
-				fixes = append(fixes, finding.Fix{
-					Title:    "Install the " + dist + " release built for the installed torch " + have + ": each " + dist + " wheel pins one torch release, so pip, held to torch==" + base + ", picks the " + dist + " that matches and keeps this torch",
-					Commands: []string{e.pip("--upgrade", dist, "torch=="+base)},
-				})
+				r, pinned := remedy.ReleaseForTorch(e.rctx(), dist, base)
+				title := "Install the " + dist + " release built for the installed torch " + have + ": each " + dist + " wheel pins one torch release, so pip, held to torch==" + base + ", picks the " + dist + " that matches and keeps this torch"
+				if pinned != "" {
+					title = "Install " + dist + " " + pinned + ", the release built for the installed torch " + have + " (its wheels require torch==" + base + "), and keep this torch"
+				}
+				fixes = append(fixes, finding.Fix{Title: title, Commands: r.Commands})
 			}
 			keep := "Keep this " + dist + " and install the torch release it pins: pip, given " + dist + " again, installs that torch (`pip check` names it); or build " + dist + " from source against this torch"
 			if len(fixes) > 0 {

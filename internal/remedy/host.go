@@ -410,3 +410,21 @@ func gxxMissing(c Context, gcc int) (Remedy, bool) {
 		Reason: "apt installs only the compilers the distro itself ships"}
 	return r.manual(fmt.Sprintf("build in a container of an OS whose archive has g++-%d (%s), or use a newer CUDA whose nvcc accepts the g++ here", gcc, os)), true
 }
+
+// ReleaseForTorch installs the release of dist (a package each wheel of
+// which pins one torch release: kb pins_torch) built for torch release
+// torch, together with that torch. Where the KB's torch_pins know the
+// release it is pinned (xformers==0.0.26.post1 torch==2.3.0): left to pip,
+// the resolver walks back from the newest release one wheel at a time, and
+// on a Python the matching release has no wheel for it builds an sdist.
+// Otherwise pip, held to torch==torch, picks it (--upgrade).
+func ReleaseForTorch(c Context, dist, torch string) (r Remedy, pinned string) {
+	base, _, _ := strings.Cut(torch, "+")
+	r = Remedy{ID: "pinned-torch/" + dist, Installs: []string{dist, "torch"}, Changes: []string{dist + " and torch in " + c.envWords()}}
+	if v, ok := kb.ReleaseForTorch(dist, base); ok {
+		r.Commands = []string{c.Pip(dist+"=="+v, "torch=="+base)}
+		return r, v
+	}
+	r.Commands = []string{c.Pip("--upgrade", dist, "torch=="+base)}
+	return r, ""
+}

@@ -98,3 +98,21 @@ func TestCondaCompilerNamesTheEnvironment(t *testing.T) {
 		t.Errorf("no interpreter known: %q", r.Commands)
 	}
 }
+
+// TestReleaseForTorch: a package whose wheels pin one torch is pinned to
+// the release built for that torch where the KB knows it (kb torch_pins,
+// read from the wheels' METADATA), else left to pip held to that torch.
+func TestReleaseForTorch(t *testing.T) {
+	c := Context{Python: Of("/v/bin/python3", FromMachine), HasPip: true}
+	for _, tc := range []struct{ dist, torch, want string }{
+		{"xformers", "2.3.0+cu121", "/v/bin/python3 -m pip install xformers==0.0.26.post1 torch==2.3.0"},
+		{"xformers", "1.13.1", "/v/bin/python3 -m pip install xformers==0.0.16 torch==1.13.1"},
+		{"vllm", "2.5.1", "/v/bin/python3 -m pip install vllm==0.7.3 torch==2.5.1"},
+		{"xformers", "2.12.0", "/v/bin/python3 -m pip install --upgrade xformers torch==2.12.0"},
+	} {
+		r, _ := ReleaseForTorch(c, tc.dist, tc.torch)
+		if len(r.Commands) != 1 || r.Commands[0] != tc.want {
+			t.Errorf("%s for torch %s: %q, want %q", tc.dist, tc.torch, r.Commands, tc.want)
+		}
+	}
+}
