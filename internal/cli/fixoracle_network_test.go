@@ -51,7 +51,9 @@ func TestNetworkFixCommandsResolve(t *testing.T) {
 	}
 	o := &pypiOracle{t: t, dir: cache}
 	fixes := fixCommandSources(t)
-	var st struct{ fixes, cmds, reqs, pypi, pinned, paired, torchIndex, paths, sdistChecked, sdistTorch, downloads int }
+	var st struct {
+		fixes, cmds, reqs, pypi, pinned, paired, torchIndex, paths, sdistChecked, sdistTorch, downloads, importsChecked int
+	}
 	seen := map[string]bool{}
 	for _, fx := range fixes {
 		st.fixes++
@@ -74,9 +76,27 @@ func TestNetworkFixCommandsResolve(t *testing.T) {
 				}
 			}
 		}
+		// What the environment has before each command: its own
+		// distributions, then what earlier commands of the fix installed.
+		have := map[string]string{}
+		for d, v := range fx.installed {
+			have[d] = v
+		}
+		haveKey := fmt.Sprint(fx.installed)
 		for _, p := range parsed {
-			key := torch + "|" + p.Cmd
+			key := fmt.Sprint(torch, "|", p.Cmd, "|", fx.known, "|", haveKey)
+			mark := func() {
+				if p.Verb == "install" {
+					for _, r := range p.Reqs {
+						if _, ok := have[canonical(r.Name)]; !ok {
+							have[canonical(r.Name)] = "new" // pip installs the newest
+						}
+						haveKey += "," + canonical(r.Name)
+					}
+				}
+			}
 			if seen[key] {
+				mark()
 				continue
 			}
 			seen[key] = true
@@ -119,15 +139,31 @@ func TestNetworkFixCommandsResolve(t *testing.T) {
 						continue
 					}
 					st.sdistTorch++
+					if p.NoBuildIsolation && fx.known {
+						st.importsChecked++
+						sv := kb.Builds().SetuptoolsVendors
+						st, hasST := have["setuptools"]
+						vendored := hasST && (st == "new" || !pep440.Less(st, sv.From))
+						for _, imp := range o.sdistImports(r.Name, v) {
+							d := imp.dist
+							if imp.afterSetuptools && vendored && slices.Contains(sv.Modules, d) {
+								continue // setuptools' own copy, on sys.path once setuptools is imported
+							}
+							if _, ok := have[d]; !ok {
+								t.Errorf("%s: %s %s's setup.py imports %s, which the environment lacks and the fix does not install before this build without isolation", where, r.Name, v, d)
+							}
+						}
+					}
 					if !p.NoBuildIsolation {
 						t.Errorf("%s: %s %s installs from an sdist whose setup.py imports torch, without --no-build-isolation (pip's isolated build has no torch)", where, r.Name, v)
 					}
 				}
 			}
+			mark()
 		}
 	}
-	t.Logf("oracle: %d fixes, %d distinct pip commands (%d pip download/wheel), %d requirements: %d checked on PyPI (%d pinned, %d paired with a torch pin, %d installs from an sdist read, %d of them import torch in setup.py and need --no-build-isolation), %d on download.pytorch.org (shape only, unchecked online), %d paths/URLs; %d PyPI lookups",
-		st.fixes, st.cmds, st.downloads, st.reqs, st.pypi, st.pinned, st.paired, st.sdistChecked, st.sdistTorch, st.torchIndex, st.paths, o.lookups)
+	t.Logf("oracle: %d fixes, %d distinct pip commands (%d pip download/wheel), %d requirements: %d checked on PyPI (%d pinned, %d paired with a torch pin, %d installs from an sdist read, %d of them import torch in setup.py and need --no-build-isolation; %d of those checked for setup.py's other imports in the environment), %d on download.pytorch.org (shape only, unchecked online), %d paths/URLs; %d PyPI lookups",
+		st.fixes, st.cmds, st.downloads, st.reqs, st.pypi, st.pinned, st.paired, st.sdistChecked, st.sdistTorch, st.importsChecked, st.torchIndex, st.paths, o.lookups)
 	if st.cmds < 20 || st.pypi < 20 {
 		t.Errorf("only %d commands, %d PyPI requirements read: the sources went quiet", st.cmds, st.pypi)
 	}
@@ -170,6 +206,7 @@ type pypiOracle struct {
 	dir     string
 	lookups int
 	proj    map[string]*pypiProject
+	setups  map[string]setupPy
 }
 
 type pypiFile struct {
@@ -584,12 +621,82 @@ func (o *pypiOracle) checkTorchPair(r requirement, v, torch string) string {
 	return fmt.Sprintf("no release of %s among the newest %d admits torch==%s: pip's resolver cannot satisfy the fix", r.Name, tried-1, torch)
 }
 
+// stdlib are the standard-library modules the profiled setup.py files
+// import.
+var stdlib = map[string]bool{"os": true, "sys": true, "re": true, "ast": true, "glob": true, "shutil": true,
+	"subprocess": true, "warnings": true, "platform": true, "pathlib": true, "urllib": true, "typing": true,
+	"time": true, "datetime": true, "json": true, "functools": true, "itertools": true, "stat": true,
+	"sysconfig": true, "tarfile": true, "importlib": true, "shlex": true, "io": true, "collections": true,
+	"copy": true, "math": true, "logging": true, "tempfile": true, "textwrap": true, "contextlib": true,
+	"dataclasses": true, "enum": true, "argparse": true, "hashlib": true, "zipfile": true, "pprint": true,
+	"__future__": true}
+
+// sdistImports are the distributions the sdist's setup.py imports at its
+// top level, other than torch, the standard library and the sdist's own
+// modules (distutils is setuptools' since Python 3.12).
+func (o *pypiOracle) sdistImports(name, v string) []sdistImport {
+	setup, local := o.sdistSetup(name, v)
+	var out []sdistImport
+	seen := map[string]bool{}
+	after := false // setuptools was imported above
+	for _, m := range regexp.MustCompile(`(?m)^(?:import|from)\s+([A-Za-z_]\w*)`).FindAllStringSubmatch(setup, -1) {
+		mod := m[1]
+		if mod == "torch" || stdlib[mod] || local[mod] {
+			continue
+		}
+		if mod == "distutils" || mod == "pkg_resources" {
+			mod = "setuptools"
+		}
+		if d := canonical(mod); !seen[d] {
+			seen[d] = true
+			out = append(out, sdistImport{d, after})
+		}
+		if mod == "setuptools" {
+			after = true
+		}
+	}
+	return out
+}
+
+// sdistImport is a distribution a setup.py imports, and whether setuptools
+// was imported before it.
+type sdistImport struct {
+	dist            string
+	afterSetuptools bool
+}
+
 // sdistImportsTorch reads the real sdist's setup.py (downloaded by sha256
 // into the test cache) for an import of torch.
 func (o *pypiOracle) sdistImportsTorch(name, v string) bool {
+	setup, _ := o.sdistSetup(name, v)
+	return regexp.MustCompile(`(?m)^\s*(import torch\b|from torch[ .])`).MatchString(setup)
+}
+
+// sdistSetup is the setup.py at the root of the real sdist (downloaded by
+// sha256 into the test cache) and the names at that root (its own modules).
+func (o *pypiOracle) sdistSetup(name, v string) (string, map[string]bool) {
+	key := canonical(name) + "@" + v
+	if s, ok := o.setups[key]; ok {
+		return s.text, s.local
+	}
+	text, local := o.readSetup(name, v)
+	if o.setups == nil {
+		o.setups = map[string]setupPy{}
+	}
+	o.setups[key] = setupPy{text, local}
+	return text, local
+}
+
+type setupPy struct {
+	text  string
+	local map[string]bool
+}
+
+func (o *pypiOracle) readSetup(name, v string) (string, map[string]bool) {
+	local := map[string]bool{}
 	f := o.sdist(name, v)
 	if f == nil || !strings.HasSuffix(f.Filename, ".tar.gz") {
-		return false
+		return "", local
 	}
 	path := testenv.Sdist(o.t, canonical(name), f.Filename, f.Digests["sha256"])
 	fh, err := os.Open(path)
@@ -602,18 +709,22 @@ func (o *pypiOracle) sdistImportsTorch(name, v string) bool {
 		o.t.Fatalf("%s: %v", path, err)
 	}
 	tr := tar.NewReader(zr)
-	imp := regexp.MustCompile(`(?m)^\s*(import torch\b|from torch[ .])`)
+	setup := ""
 	for {
 		h, err := tr.Next()
 		if err != nil {
-			return false
+			return setup, local
 		}
-		if parts := strings.Split(h.Name, "/"); len(parts) == 2 && parts[1] == "setup.py" {
+		parts := strings.Split(h.Name, "/")
+		if len(parts) >= 2 && parts[1] != "" {
+			local[strings.TrimSuffix(parts[1], ".py")] = true
+		}
+		if len(parts) == 2 && parts[1] == "setup.py" {
 			b, err := io.ReadAll(io.LimitReader(tr, 4<<20))
 			if err != nil {
 				o.t.Fatal(err)
 			}
-			return imp.Match(b)
+			setup = string(b)
 		}
 	}
 }

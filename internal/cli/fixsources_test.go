@@ -22,6 +22,24 @@ type fixSource struct {
 	// python and kind are the environment's interpreter and kind (venv,
 	// uv, conda) where the fix is for a known one; "" for a log's.
 	python, kind string
+	// installed are the environment's distributions (canonical names);
+	// nil for a log's environment, which is not known.
+	installed map[string]string
+	known     bool
+}
+
+// distsOf are an environment's distributions: canonical name -> version.
+func distsOf(f *facts.Facts) map[string]string {
+	out := map[string]string{}
+	if f == nil || f.Python.Selected == nil {
+		return out
+	}
+	for _, d := range f.Python.Selected.Distributions {
+		if !d.Shadowed {
+			out[canonical(d.Name)] = d.Version
+		}
+	}
+	return out
 }
 
 // seedArgs are the source flags of the seed container written at root.
@@ -106,12 +124,14 @@ func fixCommandSources(t *testing.T) []fixSource {
 		t.Fatal(err)
 	}
 	var out []fixSource
+	var seedTree []int // the tree's fixes: its environment is the seed facts'
 	// doctor and plan on the tree, for the seed's GPUs and three others.
 	for _, gpu := range []string{"12.0", "9.0", "8.0", "10.0"} {
 		args := append(seedArgs(root), "--gpu", gpu, "--model", fixture.SeedModel)
 		for _, fx := range append(commandsOf("doctor --gpu "+gpu, runJSON(t, append([]string{"doctor"}, args...)...)),
 			commandsOf("plan --gpu "+gpu, runJSON(t, append([]string{"plan", "--offline", "--json"}, args...)...))...) {
 			fx.python, fx.kind = seedPython, "venv"
+			seedTree = append(seedTree, len(out))
 			out = append(out, fx)
 		}
 	}
@@ -145,8 +165,12 @@ func fixCommandSources(t *testing.T) []fixSource {
 		for _, fx := range append(commandsOf("doctor facts "+v.name, runJSON(t, "doctor", "--facts", file, "--model", model)),
 			commandsOf("plan facts "+v.name, runJSON(t, "plan", "--offline", "--json", "--facts", file, "--model", model))...) {
 			fx.python, fx.kind = f.Python.Selected.Interpreter, f.Python.Selected.Kind
+			fx.installed, fx.known = distsOf(&f), true
 			out = append(out, fx)
 		}
+	}
+	for _, i := range seedTree {
+		out[i].installed, out[i].known = distsOf(seedFacts), true
 	}
 	// explain over the corpus.
 	dir := filepath.Join("..", "explain", "testdata", "corpus")
@@ -178,7 +202,11 @@ func fixCommandSources(t *testing.T) []fixSource {
 			}
 			for _, fd := range explain.Findings(s, f) {
 				for _, fx := range fd.Fixes {
-					out = append(out, fixSource{from: from + ": " + fx.Title, commands: fx.Commands})
+					src := fixSource{from: from + ": " + fx.Title, commands: fx.Commands}
+					if f != nil {
+						src.installed, src.known = distsOf(f), true
+					}
+					out = append(out, src)
 				}
 			}
 		}
@@ -204,7 +232,8 @@ func remedySweep() []fixSource {
 			from := "remedy cu" + cuda + " " + kind + ": "
 			add := func(rs ...remedy.Remedy) {
 				for _, r := range rs {
-					out = append(out, fixSource{from: from + r.Title, commands: r.Commands, python: seedPython, kind: kind})
+					// A Context with no machine: nothing is known installed.
+					out = append(out, fixSource{from: from + r.Title, commands: r.Commands, python: seedPython, kind: kind, known: true})
 				}
 			}
 			add(remedy.CompilerRoutes(c)...)

@@ -6989,8 +6989,13 @@ func buildsTable() BuildsData {
 				SdistSHA256: "3202758494eaa7b597ce1c282dfa188889506bfcb92cad3c407d26736bfcd32b",
 				Source:      "causal_conv1d-1.7.0.tar.gz (PyPI) setup.py: cc_flag -gencode pairs chosen by nvcc's version (get_cuda_bare_metal_version), append_nvcc_threads adds --threads 4, CUDAExtension with 4 sources (3 .cu), CAUSAL_CONV1D_FORCE_BUILD, wheel URL from the GitHub release",
 				BuildSystem: "setuptools",
-				ArchFile:    "setup.py",
-				ArchNote:    "setup.py passes its own -gencode list, so torch ignores TORCH_CUDA_ARCH_LIST",
+				BuildImports: []string{
+					"packaging",
+					"setuptools",
+					"wheel",
+				},
+				ArchFile: "setup.py",
+				ArchNote: "setup.py passes its own -gencode list, so torch ignores TORCH_CUDA_ARCH_LIST",
 				Targets: []BuildTargets{
 					{
 						NVCCFrom: "11.8",
@@ -7100,11 +7105,14 @@ func buildsTable() BuildsData {
 				},
 			},
 			"deepspeed": {
-				Version:         "0.19.8",
-				Sdist:           "deepspeed-0.19.8.tar.gz",
-				SdistSHA256:     "9e491abd0827ea5c389dd702e15e11e13d83d904bac4a20d6c2a4cb37207a9af",
-				Source:          "deepspeed-0.19.8.tar.gz (PyPI) setup.py and op_builder/builder.py: ops are compiled at install only with DS_BUILD_OPS=1 (or DS_BUILD_<OP>=1), otherwise just in time at first use; TORCH_CUDA_ARCH_LIST decides the targets (compute_capability_args); DS_NVCC_THREADS sets nvcc --threads",
-				BuildSystem:     "setuptools",
+				Version:     "0.19.8",
+				Sdist:       "deepspeed-0.19.8.tar.gz",
+				SdistSHA256: "9e491abd0827ea5c389dd702e15e11e13d83d904bac4a20d6c2a4cb37207a9af",
+				Source:      "deepspeed-0.19.8.tar.gz (PyPI) setup.py and op_builder/builder.py: ops are compiled at install only with DS_BUILD_OPS=1 (or DS_BUILD_<OP>=1), otherwise just in time at first use; TORCH_CUDA_ARCH_LIST decides the targets (compute_capability_args); DS_NVCC_THREADS sets nvcc --threads",
+				BuildSystem: "setuptools",
+				BuildImports: []string{
+					"setuptools",
+				},
 				ArchFile:        "op_builder/builder.py",
 				HonoursArchList: true,
 				Parallel: []string{
@@ -7117,11 +7125,16 @@ func buildsTable() BuildsData {
 				DiskGiB:        4,
 			},
 			"flash-attn": {
-				Version:         "2.8.3.post2",
-				Sdist:           "flash_attn-2.8.3.post2.tar.gz",
-				SdistSHA256:     "d0f9f0b08a986cdeadbffcf5ec8b3a8f514366c68ad1853d3ab061bc83cc340b",
-				Source:          "flash_attn-2.8.3.post2.tar.gz (PyPI) setup.py: FLASH_ATTN_CUDA_ARCHS (default 80;90;100;120) filtered by nvcc's version, NVCC_THREADS (default 4), MAX_JOBS set from cores/2 and free memory / 9 GB when unset, 79 .cu sources, FLASH_ATTENTION_FORCE_BUILD",
-				BuildSystem:     "setuptools",
+				Version:     "2.8.3.post2",
+				Sdist:       "flash_attn-2.8.3.post2.tar.gz",
+				SdistSHA256: "d0f9f0b08a986cdeadbffcf5ec8b3a8f514366c68ad1853d3ab061bc83cc340b",
+				Source:      "flash_attn-2.8.3.post2.tar.gz (PyPI) setup.py: FLASH_ATTN_CUDA_ARCHS (default 80;90;100;120) filtered by nvcc's version, NVCC_THREADS (default 4), MAX_JOBS set from cores/2 and free memory / 9 GB when unset, 79 .cu sources, FLASH_ATTENTION_FORCE_BUILD",
+				BuildSystem: "setuptools",
+				BuildImports: []string{
+					"packaging",
+					"setuptools",
+					"wheel",
+				},
 				ArchFile:        "setup.py",
 				HonoursArchList: true,
 				ArchEnv:         "FLASH_ATTN_CUDA_ARCHS",
@@ -7178,8 +7191,13 @@ func buildsTable() BuildsData {
 				SdistSHA256: "104cc47e9101e5401a675fa2b784f2952b9b037f3b1dd83b5ac544394e95d028",
 				Source:      "mamba_ssm-2.3.2.post1.tar.gz (PyPI) setup.py: cc_flag -gencode pairs chosen by nvcc's version, --threads 4, 9 .cu sources, MAMBA_FORCE_BUILD, wheel URL from the GitHub release",
 				BuildSystem: "setuptools",
-				ArchFile:    "setup.py",
-				ArchNote:    "setup.py passes its own -gencode list, so torch ignores TORCH_CUDA_ARCH_LIST (it even clears it when nvcc's major differs from torch's)",
+				BuildImports: []string{
+					"packaging",
+					"setuptools",
+					"wheel",
+				},
+				ArchFile: "setup.py",
+				ArchNote: "setup.py passes its own -gencode list, so torch ignores TORCH_CUDA_ARCH_LIST (it even clears it when nvcc's major differs from torch's)",
 				Targets: []BuildTargets{
 					{
 						NVCCFrom: "11.6",
@@ -7345,6 +7363,18 @@ func buildsTable() BuildsData {
 					"csrc/utils/tensor_cast.cpp":                              "utils",
 				},
 			},
+		},
+		SetuptoolsVendors: struct {
+			From    string   "json:\"from\""
+			Modules []string "json:\"modules\""
+			Source  string   "json:\"source\""
+		}{
+			From: "71.0.0",
+			Modules: []string{
+				"wheel",
+				"packaging",
+			},
+			Source: "setuptools-71.0.0-py3-none-any.whl setuptools/__init__.py: sys.path.extend(... 'setuptools', '_vendor' ...), and setuptools/_vendor holds wheel (wheel/bdist_wheel.py) and packaging; setuptools-70.3.0's __init__.py does not extend sys.path (both wheels from PyPI, read 2026-12-02)",
 		},
 		WheelOnly: struct {
 			Source   string                      "json:\"source\""

@@ -328,13 +328,15 @@ func Rebuild(c Context, dist, archList, rebuild string) []string {
 		nvcc, _ = CompilerCUDA(c)
 	}
 	rs := BuildFromSource(c, canonicalDist(dist), canonicalDist(dist), nvcc)
+	imports := buildImports(c, p) // what its setup.py imports, first
 	switch {
 	case p.HonoursArchList && p.ArchEnv != "" && p.ArchEnv != "TORCH_CUDA_ARCH_LIST":
 		// Its own variable picks the targets: the stock build's variables
 		// in front of the rebuild of the installed version.
-		stock := rs[len(rs)-1].Commands[0]
+		cmds := rs[len(rs)-1].Commands
+		stock := cmds[len(cmds)-1]
 		if i := strings.Index(stock, Quote(c.Interpreter())+" -m pip"); i > 0 {
-			return []string{stock[:i] + rebuild}
+			return append(imports, stock[:i]+rebuild)
 		}
 	case !p.HonoursArchList:
 		// Its setup.py hard-codes the targets: its own sdist narrowed to
@@ -344,11 +346,14 @@ func Rebuild(c Context, dist, archList, rebuild string) []string {
 		install := Command(c.Interpreter(), "-m", "pip", "install") + " "
 		var out []string
 		for _, cmd := range rs[0].Commands {
-			out = append(out, strings.Replace(cmd, install, install+"--force-reinstall --no-deps --no-cache-dir ", 1))
+			if !slices.Contains(imports, cmd) {
+				cmd = strings.Replace(cmd, install, install+"--force-reinstall --no-deps --no-cache-dir ", 1)
+			}
+			out = append(out, cmd)
 		}
 		return out
 	}
-	return []string{ArchList(archList), rebuild}
+	return append(imports, ArchList(archList), rebuild)
 }
 
 // canonicalDist is a distribution name as the profiles key it

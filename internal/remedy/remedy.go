@@ -80,6 +80,9 @@ type Context struct {
 	Python       Fact[string]
 	PythonKind   Fact[string]
 	HasPip       bool
+	// Installed are the environment's distributions (canonical name ->
+	// version) where a machine's facts were read; nil unknown.
+	Installed    map[string]string
 	SitePackages Fact[string]
 	Root         *bool
 	Conda        bool         // a conda environment exists here

@@ -116,3 +116,44 @@ func TestReleaseForTorch(t *testing.T) {
 		}
 	}
 }
+
+// TestBuildImportsFirst: causal-conv1d's setup.py imports wheel.bdist_wheel
+// and packaging (kb build_imports): a build without isolation installs the
+// ones the environment lacks first, all of them where the environment is
+// not known (a log's), none where it has them.
+func TestBuildImportsFirst(t *testing.T) {
+	c := Context{Python: Of("/v/bin/python3", FromMachine), HasPip: true, TorchCUDA: Of("12.8", FromMachine),
+		GPUs: []Fact[string]{Of("9.0", FromMachine)}, Platform: Of(Linux, FromMachine)}
+	for _, tc := range []struct {
+		machine   bool
+		installed map[string]string
+		want      string
+	}{
+		{false, nil, "/v/bin/python3 -m pip install packaging setuptools wheel"},
+		// setuptools 70 does not vendor wheel onto sys.path; 80 does, and
+		// a setuptools installed now is that new.
+		{true, map[string]string{"setuptools": "70.3.0", "torch": "2.11.0"}, "/v/bin/python3 -m pip install packaging wheel"},
+		{true, map[string]string{"setuptools": "80.9.0", "torch": "2.11.0"}, "/v/bin/python3 -m pip install packaging"},
+		{true, map[string]string{"packaging": "25.0"}, "/v/bin/python3 -m pip install setuptools"},
+		{true, map[string]string{"setuptools": "80.9.0", "packaging": "25.0"}, ""},
+	} {
+		c.Machine, c.Installed = tc.machine, tc.installed
+		for _, r := range BuildFromSource(c, "causal-conv1d", "causal-conv1d", "12.8") {
+			i := slices.IndexFunc(r.Commands, func(s string) bool {
+				return strings.Contains(s, "--no-build-isolation") && !strings.Contains(s, " download ")
+			})
+			first := slices.Index(r.Commands, tc.want)
+			if tc.want == "" {
+				if slices.ContainsFunc(r.Commands, func(s string) bool {
+					return strings.Contains(s, "install packaging") || strings.Contains(s, "install setuptools")
+				}) {
+					t.Errorf("%s, all installed: %q", r.ID, r.Commands)
+				}
+				continue
+			}
+			if first < 0 || first > i {
+				t.Errorf("%s with %v: %q lacks %q before the build", r.ID, tc.installed, r.Commands, tc.want)
+			}
+		}
+	}
+}
