@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -52,7 +53,7 @@ func TestNetworkFixCommandsResolve(t *testing.T) {
 	o := &pypiOracle{t: t, dir: cache}
 	fixes := fixCommandSources(t)
 	var st struct {
-		fixes, cmds, reqs, pypi, pinned, paired, torchIndex, paths, sdistChecked, sdistTorch, downloads, importsChecked int
+		fixes, cmds, reqs, pypi, pinned, paired, torchIndex, paths, sdistChecked, sdistTorch, downloads, importsChecked, urlWheels int
 	}
 	seen := map[string]bool{}
 	for _, fx := range fixes {
@@ -102,6 +103,14 @@ func TestNetworkFixCommandsResolve(t *testing.T) {
 			seen[key] = true
 			st.cmds++
 			st.paths += len(p.Paths)
+			for _, u := range p.Paths {
+				if strings.HasPrefix(u, "https://") && strings.HasSuffix(u, ".whl") {
+					st.urlWheels++
+					if msg := o.checkWheelURL(u, fx.installed["torch"]); msg != "" {
+						t.Errorf("%s: %q: %s", fx.from, p.Cmd, msg)
+					}
+				}
+			}
 			if p.Verb != "install" {
 				st.downloads++
 			}
@@ -162,8 +171,8 @@ func TestNetworkFixCommandsResolve(t *testing.T) {
 			mark()
 		}
 	}
-	t.Logf("oracle: %d fixes, %d distinct pip commands (%d pip download/wheel), %d requirements: %d checked on PyPI (%d pinned, %d paired with a torch pin, %d installs from an sdist read, %d of them import torch in setup.py and need --no-build-isolation; %d of those checked for setup.py's other imports in the environment), %d on download.pytorch.org (shape only, unchecked online), %d paths/URLs; %d PyPI lookups",
-		st.fixes, st.cmds, st.downloads, st.reqs, st.pypi, st.pinned, st.paired, st.sdistChecked, st.sdistTorch, st.importsChecked, st.torchIndex, st.paths, o.lookups)
+	t.Logf("oracle: %d fixes, %d distinct pip commands (%d pip download/wheel), %d requirements: %d checked on PyPI (%d pinned, %d paired with a torch pin, %d installs from an sdist read, %d of them import torch in setup.py and need --no-build-isolation; %d of those checked for setup.py's other imports in the environment), %d on download.pytorch.org (shape only, unchecked online), %d paths/URLs (%d wheel URLs checked for shape: release on PyPI, Linux x86_64 CPython 3.9-3.13, torch of the local tag; unchecked online); %d PyPI lookups",
+		st.fixes, st.cmds, st.downloads, st.reqs, st.pypi, st.pinned, st.paired, st.sdistChecked, st.sdistTorch, st.importsChecked, st.torchIndex, st.paths, st.urlWheels, o.lookups)
 	if st.cmds < 20 || st.pypi < 20 {
 		t.Errorf("only %d commands, %d PyPI requirements read: the sources went quiet", st.cmds, st.pypi)
 	}
@@ -196,6 +205,34 @@ func checkPyTorchIndexReq(index string, r requirement) string {
 	}
 	if cudas, known := kb.CUDA().TorchReleaseCUDAs(v); known && !slices.Contains(cudas, cu) {
 		return fmt.Sprintf("torch %s has no cu%s build (KB torch_release_cuda: %s)", v, m[2], strings.Join(cudas, ", "))
+	}
+	return ""
+}
+
+// checkWheelURL checks a wheel named by URL (a GitHub release asset,
+// unreachable here) by its file name: the project's release exists on PyPI
+// (the same version, its local tag aside), the tags install on Linux x86_64
+// under CPython 3.9-3.13, and a local tag naming a torch (torch2.11) names
+// the environment's torch major.minor where that is known.
+func (o *pypiOracle) checkWheelURL(u, torch string) string {
+	file, err := url.PathUnescape(u[strings.LastIndex(u, "/")+1:])
+	if err != nil {
+		return err.Error()
+	}
+	parts := strings.Split(strings.TrimSuffix(file, ".whl"), "-")
+	if len(parts) < 5 || !linuxWheel(file) {
+		return file + " is no Linux x86_64 wheel for CPython 3.9-3.13"
+	}
+	version, local, _ := strings.Cut(parts[1], "+")
+	if p := o.project(parts[0]); p != nil {
+		if _, ok := p.Releases[version]; !ok {
+			return fmt.Sprintf("%s: PyPI has no %s %s", file, parts[0], version)
+		}
+	}
+	if m := regexp.MustCompile(`torch(\d+\.\d+)`).FindStringSubmatch(local); m != nil && torch != "" {
+		if mm, _, _, ok := kb.MajorMinor(torch); ok && mm != m[1] {
+			return fmt.Sprintf("%s is built for torch %s; the environment has torch %s", file, m[1], torch)
+		}
 	}
 	return ""
 }

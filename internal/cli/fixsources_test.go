@@ -58,15 +58,26 @@ type factVariant struct {
 	change func(f *facts.Facts)
 }
 
+// setTorch changes torch's version in the facts and in the environment's
+// distributions alike.
+func setTorch(f *facts.Facts, version, cuda string) {
+	f.Torch.Version, f.Torch.CUDA = version, cuda
+	for i, d := range f.Python.Selected.Distributions {
+		if d.Name == "torch" {
+			f.Python.Selected.Distributions[i].Version = version
+		}
+	}
+}
+
 var factVariants = []factVariant{
 	{"seed", func(f *facts.Facts) {}},
 	{"H200 cu130", func(f *facts.Facts) {
-		f.Torch.Version, f.Torch.CUDA = "2.11.0+cu130", "13.0"
+		setTorch(f, "2.11.0+cu130", "13.0")
 		f.GPU.Devices = f.GPU.Devices[:1]
 		f.GPU.Devices[0].Capability, f.GPU.Devices[0].Name = "9.0", "NVIDIA H200"
 	}},
 	{"A100 torch 2.4.0+cu121", func(f *facts.Facts) {
-		f.Torch.Version, f.Torch.CUDA = "2.4.0+cu121", "12.1"
+		setTorch(f, "2.4.0+cu121", "12.1")
 		f.GPU.Devices = f.GPU.Devices[:1]
 		f.GPU.Devices[0].Capability, f.GPU.Devices[0].Name = "8.0", "NVIDIA A100-SXM4-80GB"
 	}},
@@ -97,10 +108,10 @@ var factVariants = []factVariant{
 		py.Kind, py.Prefix, py.Interpreter = "conda", "/opt/conda/envs/work", "/opt/conda/envs/work/bin/python3.12"
 	}},
 	{"torch 2.4.0 CPU-only", func(f *facts.Facts) {
-		f.Torch.Version, f.Torch.CUDA = "2.4.0+cpu", ""
+		setTorch(f, "2.4.0+cpu", "")
 	}},
 	{"torch 2.4.0+cu124, driver 535", func(f *facts.Facts) {
-		f.Torch.Version, f.Torch.CUDA = "2.4.0+cu124", "12.4"
+		setTorch(f, "2.4.0+cu124", "12.4")
 		f.GPU.Driver = &facts.Driver{Version: "535.104.05", CUDA: "12.2", From: "nvidia-smi"}
 	}},
 	{"g++ 15", func(f *facts.Facts) {
