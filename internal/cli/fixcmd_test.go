@@ -275,6 +275,13 @@ func TestFixCommandsRunnable(t *testing.T) {
 					t.Errorf("%s: %q: a conda command for %s must name it (-p %s), not the active environment", fx.from, c, fx.python, prefix)
 				}
 			}
+			// A pytorch/pytorch tag names a torch release and one of its
+			// CUDA builds (kb torch_release_cuda).
+			if len(words) == 3 && words[0] == "docker" && words[1] == "pull" {
+				if m := regexp.MustCompile(`^pytorch/pytorch:([0-9.]+)-cuda([0-9]+\.[0-9]+)-`).FindStringSubmatch(words[2]); m != nil && !remedy.TorchBuildExists(m[1], m[2]) {
+					t.Errorf("%s: %q: torch %s has no CUDA %s build, so no such image", fx.from, c, m[1], m[2])
+				}
+			}
 			p, isPip, err := parsePipInstall(c)
 			if err != nil {
 				t.Errorf("%s: %q: %v", fx.from, c, err)

@@ -114,6 +114,16 @@ var factVariants = []factVariant{
 		setTorch(f, "2.4.0+cu124", "12.4")
 		f.GPU.Driver = &facts.Driver{Version: "535.104.05", CUDA: "12.2", From: "nvidia-smi"}
 	}},
+	{"conda-installed CPU-only torch", func(f *facts.Facts) {
+		py := f.Python.Selected
+		py.Kind, py.Prefix, py.Interpreter = "conda", "/opt/conda/envs/work", "/opt/conda/envs/work/bin/python3.12"
+		setTorch(f, "2.4.0", "")
+		for i, d := range py.Distributions {
+			if d.Name == "torch" {
+				py.Distributions[i].Installer = "conda"
+			}
+		}
+	}},
 	{"g++ 15", func(f *facts.Facts) {
 		if f.Toolchain.GXX != nil {
 			f.Toolchain.GXX.Version = "15.1.0"

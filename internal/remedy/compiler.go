@@ -54,6 +54,14 @@ func CompilerCUDA(c Context) (mm string, from Origin) {
 // `torch==2.4.0 --index-url .../cu128` finds no distribution, so the step
 // installs the newest torch built for cuda and its title says so.
 func TorchInstall(c Context, version, cuda string, force bool) Remedy {
+	if force && c.TorchInstaller.Value == "conda" {
+		// conda installed this torch: pip's torch over it would leave two
+		// torches' files mixed in one site-packages.
+		r := c.condaTorchCUDA()
+		r.Title += fmt.Sprintf(" (this torch %s was installed by conda%s: pip's torch over it would mix two torches' files; conda picks a CUDA build the driver runs, not necessarily CUDA %s)",
+			c.TorchVersion.Value, c.TorchInstaller.where(), cuda)
+		return r
+	}
 	index := "https://download.pytorch.org/whl/cu" + strings.ReplaceAll(cuda, ".", "")
 	unpinned := ""
 	if !TorchBuildExists(version, cuda) {
@@ -369,7 +377,22 @@ func develImage(c Context, mm string) Remedy {
 	// pytorch/pytorch's tag names cuDNN: before PyTorchFrom it was not
 	// cudnn9, and not every CUDA had an image.
 	oldTorch := c.TorchVersion.Known() && cu.DevelImages.PyTorchFrom != "" && kb.CompareDotted(base, cu.DevelImages.PyTorchFrom) < 0
+	// pytorch/pytorch publishes a release's images for its own CUDA builds
+	// only: no 2.4.0-cuda13.0 (kb torch_release_cuda).
+	noBuild := c.TorchVersion.Known() && !TorchBuildExists(base, mm)
 	switch {
+	case noBuild && nv == "":
+		cudas, _ := cu.TorchReleaseCUDAs(base)
+		r := Remedy{ID: "compiler/image", CUDA: mm,
+			Title:   "Rebuild the image FROM an nvidia/cuda CUDA " + mm + " devel image, which has nvcc",
+			Changes: []string{"the image, not this environment"},
+			Cost:    Cost{Download: 8000, DiskMiB: 15000, Basis: "CUDA devel images are several GB"},
+			Reason:  "the most complete, but it changes the image rather than this environment (several GB)"}
+		r.Preconditions = append(r.Preconditions, Check{Check: "a pytorch/pytorch image of torch " + base + " for CUDA " + mm, OK: false,
+			Detail: "torch " + base + " was built for CUDA " + strings.Join(cudas, ", ") + " only, and fastpath's knowledge base lists no full release of CUDA " + mm})
+		return r.manual("an nvidia/cuda:" + mm + ".<update>-devel-<os> tag from Docker Hub")
+	case noBuild:
+		// the nvidia/cuda image: pytorch/pytorch has none for this pair
 	case oldTorch && nv == "":
 		r := Remedy{ID: "compiler/image", CUDA: mm,
 			Title:   "Rebuild the image FROM a pytorch/pytorch " + base + " CUDA " + mm + " devel image, which has nvcc",

@@ -301,8 +301,19 @@ func CondaMKLPin() Remedy {
 // channel's cpuonly package pins its CPU builds and must go first
 // (pytorch/pytorch#32369).
 func CondaTorchCUDA() Remedy {
+	var c Context
+	return c.condaTorchCUDA()
+}
+
+// condaTorchCUDA is CondaTorchCUDA for the selected conda environment, by
+// its prefix where it is known.
+func (c *Context) condaTorchCUDA() Remedy {
+	target := []string{}
+	if p := c.condaPrefix(); p != "" {
+		target = []string{"-p", p}
+	}
 	return Remedy{ID: "torch/conda-cuda", Title: "Replace conda's CPU build of pytorch with a CUDA build, with conda in this environment (remove the cpuonly package first if it is installed; conda-forge's CUDA builds are pytorch=*=cuda*)",
-		Commands: []string{Command("conda", "install", "-y", "-c", "conda-forge", "pytorch=*=cuda*")},
+		Commands: []string{Command(append(append([]string{"conda", "install", "-y"}, target...), "-c", "conda-forge", "pytorch=*=cuda*")...)},
 		Changes:  []string{"the conda environment's pytorch (a CUDA build)"}}
 }
 

@@ -80,6 +80,9 @@ type Context struct {
 	Python       Fact[string]
 	PythonKind   Fact[string]
 	HasPip       bool
+	// TorchInstaller is what installed torch (its dist-info INSTALLER:
+	// "pip", "uv", "conda").
+	TorchInstaller Fact[string]
 	// Installed are the environment's distributions (canonical name ->
 	// version) where a machine's facts were read; nil unknown.
 	Installed    map[string]string

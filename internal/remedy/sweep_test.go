@@ -157,3 +157,32 @@ func TestBuildImportsFirst(t *testing.T) {
 		}
 	}
 }
+
+// TestTorchInstallKeepsCondaTorchToConda: a torch conda installed is
+// replaced with conda in its environment (-p PREFIX), never with pip over
+// it; pip's torch stays for a torch pip installed.
+func TestTorchInstallKeepsCondaTorchToConda(t *testing.T) {
+	c := Context{Python: Of("/opt/conda/envs/work/bin/python3.12", FromMachine), PythonKind: Of("conda", FromMachine),
+		TorchVersion: Of("2.4.0", FromMachine), TorchInstaller: Of("conda", FromMachine), HasPip: true}
+	r := TorchInstall(c, "2.4.0", "12.4", true)
+	if len(r.Commands) != 1 || r.Commands[0] != "conda install -y -p /opt/conda/envs/work -c conda-forge 'pytorch=*=cuda*'" || !strings.Contains(r.Title, "installed by conda") {
+		t.Errorf("conda's torch: %q %s", r.Commands, r.Title)
+	}
+	c.TorchInstaller = Of("pip", FromMachine)
+	if r := TorchInstall(c, "2.4.0", "12.4", true); len(r.Commands) != 1 || !strings.Contains(r.Commands[0], "-m pip install --force-reinstall torch==2.4.0") {
+		t.Errorf("pip's torch: %q", r.Commands)
+	}
+}
+
+// TestDevelImageOnlyForTorchsCUDA: pytorch/pytorch has images of a release
+// for its own CUDA builds only; torch 2.4.0 with CUDA 13.0 gets the
+// nvidia/cuda image, 2.4.0 with 12.4 its own.
+func TestDevelImageOnlyForTorchsCUDA(t *testing.T) {
+	c := Context{TorchVersion: Of("2.4.0", FromMachine), Platform: Of(Linux, FromMachine)}
+	if r := develImage(c, "13.0"); len(r.Commands) != 1 || strings.Contains(r.Commands[0], "pytorch/pytorch") || !strings.Contains(r.Commands[0], "nvidia/cuda:13.0") {
+		t.Errorf("2.4.0 on 13.0: %q", r.Commands)
+	}
+	if r := develImage(c, "12.4"); len(r.Commands) != 1 || r.Commands[0] != "docker pull pytorch/pytorch:2.4.0-cuda12.4-cudnn9-devel" {
+		t.Errorf("2.4.0 on 12.4: %q", r.Commands)
+	}
+}
