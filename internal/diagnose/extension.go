@@ -591,7 +591,7 @@ func checkExtensionABI(c *judgement) []finding.Finding {
 		fd.Fixes = []finding.Fix{
 			{
 				Title:    fmt.Sprintf("Reinstall %s built for torch %s (its setup picks or builds the matching binary when it can see this torch)", e0.Dist, c.torch.Version),
-				Commands: []string{c.pipInstall("--no-build-isolation", "--no-cache-dir", "--force-reinstall", "--no-deps", "--upgrade", e0.Dist)},
+				Commands: append(remedy.BuildImports(c.remedy(), e0.Dist), c.pipInstall("--no-build-isolation", "--no-cache-dir", "--force-reinstall", "--no-deps", "--upgrade", e0.Dist)),
 			},
 			{
 				Title:    fmt.Sprintf("Or rebuild %s from source against the installed torch", e0.Dist),

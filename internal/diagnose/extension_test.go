@@ -126,7 +126,9 @@ func TestExtensionFixes(t *testing.T) {
 	arch := find(got, finding.ExtensionArchUnsupported)
 	// flash-attn's setup.py passes its own -gencode list: its own
 	// FLASH_ATTN_CUDA_ARCHS picks the targets, TORCH_CUDA_ARCH_LIST would not.
-	wantArch := []string{"MAX_JOBS=1 FLASH_ATTENTION_FORCE_BUILD=TRUE FLASH_ATTN_CUDA_ARCHS=90 /opt/torch/.venv/bin/python3 -m pip install --no-build-isolation --no-binary flash_attn --no-cache-dir --force-reinstall --no-deps flash_attn==2.8.3"}
+	// Its setup.py imports wheel, packaging and setuptools, which this
+	// environment lacks: a build without isolation needs them first.
+	wantArch := []string{"/opt/torch/.venv/bin/python3 -m pip install packaging setuptools", "MAX_JOBS=1 FLASH_ATTENTION_FORCE_BUILD=TRUE FLASH_ATTN_CUDA_ARCHS=90 /opt/torch/.venv/bin/python3 -m pip install --no-build-isolation --no-binary flash_attn --no-cache-dir --force-reinstall --no-deps flash_attn==2.8.3"}
 	if arch == nil || !slices.Equal(arch.Fixes[0].Commands, wantArch) {
 		t.Fatalf("arch fix: %+v", arch)
 	}

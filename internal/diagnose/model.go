@@ -8,6 +8,7 @@ import (
 	"github.com/fastpath-dev/fastpath/internal/finding"
 	"github.com/fastpath-dev/fastpath/internal/kb"
 	"github.com/fastpath-dev/fastpath/internal/model"
+	"github.com/fastpath-dev/fastpath/internal/remedy"
 )
 
 // checkModels turns each model's layer verdict into findings.
@@ -300,11 +301,13 @@ func modelFixes(c *judgement, r *model.Report) []finding.Fix {
 		p := d.Packages[n]
 		title := "Install " + n
 		args := []string{p.Install}
+		var cmds []string
 		if p.Native {
 			title += " (it compiles against torch: pip needs --no-build-isolation, and a CUDA compiler unless a prebuilt wheel matches)"
 			args = append(args, "--no-build-isolation")
+			cmds = remedy.BuildImports(c.remedy(), p.Install)
 		}
-		fixes = append(fixes, finding.Fix{Title: title, Commands: []string{c.pipInstall(args...)}})
+		fixes = append(fixes, finding.Fix{Title: title, Commands: append(cmds, c.pipInstall(args...))})
 		if p.Hub != "" {
 			hubs = append(hubs, p.Hub)
 		}

@@ -99,7 +99,11 @@ func checkDriver(c *judgement) []finding.Finding {
 	fixes := []finding.Fix{upgrade}
 	if cu := c.recommendedTorchCUDA(); cu != c.torchCUDA {
 		fx := toFix(remedy.TorchInstall(c.remedy(), base, cu, true))
-		fx.Title = fmt.Sprintf("Or install torch %s built for CUDA %s, which this driver runs", base, cu)
+		if remedy.TorchBuildExists(base, cu) {
+			fx.Title = fmt.Sprintf("Or install torch %s built for CUDA %s, which this driver runs", base, cu)
+		} else {
+			fx.Title = "Or, for this driver: " + fx.Title
+		}
 		fixes = append(fixes, fx)
 	}
 	return []finding.Finding{{

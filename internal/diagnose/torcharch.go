@@ -144,7 +144,9 @@ func (c *judgement) torchArchFixes(cc cudaarch.Capability) []finding.Fix {
 		title += "; it needs a newer driver too"
 	}
 	fx := toFix(remedy.TorchInstall(c.remedy(), version, pick, true))
-	fx.Title = title
+	if remedy.TorchBuildExists(version, pick) {
+		fx.Title = title
+	}
 	return []finding.Fix{fx}
 }
 

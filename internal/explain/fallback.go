@@ -24,7 +24,9 @@ func (e *env) missingCaseFixes(id finding.ID, caps map[string]string) []finding.
 		built := caps["built_torch"]
 		if base, local, ok := strings.Cut(built, "+cu"); ok && cudaOfTag(local) != "" {
 			r := remedy.TorchInstall(e.rctx(), base, cudaOfTag(local), true)
-			r.Title = fmt.Sprintf("Replace the CPU-only torch with torch %s built for CUDA %s, the build the extension was made for", base, cudaOfTag(local))
+			if remedy.TorchBuildExists(base, cudaOfTag(local)) {
+				r.Title = fmt.Sprintf("Replace the CPU-only torch with torch %s built for CUDA %s, the build the extension was made for", base, cudaOfTag(local))
+			}
 			return []finding.Fix{fix(r)}
 		}
 		return []finding.Fix{{

@@ -141,6 +141,12 @@ func (e *env) pip(args ...string) string {
 	return c.Pip(args...)
 }
 
+// noIsolation is a build without isolation of dist: first what its setup.py
+// imports and the environment lacks (remedy.BuildImports), then cmd.
+func (e *env) noIsolation(dist, cmd string) []string {
+	return append(remedy.BuildImports(e.rctx(), dist), cmd)
+}
+
 func (e *env) dist(name string) *facts.Distribution {
 	if e.py == nil {
 		return nil
@@ -216,7 +222,7 @@ func (e *env) retryBuild(caps map[string]string, env ...string) finding.Fix {
 	}
 	return finding.Fix{
 		Title:    "Then build " + pkg + " against the installed torch (no build isolation, so the build sees it)",
-		Commands: []string{prefix + e.pip("--no-build-isolation", pkg)},
+		Commands: e.noIsolation(pkg, prefix+e.pip("--no-build-isolation", pkg)),
 	}
 }
 
@@ -244,7 +250,7 @@ func (e *env) followUp(id finding.ID, caps map[string]string) []finding.Fix {
 		// DeepSpeed's setup.py stopped before building anything: with
 		// torch there, installing it again is the retry.
 		return []finding.Fix{{Title: "Then install deepspeed again, now that torch is in the environment (no build isolation, so its setup.py sees that torch)",
-			Commands: []string{e.pip("--no-build-isolation", "deepspeed")}}}
+			Commands: e.noIsolation("deepspeed", e.pip("--no-build-isolation", "deepspeed"))}}
 	}
 	if isBuildID(id) && (caps["pkg"] != "" || e.runTimeBuild()) {
 		return []finding.Fix{e.retryBuild(caps)}
@@ -275,7 +281,7 @@ func (e *env) deepSpeedImportRetry(caps map[string]string) finding.Fix {
 	case caps["ds_setup"] != "":
 		// Its setup.py, with no "Collecting" line to name the install.
 		return finding.Fix{Title: "Then install deepspeed again in this shell (with CUDA_HOME set): its setup.py reads the CUDA version before it builds any op",
-			Commands: []string{e.pip("--no-build-isolation", "deepspeed")}}
+			Commands: e.noIsolation("deepspeed", e.pip("--no-build-isolation", "deepspeed"))}
 	case caps["ds_report"] != "":
 		title = "Then run ds_report again in this shell (with CUDA_HOME set): DeepSpeed reads CUDA_HOME when it is imported, before it builds any op, so there is nothing to reinstall"
 		cmd = "ds_report"
@@ -446,10 +452,12 @@ func (e *env) fixes(id finding.ID, caps map[string]string) []finding.Fix {
 				have = caps["torch_version"]
 			}
 			if base, _, _ := strings.Cut(have, "+"); base != "" && base[0] >= '0' && base[0] <= '9' {
-				fixes = append(fixes, finding.Fix{
-					Title:    "Install the " + dist + " release built for the installed torch " + have + ": each " + dist + " wheel pins one torch release, so pip, held to torch==" + base + ", picks the " + dist + " that matches and keeps this torch",
-					Commands: []string{e.pip("--upgrade", dist, "torch=="+base)},
-				})
+				r, pinned := remedy.ReleaseForTorch(e.rctx(), dist, base)
+				title := "Install the " + dist + " release built for the installed torch " + have + ": each " + dist + " wheel pins one torch release, so pip, held to torch==" + base + ", picks the " + dist + " that matches and keeps this torch"
+				if pinned != "" {
+					title = "Install " + dist + " " + pinned + ", the release built for the installed torch " + have + " (its wheels require torch==" + base + "), and keep this torch"
+				}
+				fixes = append(fixes, finding.Fix{Title: title, Commands: r.Commands})
 			}
 			keep := "Keep this " + dist + " and install the torch release it pins: pip, given " + dist + " again, installs that torch (`pip check` names it); or build " + dist + " from source against this torch"
 			if len(fixes) > 0 {
@@ -464,7 +472,7 @@ func (e *env) fixes(id finding.ID, caps map[string]string) []finding.Fix {
 		if e.f != nil && e.f.Torch != nil {
 			title += " " + e.f.Torch.Version
 		}
-		return []finding.Fix{{Title: title, Commands: []string{e.pip("--no-build-isolation", "--no-cache-dir", "--force-reinstall", "--no-deps", dist)}}}
+		return []finding.Fix{{Title: title, Commands: e.noIsolation(dist, e.pip("--no-build-isolation", "--no-cache-dir", "--force-reinstall", "--no-deps", dist))}}
 	case finding.ExtensionCUDAMismatch:
 		return e.runtimeFixes(caps)
 	case finding.TorchLibrariesMissing:
@@ -707,7 +715,11 @@ func (e *env) driverFixes(caps map[string]string) []finding.Fix {
 		for _, b := range kb.CUDA().TorchWheels.Rows {
 			if kb.CompareDotted(b.CUDA, dc) <= 0 {
 				r := remedy.TorchInstall(e.rctx(), e.torchBase(), b.CUDA, true)
-				r.Title = fmt.Sprintf("Or install torch %s built for CUDA %s, which this driver (CUDA %s at most) runs", e.torchBase(), b.CUDA, dc)
+				if remedy.TorchBuildExists(e.torchBase(), b.CUDA) {
+					r.Title = fmt.Sprintf("Or install torch %s built for CUDA %s, which this driver (CUDA %s at most) runs", e.torchBase(), b.CUDA, dc)
+				} else {
+					r.Title = fmt.Sprintf("Or, for this driver (CUDA %s at most): %s", dc, r.Title)
+				}
 				fixes = append(fixes, fix(r))
 				break
 			}
@@ -757,7 +769,7 @@ func (e *env) runtimeFixes(caps map[string]string) []finding.Fix {
 	if tmajor != 0 && major != 0 && tmajor != major && dist != "" {
 		fixes = append(fixes, finding.Fix{
 			Title:    fmt.Sprintf("Rebuild %s against the installed torch (CUDA %d), not CUDA %d", dist, tmajor, major),
-			Commands: []string{e.pip("--no-build-isolation", "--no-cache-dir", "--force-reinstall", "--no-deps", dist)},
+			Commands: e.noIsolation(dist, e.pip("--no-build-isolation", "--no-cache-dir", "--force-reinstall", "--no-deps", dist)),
 		})
 	}
 	if major == 0 {
@@ -836,7 +848,11 @@ func (e *env) torchArchFixes(caps map[string]string) []finding.Fix {
 	if pick >= 0 {
 		b := rows[pick]
 		r := remedy.TorchInstall(e.rctx(), e.torchBase(), b.CUDA, true)
-		r.Title = fmt.Sprintf("Install torch %s built for CUDA %s (its wheels carry %s)", e.torchBase(), b.CUDA, strings.Join(b.Archs, " "))
+		if remedy.TorchBuildExists(e.torchBase(), b.CUDA) {
+			r.Title = fmt.Sprintf("Install torch %s built for CUDA %s (its wheels carry %s)", e.torchBase(), b.CUDA, strings.Join(b.Archs, " "))
+		} else {
+			r.Title += fmt.Sprintf(" (its wheels carry %s)", strings.Join(b.Archs, " "))
+		}
 		if driver == "" && pickFloor != "" {
 			r.Title += fmt.Sprintf("; it needs NVIDIA driver %s or newer (the log does not state the driver)", pickFloor)
 		}
@@ -937,7 +953,7 @@ func (e *env) fallbackFixes(caps map[string]string) []finding.Fix {
 			if _, ok := e.diag[finding.NoCUDACompiler]; ok {
 				title = "Install " + d + " once the missing compiler is fixed (no-cuda-compiler: `fastpath doctor`)"
 			}
-			fixes = append(fixes, finding.Fix{Title: title, Commands: []string{e.pip("--no-build-isolation", d)}})
+			fixes = append(fixes, finding.Fix{Title: title, Commands: e.noIsolation(d, e.pip("--no-build-isolation", d))})
 			continue
 		}
 		fixes = append(fixes, finding.Fix{Title: "Install " + d + " (pure Python and Triton: no compiler needed)", Commands: []string{e.pip(d)}})

@@ -188,7 +188,7 @@ func (e *env) aheadOfTime() (finding.Fix, bool) {
 	}
 	return finding.Fix{
 		Title:    fmt.Sprintf("Or have DeepSpeed's install build %s ahead of time (%s=1) instead of at run time; `%s` lists the ops this machine can build, and the install needs the same compiler fixes", what, env, ds.Report),
-		Commands: []string{env + "=1 " + e.pip("--no-build-isolation", "--no-cache-dir", "--force-reinstall", "--no-deps", "deepspeed")},
+		Commands: e.noIsolation("deepspeed", env+"=1 "+e.pip("--no-build-isolation", "--no-cache-dir", "--force-reinstall", "--no-deps", "deepspeed")),
 	}, true
 }
 

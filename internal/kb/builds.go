@@ -20,6 +20,14 @@ type BuildsData struct {
 	RunTime RunTimeBuilds `json:"run_time"`
 	// WheelOnly are the packages PyPI has no sdist of (pip install
 	// --no-binary NAME cannot rebuild them), and what works instead.
+	// SetuptoolsVendors: from setuptools From, `import setuptools` puts its
+	// _vendor folder on sys.path, so a setup.py that imports one of
+	// Modules after setuptools finds setuptools' own copy.
+	SetuptoolsVendors struct {
+		From    string   `json:"from"`
+		Modules []string `json:"modules"`
+		Source  string   `json:"source"`
+	} `json:"setuptools_vendors"`
 	WheelOnly struct {
 		Source   string                      `json:"source"`
 		Checked  string                      `json:"checked"`
@@ -95,6 +103,13 @@ type BuildProfile struct {
 	// BuildSystem: "setuptools" (setup.py with torch.utils.cpp_extension),
 	// "cmake", or "none" (pure Python/Triton).
 	BuildSystem string `json:"build_system"`
+	// BuildImports are the distributions its setup.py imports at the top
+	// besides torch, in the order it imports them (packaging.version,
+	// setuptools, wheel.bdist_wheel): with --no-build-isolation they must
+	// be in the environment, or the build stops at "No module named
+	// 'wheel'" (read in the sdist's setup.py; TestNetworkFixCommandsResolve
+	// re-reads them).
+	BuildImports []string `json:"build_imports,omitempty"`
 	// ArchFile is the build file that lists the targets.
 	ArchFile string `json:"arch_file,omitempty"`
 	// HonoursArchList: TORCH_CUDA_ARCH_LIST (or the package's ArchEnv)

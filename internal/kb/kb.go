@@ -85,10 +85,29 @@ type CUDAData struct {
 			Archs []string `json:"archs"`
 		} `json:"rows"`
 	} `json:"torch_wheels"`
+	// TorchReleaseCUDA are the CUDA builds of each torch minor release
+	// ("2.4") on download.pytorch.org.
+	TorchReleaseCUDA struct {
+		Source string              `json:"source"`
+		Rows   map[string][]string `json:"rows"`
+	} `json:"torch_release_cuda"`
 	ToolkitFullVersions struct {
 		Source string            `json:"source"`
 		Rows   map[string]string `json:"rows"`
 	} `json:"toolkit_full_versions"`
+}
+
+// TorchReleaseCUDAs are the CUDA builds ("12.1") download.pytorch.org has of
+// torch version ("2.4.0", "2.4.0+cu121"); known is false for a release the
+// table does not list.
+func (d *CUDAData) TorchReleaseCUDAs(version string) (cudas []string, known bool) {
+	base, _, _ := strings.Cut(version, "+")
+	parts := strings.Split(base, ".")
+	if len(parts) < 2 {
+		return nil, false
+	}
+	cudas, known = d.TorchReleaseCUDA.Rows[parts[0]+"."+parts[1]]
+	return cudas, known
 }
 
 // PipCompiler is how NVIDIA's pip wheels ship a CUDA compiler for a major.

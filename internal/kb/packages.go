@@ -44,6 +44,11 @@ type PackageFact struct {
 	// torch (pip does, given the package again), not by a rebuild: a
 	// reinstall gets the same wheel back.
 	PinsTorch bool `json:"pins_torch,omitempty"`
+	// TorchPins are, for a PinsTorch package, the newest release of it
+	// whose wheels require exactly that torch release ("2.3.0" ->
+	// "0.0.26.post1"), read from the wheels' METADATA (TorchPinsSource).
+	TorchPins       map[string]string `json:"torch_pins,omitempty"`
+	TorchPinsSource string            `json:"torch_pins_source,omitempty"`
 	// Repo is its GitHub repository (owner/name), as install hints link it.
 	Repo   string `json:"repo,omitempty"`
 	Source string `json:"source"`
@@ -133,6 +138,20 @@ func PackageNamed(name string) string {
 		}
 	}
 	return ""
+}
+
+// ReleaseForTorch is the newest release of package name whose wheels
+// require exactly torch release torch ("2.3.0"; a local tag is ignored),
+// where the KB knows it.
+func ReleaseForTorch(name, torch string) (string, bool) {
+	base, _, _ := strings.Cut(torch, "+")
+	for _, p := range Packages().Packages {
+		if p.Name == name {
+			v, ok := p.TorchPins[base]
+			return v, ok
+		}
+	}
+	return "", false
 }
 
 // PinsTorch reports whether every wheel of the package requires one exact

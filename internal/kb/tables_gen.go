@@ -319,6 +319,93 @@ func cudaTable() CUDAData {
 				},
 			},
 		},
+		TorchReleaseCUDA: struct {
+			Source string              "json:\"source\""
+			Rows   map[string][]string "json:\"rows\""
+		}{
+			Source: "pytorch/pytorch RELEASE.md, Release Compatibility Matrix (https://github.com/pytorch/pytorch/blob/main/RELEASE.md#release-compatibility-matrix): the stable and experimental CUDA columns of each minor release, the builds download.pytorch.org/whl/cuXYZ carries (a release has no wheel on another cuXYZ index: torch 2.4.0 has cu118, cu121, cu124, not cu126 or cu128)",
+			Rows: map[string][]string{
+				"1.12": {
+					"11.3",
+					"11.6",
+				},
+				"1.13": {
+					"11.6",
+					"11.7",
+				},
+				"2.0": {
+					"11.7",
+					"11.8",
+				},
+				"2.1": {
+					"11.8",
+					"12.1",
+				},
+				"2.10": {
+					"12.6",
+					"12.8",
+					"13.0",
+				},
+				"2.11": {
+					"12.6",
+					"12.8",
+					"13.0",
+				},
+				"2.12": {
+					"12.6",
+					"13.0",
+					"13.2",
+				},
+				"2.13": {
+					"12.6",
+					"13.0",
+					"13.2",
+				},
+				"2.14": {
+					"12.6",
+					"13.0",
+					"13.2",
+				},
+				"2.2": {
+					"11.8",
+					"12.1",
+				},
+				"2.3": {
+					"11.8",
+					"12.1",
+				},
+				"2.4": {
+					"11.8",
+					"12.1",
+					"12.4",
+				},
+				"2.5": {
+					"11.8",
+					"12.1",
+					"12.4",
+				},
+				"2.6": {
+					"11.8",
+					"12.4",
+					"12.6",
+				},
+				"2.7": {
+					"11.8",
+					"12.6",
+					"12.8",
+				},
+				"2.8": {
+					"12.6",
+					"12.8",
+					"12.9",
+				},
+				"2.9": {
+					"12.6",
+					"12.8",
+					"13.0",
+				},
+			},
+		},
 		ToolkitFullVersions: struct {
 			Source string            "json:\"source\""
 			Rows   map[string]string "json:\"rows\""
@@ -618,7 +705,32 @@ func packagesTable() PackagesData {
 					"xformers",
 				},
 				PinsTorch: true,
-				Source:    "xformers==0.0.35 (github.com/facebookresearch/xformers): its sources and extension live under xformers/, so a path naming it is its own; signatures.json's xformers-built-for-other-torch is its load-time warning; each wheel pins one torch release (xformers-0.0.28.post3-cp311-cp311-manylinux_2_28_x86_64.whl METADATA: Requires-Dist torch==2.5.1)",
+				TorchPins: map[string]string{
+					"1.13.1": "0.0.16",
+					"2.0.0":  "0.0.19",
+					"2.0.1":  "0.0.22",
+					"2.1.0":  "0.0.22.post7",
+					"2.1.1":  "0.0.23",
+					"2.1.2":  "0.0.23.post1",
+					"2.10.0": "0.0.34",
+					"2.2.0":  "0.0.24",
+					"2.2.1":  "0.0.25",
+					"2.2.2":  "0.0.25.post1",
+					"2.3.0":  "0.0.26.post1",
+					"2.3.1":  "0.0.27",
+					"2.4.0":  "0.0.27.post2",
+					"2.4.1":  "0.0.28.post1",
+					"2.5.0":  "0.0.28.post2",
+					"2.5.1":  "0.0.29.post1",
+					"2.6.0":  "0.0.29.post3",
+					"2.7.0":  "0.0.30",
+					"2.7.1":  "0.0.31.post1",
+					"2.8.0":  "0.0.32.post2",
+					"2.9.0":  "0.0.33.post1",
+					"2.9.1":  "0.0.33.post2",
+				},
+				TorchPinsSource: "PyPI, each xformers release's Linux x86_64 wheel METADATA Requires-Dist torch (read 2026-12-02 with HTTP range requests from files.pythonhosted.org): 0.0.16 torch==1.13.1 ... 0.0.34 torch==2.10.0; 0.0.35 requires torch>=2.10, so a newer torch takes the newest xformers; TestNetworkFixCommandsResolve re-reads each pin",
+				Source:          "xformers==0.0.35 (github.com/facebookresearch/xformers): its sources and extension live under xformers/, so a path naming it is its own; signatures.json's xformers-built-for-other-torch is its load-time warning; each wheel pins one torch release (xformers-0.0.28.post3-cp311-cp311-manylinux_2_28_x86_64.whl METADATA: Requires-Dist torch==2.5.1)",
 			},
 			{
 				Name: "bitsandbytes",
@@ -639,7 +751,27 @@ func packagesTable() PackagesData {
 					"vllm/_custom_ops.py",
 				},
 				PinsTorch: true,
-				Source:    "an inference server whose wheels pin an exact torch release (Requires-Dist torch==... in each vllm wheel's METADATA on PyPI), so machines that differ in it differ in torch; its vllm/_custom_ops.py (github.com/vllm-project/vllm) wraps the ops of its compiled vllm/_C.abi3.so one call each (rms_norm calls torch.ops._C.rms_norm, fused_add_rms_norm torch.ops._C.fused_add_rms_norm), so a CUDA error below a frame there is vllm._C's kernel",
+				TorchPins: map[string]string{
+					"2.0.1":  "0.2.1.post1",
+					"2.1.2":  "0.4.0.post1",
+					"2.10.0": "0.19.1",
+					"2.11.0": "0.26.0",
+					"2.13.0": "0.32.0",
+					"2.14.0": "0.33.0",
+					"2.2.1":  "0.4.1",
+					"2.3.0":  "0.5.1",
+					"2.3.1":  "0.5.3.post1",
+					"2.4.0":  "0.6.3.post1",
+					"2.5.1":  "0.7.3",
+					"2.6.0":  "0.8.5.post1",
+					"2.7.0":  "0.9.2",
+					"2.7.1":  "0.10.1.1",
+					"2.8.0":  "0.11.0",
+					"2.9.0":  "0.13.0",
+					"2.9.1":  "0.16.0",
+				},
+				TorchPinsSource: "PyPI, each vllm release's Linux x86_64 wheel METADATA Requires-Dist torch (read 2026-12-02 with HTTP range requests from files.pythonhosted.org), the newest release per torch: 0.2.1.post1 torch==2.0.1 ... 0.26.0 torch==2.11.0, 0.33.0 torch==2.14.0 (vllm 0.2.2 asked torch>=2.1.0 and is left out); TestNetworkFixCommandsResolve re-reads each pin",
+				Source:          "an inference server whose wheels pin an exact torch release (Requires-Dist torch==... in each vllm wheel's METADATA on PyPI), so machines that differ in it differ in torch; its vllm/_custom_ops.py (github.com/vllm-project/vllm) wraps the ops of its compiled vllm/_C.abi3.so one call each (rms_norm calls torch.ops._C.rms_norm, fused_add_rms_norm torch.ops._C.fused_add_rms_norm), so a CUDA error below a frame there is vllm._C's kernel",
 			},
 			{
 				Name: "flashinfer-python",
@@ -6859,8 +6991,13 @@ func buildsTable() BuildsData {
 				SdistSHA256: "3202758494eaa7b597ce1c282dfa188889506bfcb92cad3c407d26736bfcd32b",
 				Source:      "causal_conv1d-1.7.0.tar.gz (PyPI) setup.py: cc_flag -gencode pairs chosen by nvcc's version (get_cuda_bare_metal_version), append_nvcc_threads adds --threads 4, CUDAExtension with 4 sources (3 .cu), CAUSAL_CONV1D_FORCE_BUILD, wheel URL from the GitHub release",
 				BuildSystem: "setuptools",
-				ArchFile:    "setup.py",
-				ArchNote:    "setup.py passes its own -gencode list, so torch ignores TORCH_CUDA_ARCH_LIST",
+				BuildImports: []string{
+					"packaging",
+					"setuptools",
+					"wheel",
+				},
+				ArchFile: "setup.py",
+				ArchNote: "setup.py passes its own -gencode list, so torch ignores TORCH_CUDA_ARCH_LIST",
 				Targets: []BuildTargets{
 					{
 						NVCCFrom: "11.8",
@@ -6970,11 +7107,14 @@ func buildsTable() BuildsData {
 				},
 			},
 			"deepspeed": {
-				Version:         "0.19.8",
-				Sdist:           "deepspeed-0.19.8.tar.gz",
-				SdistSHA256:     "9e491abd0827ea5c389dd702e15e11e13d83d904bac4a20d6c2a4cb37207a9af",
-				Source:          "deepspeed-0.19.8.tar.gz (PyPI) setup.py and op_builder/builder.py: ops are compiled at install only with DS_BUILD_OPS=1 (or DS_BUILD_<OP>=1), otherwise just in time at first use; TORCH_CUDA_ARCH_LIST decides the targets (compute_capability_args); DS_NVCC_THREADS sets nvcc --threads",
-				BuildSystem:     "setuptools",
+				Version:     "0.19.8",
+				Sdist:       "deepspeed-0.19.8.tar.gz",
+				SdistSHA256: "9e491abd0827ea5c389dd702e15e11e13d83d904bac4a20d6c2a4cb37207a9af",
+				Source:      "deepspeed-0.19.8.tar.gz (PyPI) setup.py and op_builder/builder.py: ops are compiled at install only with DS_BUILD_OPS=1 (or DS_BUILD_<OP>=1), otherwise just in time at first use; TORCH_CUDA_ARCH_LIST decides the targets (compute_capability_args); DS_NVCC_THREADS sets nvcc --threads",
+				BuildSystem: "setuptools",
+				BuildImports: []string{
+					"setuptools",
+				},
 				ArchFile:        "op_builder/builder.py",
 				HonoursArchList: true,
 				Parallel: []string{
@@ -6987,11 +7127,16 @@ func buildsTable() BuildsData {
 				DiskGiB:        4,
 			},
 			"flash-attn": {
-				Version:         "2.8.3.post2",
-				Sdist:           "flash_attn-2.8.3.post2.tar.gz",
-				SdistSHA256:     "d0f9f0b08a986cdeadbffcf5ec8b3a8f514366c68ad1853d3ab061bc83cc340b",
-				Source:          "flash_attn-2.8.3.post2.tar.gz (PyPI) setup.py: FLASH_ATTN_CUDA_ARCHS (default 80;90;100;120) filtered by nvcc's version, NVCC_THREADS (default 4), MAX_JOBS set from cores/2 and free memory / 9 GB when unset, 79 .cu sources, FLASH_ATTENTION_FORCE_BUILD",
-				BuildSystem:     "setuptools",
+				Version:     "2.8.3.post2",
+				Sdist:       "flash_attn-2.8.3.post2.tar.gz",
+				SdistSHA256: "d0f9f0b08a986cdeadbffcf5ec8b3a8f514366c68ad1853d3ab061bc83cc340b",
+				Source:      "flash_attn-2.8.3.post2.tar.gz (PyPI) setup.py: FLASH_ATTN_CUDA_ARCHS (default 80;90;100;120) filtered by nvcc's version, NVCC_THREADS (default 4), MAX_JOBS set from cores/2 and free memory / 9 GB when unset, 79 .cu sources, FLASH_ATTENTION_FORCE_BUILD",
+				BuildSystem: "setuptools",
+				BuildImports: []string{
+					"packaging",
+					"setuptools",
+					"wheel",
+				},
 				ArchFile:        "setup.py",
 				HonoursArchList: true,
 				ArchEnv:         "FLASH_ATTN_CUDA_ARCHS",
@@ -7048,8 +7193,13 @@ func buildsTable() BuildsData {
 				SdistSHA256: "104cc47e9101e5401a675fa2b784f2952b9b037f3b1dd83b5ac544394e95d028",
 				Source:      "mamba_ssm-2.3.2.post1.tar.gz (PyPI) setup.py: cc_flag -gencode pairs chosen by nvcc's version, --threads 4, 9 .cu sources, MAMBA_FORCE_BUILD, wheel URL from the GitHub release",
 				BuildSystem: "setuptools",
-				ArchFile:    "setup.py",
-				ArchNote:    "setup.py passes its own -gencode list, so torch ignores TORCH_CUDA_ARCH_LIST (it even clears it when nvcc's major differs from torch's)",
+				BuildImports: []string{
+					"packaging",
+					"setuptools",
+					"wheel",
+				},
+				ArchFile: "setup.py",
+				ArchNote: "setup.py passes its own -gencode list, so torch ignores TORCH_CUDA_ARCH_LIST (it even clears it when nvcc's major differs from torch's)",
 				Targets: []BuildTargets{
 					{
 						NVCCFrom: "11.6",
@@ -7215,6 +7365,18 @@ func buildsTable() BuildsData {
 					"csrc/utils/tensor_cast.cpp":                              "utils",
 				},
 			},
+		},
+		SetuptoolsVendors: struct {
+			From    string   "json:\"from\""
+			Modules []string "json:\"modules\""
+			Source  string   "json:\"source\""
+		}{
+			From: "71.0.0",
+			Modules: []string{
+				"wheel",
+				"packaging",
+			},
+			Source: "setuptools-71.0.0-py3-none-any.whl setuptools/__init__.py: sys.path.extend(... 'setuptools', '_vendor' ...), and setuptools/_vendor holds wheel (wheel/bdist_wheel.py) and packaging; setuptools-70.3.0's __init__.py does not extend sys.path (both wheels from PyPI, read 2026-12-02)",
 		},
 		WheelOnly: struct {
 			Source   string                      "json:\"source\""

@@ -2,12 +2,14 @@ package remedy
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
 
 	"github.com/fastpath-dev/fastpath/internal/cudaarch"
 	"github.com/fastpath-dev/fastpath/internal/kb"
+	"github.com/fastpath-dev/fastpath/internal/pep440"
 	"github.com/fastpath-dev/fastpath/internal/render"
 )
 
@@ -261,7 +263,7 @@ func BuildFromSource(c Context, pkg, install, nvcc string) []Remedy {
 		stockChecks = append(stockChecks, Check{Check: "targets", OK: true, Unknown: true,
 			Detail: "no GPU known: torch builds for the GPUs it sees at build time (give --gpu CC to name them)"})
 	}
-	r.Commands = []string{envCommand(env, c.Pip(install, "--no-build-isolation"))}
+	r.Commands = append(buildImports(c, p), envCommand(env, c.Pip(install, "--no-build-isolation")))
 	r.Preconditions = stockChecks
 	if len(stock) > 0 {
 		e := EstimateBuild(c, p, nvcc, stock, jobs)
@@ -272,6 +274,47 @@ func BuildFromSource(c Context, pkg, install, nvcc string) []Remedy {
 	}
 	r.Reason = "compiles against this exact torch"
 	return append(out, r)
+}
+
+// BuildImports installs what the setup.py of dist (a distribution fastpath
+// has a build profile of) imports besides torch and the environment lacks,
+// before a build of it without isolation; nil for other distributions.
+func BuildImports(c Context, dist string) []string {
+	p, ok := kb.Builds().Packages[canonicalDist(dist)]
+	if !ok {
+		return nil
+	}
+	return buildImports(c, p)
+}
+
+// buildImports installs what the package's setup.py imports besides torch
+// (kb build_imports) and the environment lacks: a build without isolation
+// sees only the environment. A module setup.py imports after setuptools
+// that setuptools vendors (wheel, from 71.0.0: kb setuptools_vendors) is
+// there with a setuptools that new, or one installed now. Where the
+// environment's distributions are not known (a log's), all of them: pip
+// leaves those present alone.
+func buildImports(c Context, p kb.BuildProfile) []string {
+	sv := kb.Builds().SetuptoolsVendors
+	var missing []string
+	vendors := false // setuptools was imported and puts its _vendor on sys.path
+	for _, d := range p.BuildImports {
+		v, have := c.Installed[canonicalDist(d)]
+		have = have && c.Machine
+		switch {
+		case d == "setuptools":
+			vendors = c.Machine && (!have || sv.From != "" && !pep440.Less(v, sv.From))
+		case vendors && slices.Contains(sv.Modules, d):
+			continue
+		}
+		if !have {
+			missing = append(missing, d)
+		}
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	return []string{c.Pip(missing...)}
 }
 
 // envCommand prefixes a command with VAR=value words.
@@ -299,20 +342,26 @@ func narrowedBuild(c Context, pkg string, p kb.BuildProfile, nvcc string, stock,
 	r := Remedy{ID: "build-narrowed/" + pkg, CUDA: nvcc, Installs: []string{pkg},
 		Title: fmt.Sprintf("Build %s %s from its own sdist for this machine's GPUs only (%s instead of its %s)",
 			pkg, p.Version, smList(narrowed), plural(len(stock), "target")),
-		Commands: []string{
-			Export(SdistDir, `"$(mktemp -d)"`),
+		Commands: append(append([]string{Export(SdistDir, `"$(mktemp -d)"`)}, buildImports(c, p)...),
 			c.PipDownload(dir, "--no-binary", pkg, pkg+"=="+p.Version),
-			"tar -xzf " + dir + "/" + Quote(p.Sdist) + " -C " + dir,
-			Command(c.Interpreter(), "-c", narrowProgram) + " " + archFile + " " + strings.Join(keep, ","),
-			envCommand(env, c.PipWheel(dir+"/wheels", dir+"/"+Quote(unpacked))),
-			c.Pip() + " " + dir + "/wheels/" + Quote(wheelPrefix(unpacked)) + "-*.whl",
-		},
+			"tar -xzf "+dir+"/"+Quote(p.Sdist)+" -C "+dir,
+			Command(c.Interpreter(), "-c", narrowProgram)+" "+archFile+" "+strings.Join(keep, ",")),
 		Changes: []string{"installs " + pkg + " " + p.Version + " built for " + smList(narrowed) + " only into " + c.envWords() +
 			": on other GPUs it will not load (build the stock package there)",
 			"a temporary folder ($" + SdistDir + ") with the unpacked sdist and the built wheel (wheels/), to install on other machines with the same GPUs, torch and Python"},
 		Cost:   Cost{Seconds: e.Seconds, MemMiB: int(e.MemGiB * 1024), DiskMiB: p.DiskGiB * 1024, Basis: e.Words},
 		Undo:   []string{c.PipUninstall(pkg), `rm -rf "$` + SdistDir + `"`},
 		Reason: fmt.Sprintf("the stock build compiles %s (%s); this one compiles only what the GPUs here run (%s)", plural(len(stock), "target"), stockE.Words, e.Words)}
+	r.Commands = append(r.Commands,
+		envCommand(env, c.PipWheel(dir+"/wheels", dir+"/"+Quote(unpacked))),
+		c.Pip()+" "+dir+"/wheels/"+Quote(wheelPrefix(unpacked))+"-*.whl")
+	if c.uvWithoutPip() {
+		// pip download and pip wheel have no uv pip equivalent that builds
+		// against the environment's torch: pip goes into the environment
+		// first, so its interpreter's -m pip exists.
+		r.Commands = append([]string{c.Pip("pip")}, r.Commands...)
+		r.Changes = append(r.Changes, "pip, installed into "+c.envWords()+" (a uv environment without it) to download and build the sdist")
+	}
 	r.Preconditions = append(append([]Check{}, checks...),
 		Check{Check: "targets", OK: true, Detail: fmt.Sprintf("%s's %s hard-codes %s for nvcc %s and ignores TORCH_CUDA_ARCH_LIST; the GPUs here (%s%s) run %s",
 			pkg, p.ArchFile, smList(stock), nvcc, strings.Join(c.Capabilities(), ", "), c.GPUs[0].where(), smList(narrowed))},

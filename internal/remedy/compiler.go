@@ -2,6 +2,8 @@ package remedy
 
 import (
 	"fmt"
+	"path"
+	"slices"
 	"strings"
 
 	"github.com/fastpath-dev/fastpath/internal/cudaarch"
@@ -46,8 +48,28 @@ func CompilerCUDA(c Context) (mm string, from Origin) {
 
 // TorchInstall installs torch built for CUDA cuda ("13.0") from
 // download.pytorch.org; version "" takes the newest, force reinstalls.
+//
+// A release download.pytorch.org has no build of that CUDA for (kb
+// torch_release_cuda: torch 2.4.0 has cu118, cu121, cu124) is not pinned:
+// `torch==2.4.0 --index-url .../cu128` finds no distribution, so the step
+// installs the newest torch built for cuda and its title says so.
 func TorchInstall(c Context, version, cuda string, force bool) Remedy {
+	if force && c.TorchInstaller.Value == "conda" {
+		// conda installed this torch: pip's torch over it would leave two
+		// torches' files mixed in one site-packages.
+		r := c.condaTorchCUDA()
+		r.Title += fmt.Sprintf(" (this torch %s was installed by conda%s: pip's torch over it would mix two torches' files; conda picks a CUDA build the driver runs, not necessarily CUDA %s)",
+			c.TorchVersion.Value, c.TorchInstaller.where(), cuda)
+		return r
+	}
 	index := "https://download.pytorch.org/whl/cu" + strings.ReplaceAll(cuda, ".", "")
+	unpinned := ""
+	if !TorchBuildExists(version, cuda) {
+		cudas, _ := kb.CUDA().TorchReleaseCUDAs(version)
+		unpinned = fmt.Sprintf(" (torch %s has no CUDA %s build, only %s: the newest torch built for CUDA %s; kernel packages built for torch %s need the release for it)",
+			version, cuda, strings.Join(cudas, ", "), cuda, version)
+		version = ""
+	}
 	spec := "torch"
 	if version != "" {
 		spec = "torch==" + version
@@ -61,8 +83,13 @@ func TorchInstall(c Context, version, cuda string, force bool) Remedy {
 	title := fmt.Sprintf("Install torch built for CUDA %s", cuda)
 	if force {
 		args = append([]string{"--force-reinstall"}, args...)
-		title = fmt.Sprintf("Reinstall torch %s built for CUDA %s", version, cuda)
+		if version != "" {
+			title = fmt.Sprintf("Reinstall torch %s built for CUDA %s", version, cuda)
+		} else {
+			title = fmt.Sprintf("Reinstall torch built for CUDA %s", cuda)
+		}
 	}
+	title += unpinned
 	r := Remedy{ID: "torch/cu" + strings.ReplaceAll(cuda, ".", ""), Title: title,
 		Commands:  []string{c.Pip(args...)},
 		Changes:   []string{"torch and its nvidia-* runtime wheels in " + c.envWords()},
@@ -74,6 +101,14 @@ func TorchInstall(c Context, version, cuda string, force bool) Remedy {
 		r.Undo = []string{c.Pip("--force-reinstall", "torch=="+base)}
 	}
 	return r
+}
+
+// TorchBuildExists reports whether download.pytorch.org has torch version
+// built for CUDA cuda, as far as the KB knows (true for a release it does
+// not list, and for version "").
+func TorchBuildExists(version, cuda string) bool {
+	cudas, known := kb.CUDA().TorchReleaseCUDAs(version)
+	return version == "" || !known || slices.Contains(cudas, cuda)
 }
 
 // envWords names the environment commands change.
@@ -180,6 +215,20 @@ func pipCompiler(c Context, mm string, mmFrom Origin) Remedy {
 	return r
 }
 
+// condaPrefix is the prefix of the selected conda environment (the folder
+// above its interpreter's bin/), "" when it is not a conda environment or
+// its interpreter is not known.
+func (c *Context) condaPrefix() string {
+	if c.PythonKind.Value != "conda" || !c.Python.Known() {
+		return ""
+	}
+	bin := path.Dir(c.Python.Value)
+	if path.Base(bin) != "bin" || !path.IsAbs(bin) {
+		return ""
+	}
+	return path.Dir(bin)
+}
+
 // condaCompiler: NVIDIA's conda channel, into a conda environment.
 func condaCompiler(c Context, mm string) Remedy {
 	cu := kb.CUDA()
@@ -189,12 +238,19 @@ func condaCompiler(c Context, mm string) Remedy {
 	}
 	full, fullKnown := cu.ToolkitFull(mm)
 	channel := kb.Expand(cu.Conda.Channel, full)
+	// The diagnosed environment by its prefix where it is known: a bare
+	// conda install goes into whichever environment is active, which need
+	// not be the one --python named.
+	target, home, where := []string{}, `"$CONDA_PREFIX"`, "the active conda environment ($CONDA_PREFIX)"
+	if p := c.condaPrefix(); p != "" {
+		target, home, where = []string{"-p", p}, Quote(p), "the conda environment "+p
+	}
 	r := Remedy{ID: "compiler/conda", CUDA: mm,
 		Title:    fmt.Sprintf("Install the CUDA %s compiler from NVIDIA's conda channel into the conda environment", mm),
-		Commands: []string{Command(append([]string{"conda", "install", "-y", "-c", channel}, pkgs...)...), Export("CUDA_HOME", `"$CONDA_PREFIX"`)},
-		Changes:  []string{"adds " + strings.Join(pkgs, " ") + " to the active conda environment ($CONDA_PREFIX)"},
+		Commands: []string{Command(append(append([]string{"conda", "install", "-y"}, target...), append([]string{"-c", channel}, pkgs...)...)...), Export("CUDA_HOME", home)},
+		Changes:  []string{"adds " + strings.Join(pkgs, " ") + " to " + where},
 		Cost:     Cost{Seconds: 120, Download: 500, DiskMiB: 1500, Basis: "fastpath's estimate of cuda-nvcc with the cudart and math-library dev packages"},
-		Undo:     []string{Command(append([]string{"conda", "remove", "-y"}, condaNames(pkgs)...)...)},
+		Undo:     []string{Command(append(append([]string{"conda", "remove", "-y"}, target...), condaNames(pkgs)...)...)},
 		Reason:   "a user-space compiler, but only inside a conda environment"}
 	kind := c.PythonKind.Value
 	if kind == "" {
@@ -321,7 +377,22 @@ func develImage(c Context, mm string) Remedy {
 	// pytorch/pytorch's tag names cuDNN: before PyTorchFrom it was not
 	// cudnn9, and not every CUDA had an image.
 	oldTorch := c.TorchVersion.Known() && cu.DevelImages.PyTorchFrom != "" && kb.CompareDotted(base, cu.DevelImages.PyTorchFrom) < 0
+	// pytorch/pytorch publishes a release's images for its own CUDA builds
+	// only: no 2.4.0-cuda13.0 (kb torch_release_cuda).
+	noBuild := c.TorchVersion.Known() && !TorchBuildExists(base, mm)
 	switch {
+	case noBuild && nv == "":
+		cudas, _ := cu.TorchReleaseCUDAs(base)
+		r := Remedy{ID: "compiler/image", CUDA: mm,
+			Title:   "Rebuild the image FROM an nvidia/cuda CUDA " + mm + " devel image, which has nvcc",
+			Changes: []string{"the image, not this environment"},
+			Cost:    Cost{Download: 8000, DiskMiB: 15000, Basis: "CUDA devel images are several GB"},
+			Reason:  "the most complete, but it changes the image rather than this environment (several GB)"}
+		r.Preconditions = append(r.Preconditions, Check{Check: "a pytorch/pytorch image of torch " + base + " for CUDA " + mm, OK: false,
+			Detail: "torch " + base + " was built for CUDA " + strings.Join(cudas, ", ") + " only, and fastpath's knowledge base lists no full release of CUDA " + mm})
+		return r.manual("an nvidia/cuda:" + mm + ".<update>-devel-<os> tag from Docker Hub")
+	case noBuild:
+		// the nvidia/cuda image: pytorch/pytorch has none for this pair
 	case oldTorch && nv == "":
 		r := Remedy{ID: "compiler/image", CUDA: mm,
 			Title:   "Rebuild the image FROM a pytorch/pytorch " + base + " CUDA " + mm + " devel image, which has nvcc",

@@ -71,6 +71,15 @@ func FromFacts(f *facts.Facts) Context {
 			if !d.Shadowed && strings.EqualFold(d.Name, "pip") {
 				c.HasPip = true
 			}
+			if !d.Shadowed && strings.EqualFold(d.Name, "torch") {
+				c.TorchInstaller = Of(strings.ToLower(strings.TrimSpace(d.Installer)), m)
+			}
+			if !d.Shadowed {
+				if c.Installed == nil {
+					c.Installed = map[string]string{}
+				}
+				c.Installed[canonicalDist(d.Name)] = d.Version
+			}
 		}
 		c.SitePackages = Of(sitePackages(py), m)
 		c.Conda = py.Kind == "conda"

@@ -301,8 +301,19 @@ func CondaMKLPin() Remedy {
 // channel's cpuonly package pins its CPU builds and must go first
 // (pytorch/pytorch#32369).
 func CondaTorchCUDA() Remedy {
+	var c Context
+	return c.condaTorchCUDA()
+}
+
+// condaTorchCUDA is CondaTorchCUDA for the selected conda environment, by
+// its prefix where it is known.
+func (c *Context) condaTorchCUDA() Remedy {
+	target := []string{}
+	if p := c.condaPrefix(); p != "" {
+		target = []string{"-p", p}
+	}
 	return Remedy{ID: "torch/conda-cuda", Title: "Replace conda's CPU build of pytorch with a CUDA build, with conda in this environment (remove the cpuonly package first if it is installed; conda-forge's CUDA builds are pytorch=*=cuda*)",
-		Commands: []string{Command("conda", "install", "-y", "-c", "conda-forge", "pytorch=*=cuda*")},
+		Commands: []string{Command(append(append([]string{"conda", "install", "-y"}, target...), "-c", "conda-forge", "pytorch=*=cuda*")...)},
 		Changes:  []string{"the conda environment's pytorch (a CUDA build)"}}
 }
 
@@ -328,13 +339,15 @@ func Rebuild(c Context, dist, archList, rebuild string) []string {
 		nvcc, _ = CompilerCUDA(c)
 	}
 	rs := BuildFromSource(c, canonicalDist(dist), canonicalDist(dist), nvcc)
+	imports := buildImports(c, p) // what its setup.py imports, first
 	switch {
 	case p.HonoursArchList && p.ArchEnv != "" && p.ArchEnv != "TORCH_CUDA_ARCH_LIST":
 		// Its own variable picks the targets: the stock build's variables
 		// in front of the rebuild of the installed version.
-		stock := rs[len(rs)-1].Commands[0]
+		cmds := rs[len(rs)-1].Commands
+		stock := cmds[len(cmds)-1]
 		if i := strings.Index(stock, Quote(c.Interpreter())+" -m pip"); i > 0 {
-			return []string{stock[:i] + rebuild}
+			return append(imports, stock[:i]+rebuild)
 		}
 	case !p.HonoursArchList:
 		// Its setup.py hard-codes the targets: its own sdist narrowed to
@@ -344,11 +357,14 @@ func Rebuild(c Context, dist, archList, rebuild string) []string {
 		install := Command(c.Interpreter(), "-m", "pip", "install") + " "
 		var out []string
 		for _, cmd := range rs[0].Commands {
-			out = append(out, strings.Replace(cmd, install, install+"--force-reinstall --no-deps --no-cache-dir ", 1))
+			if !slices.Contains(imports, cmd) {
+				cmd = strings.Replace(cmd, install, install+"--force-reinstall --no-deps --no-cache-dir ", 1)
+			}
+			out = append(out, cmd)
 		}
 		return out
 	}
-	return []string{ArchList(archList), rebuild}
+	return append(imports, ArchList(archList), rebuild)
 }
 
 // canonicalDist is a distribution name as the profiles key it
@@ -409,4 +425,22 @@ func gxxMissing(c Context, gcc int) (Remedy, bool) {
 			Detail: fmt.Sprintf("%s packages %s", c.Distro.Value, has)}},
 		Reason: "apt installs only the compilers the distro itself ships"}
 	return r.manual(fmt.Sprintf("build in a container of an OS whose archive has g++-%d (%s), or use a newer CUDA whose nvcc accepts the g++ here", gcc, os)), true
+}
+
+// ReleaseForTorch installs the release of dist (a package each wheel of
+// which pins one torch release: kb pins_torch) built for torch release
+// torch, together with that torch. Where the KB's torch_pins know the
+// release it is pinned (xformers==0.0.26.post1 torch==2.3.0): left to pip,
+// the resolver walks back from the newest release one wheel at a time, and
+// on a Python the matching release has no wheel for it builds an sdist.
+// Otherwise pip, held to torch==torch, picks it (--upgrade).
+func ReleaseForTorch(c Context, dist, torch string) (r Remedy, pinned string) {
+	base, _, _ := strings.Cut(torch, "+")
+	r = Remedy{ID: "pinned-torch/" + dist, Installs: []string{dist, "torch"}, Changes: []string{dist + " and torch in " + c.envWords()}}
+	if v, ok := kb.ReleaseForTorch(dist, base); ok {
+		r.Commands = []string{c.Pip(dist+"=="+v, "torch=="+base)}
+		return r, v
+	}
+	r.Commands = []string{c.Pip("--upgrade", dist, "torch=="+base)}
+	return r, ""
 }

@@ -80,6 +80,12 @@ type Context struct {
 	Python       Fact[string]
 	PythonKind   Fact[string]
 	HasPip       bool
+	// TorchInstaller is what installed torch (its dist-info INSTALLER:
+	// "pip", "uv", "conda").
+	TorchInstaller Fact[string]
+	// Installed are the environment's distributions (canonical name ->
+	// version) where a machine's facts were read; nil unknown.
+	Installed    map[string]string
 	SitePackages Fact[string]
 	Root         *bool
 	Conda        bool         // a conda environment exists here
@@ -191,11 +197,15 @@ func (c *Context) Interpreter() string {
 // pip; the user's index options come first.
 func (c *Context) Pip(args ...string) string {
 	all := append(append([]string{}, c.PipArgs...), args...)
-	if c.PythonKind.Value == "uv" && !c.HasPip {
+	if c.uvWithoutPip() {
 		return Command(append(c.uvPip("install"), all...)...)
 	}
 	return Command(append([]string{c.Interpreter(), "-m", "pip", "install"}, all...)...)
 }
+
+// uvWithoutPip: the environment is uv's and has no pip of its own, so its
+// interpreter's -m pip fails.
+func (c *Context) uvWithoutPip() bool { return c.PythonKind.Value == "uv" && !c.HasPip }
 
 // uvPip is `uv pip <verb>` for the selected environment: --python names
 // its interpreter when that is known; when only a log says uv ran (no
@@ -211,14 +221,16 @@ func (c *Context) uvPip(verb string) []string {
 
 // PipUninstall is the undo of Pip for the named distributions.
 func (c *Context) PipUninstall(dists ...string) string {
-	if c.PythonKind.Value == "uv" && !c.HasPip {
+	if c.uvWithoutPip() {
 		return Command(append(c.uvPip("uninstall"), dists...)...)
 	}
 	return Command(append([]string{c.Interpreter(), "-m", "pip", "uninstall", "-y"}, dists...)...)
 }
 
 // PipDownload fetches a package's sdist through the same indexes into
-// dirExpr, a shell expression written as given (a quoted "$VAR").
+// dirExpr, a shell expression written as given (a quoted "$VAR"). It is
+// the interpreter's pip: a uv environment without pip needs c.Pip("pip")
+// first (uv pip has no download).
 func (c *Context) PipDownload(dirExpr string, args ...string) string {
 	w := Command(c.Interpreter(), "-m", "pip", "download", "--no-deps", "--no-build-isolation", "-d")
 	return w + " " + dirExpr + " " + Command(append(append([]string{}, c.PipArgs...), args...)...)
