@@ -207,6 +207,12 @@ func (e *env) retryBuild(caps map[string]string, env ...string) finding.Fix {
 		// to rebuild, and CMake keeps the compiler and targets it found.
 		return manual("Then configure and build again in a fresh build folder: CMake keeps the CUDA compiler, its host compiler and the architectures it found in CMakeCache.txt, so delete that (or the build folder) first")
 	}
+	if pkg == "" && !e.pythonBuild() {
+		// Nothing in the log says Python, pip or torch built it (a bare
+		// nvcc error from make, a CMake project's line without CMake's
+		// own): a pip command would be a guess at a build that may be none.
+		return manual("Then run the build again with the fixed compiler (a CMake build: in a fresh build folder, since CMakeCache.txt keeps the compilers it found)")
+	}
 	if pkg == "" {
 		return manual("Then build the package again against the installed torch: " + e.pip("--no-build-isolation") + " followed by its name (the log does not name it)")
 	}
@@ -218,6 +224,23 @@ func (e *env) retryBuild(caps map[string]string, env ...string) finding.Fix {
 		Title:    "Then build " + pkg + " against the installed torch (no build isolation, so the build sees it)",
 		Commands: []string{prefix + e.pip("--no-build-isolation", pkg)},
 	}
+}
+
+// pythonBuild: the log shows a Python package build (a torch, a Python,
+// a setuptools/scikit-build/meson build, an installer) rather than only a
+// compiler's words.
+func (e *env) pythonBuild() bool {
+	if e.scan.TorchVersion != "" {
+		return true
+	}
+	if e.log == nil {
+		return false
+	}
+	lf := e.log
+	if lf.BuildSystem != nil && lf.BuildSystem.Value != "cmake" {
+		return true
+	}
+	return lf.Torch != nil || lf.TorchCUDA != nil || lf.Python != nil || lf.Installer != nil
 }
 
 // fix is a remedy as a fix.
@@ -390,6 +413,18 @@ func (e *env) fixes(id finding.ID, caps map[string]string) []finding.Fix {
 		}
 		if e.py != nil && e.py.Kind == "conda" {
 			return []finding.Fix{fix(remedy.CondaPython(mm)), e.retryBuild(caps)}
+		}
+		if c := e.rctx(); c.Platform.Value == remedy.Windows && !c.WSL.Value {
+			// No OS package has Python.h on Windows: python.org's installer
+			// puts include\ (and libs\, the import libraries) in the
+			// interpreter's folder, and the embeddable package, which
+			// portable apps (ComfyUI's python_embeded) ship, has neither.
+			ver := mm
+			if mm == "3" {
+				ver = "version (python.exe --version says which)"
+			}
+			return []finding.Fix{manual("Give this Python its headers: python.org's Windows installer of the same Python " + ver +
+				" puts include\\ and libs\\ in its folder; an embedded or portable Python (python_embeded) has neither, so copy both folders from a full install of the same release into the folder that holds its python.exe"), e.retryBuild(caps)}
 		}
 		return []finding.Fix{fix(remedy.PythonHeaders(e.rctx(), mm)), e.retryBuild(caps)}
 	case finding.BuildIsolationHidesTorch:

@@ -132,6 +132,14 @@ func (lf *LogFacts) record(key, value string, n int) (changed bool) {
 		set(&lf.GCC, value)
 	case "python":
 		set(&lf.Python, value)
+	case "python_tag":
+		// A wheel or build tag (cp313, cpython-310, -lpython312): 3 then
+		// the minor.
+		if len(value) >= 2 && len(value) <= 3 && value[0] == '3' {
+			if _, err := strconv.Atoi(value); err == nil {
+				set(&lf.Python, "3."+value[1:])
+			}
+		}
 	case "os":
 		set(&lf.OS, value)
 	case "platform":

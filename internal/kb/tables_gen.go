@@ -5663,6 +5663,21 @@ func signaturesTable() SignaturesData {
 				},
 			},
 			{
+				Name:     "windows-python-h-missing",
+				Finding:  "missing-python-headers",
+				Severity: "error",
+				Literals: []string{
+					"Python.h",
+				},
+				Pattern: "fatal error C1083: .*'?Python\\.h'?: No such file or directory|error: include file 'Python\\.h' not found",
+				Title:   "No Python.h: the build cannot compile against Python",
+				Detail:  "Every C/C++/CUDA extension includes Python.h, and this Python has no include folder: an embedded or portable Python on Windows ships without one.",
+				Origin: SignatureSource{
+					Text: "fatal error C1083: Cannot open include file: 'Python.h': No such file or directory",
+					From: "MSVC (cl.exe, error C1083, its wording localized with the system language) and tcc (Triton on Windows compiles its launcher with the bundled tcc: \"include file 'Python.h' not found\"), compiling #include <Python.h>",
+				},
+			},
+			{
 				Name:     "build-no-module-torch",
 				Finding:  "build-isolation-hides-torch",
 				Severity: "error",
@@ -6462,6 +6477,42 @@ func signaturesTable() SignaturesData {
 				},
 			},
 			{
+				Name: "python-include-dir",
+				Literals: []string{
+					"/include/python3.",
+				},
+				Pattern: "/include/python(?P<python>3\\.[0-9]+)m?\\b",
+				Origin: SignatureSource{
+					Text: "-I/usr/include/python3.7m -c src/twisted/test/raiser.c",
+					From: "CPython's install layout (include/pythonX.Y, with an m suffix before 3.8), passed to the compiler with -I",
+				},
+			},
+			{
+				Name: "python-setuptools-build-dir",
+				Literals: []string{
+					"build/temp.",
+					"build/lib.",
+				},
+				Pattern: "build/(?:temp|lib)\\.[a-z]+[-_][A-Za-z0-9_.]+-(?:cpython-(?P<python_tag>3[0-9]{1,2})|(?P<python>3\\.[0-9]+))\\b",
+				Origin: SignatureSource{
+					Text: "-o build/temp.linux-x86_64-3.7/src/twisted/test/raiser.o; build/lib.linux-x86_64-cpython-310/flash_attn",
+					From: "setuptools' build folders: build/temp.<platform>-<X.Y>, since setuptools 62.1 build/lib.<platform>-cpython-<XY>",
+				},
+			},
+			{
+				Name: "python-extension-tag",
+				Literals: []string{
+					".cpython-3",
+					".cp3",
+					"-lpython3",
+				},
+				Pattern: "\\.cpython-(?P<python_tag>3[0-9]{1,2})-(?:x86_64|aarch64)-linux-gnu\\.so\\b|\\.cp(?P<python_tag>3[0-9]{1,2})-win_amd64\\.pyd\\b|-lpython(?P<python_tag>3[0-9]{1,2})\\b",
+				Origin: SignatureSource{
+					Text: "flash_attn_2_cuda.cpython-311-x86_64-linux-gnu.so; cuda_utils.cp313-win_amd64.pyd; -lpython313",
+					From: "CPython's extension module suffix (importlib.machinery.EXTENSION_SUFFIXES: .cpython-XY-<platform>.so on Linux, .cpXY-win_amd64.pyd on Windows) and its library name (pythonXY) passed to the linker",
+				},
+			},
+			{
 				Name: "python-site-packages",
 				Literals: []string{
 					"/python3.",
@@ -6820,14 +6871,16 @@ func signaturesTable() SignaturesData {
 					"__triton_launcher.c:",
 					"triton/runtime/build.py",
 					"triton\\runtime\\build.py",
+					"triton\\runtime\\tcc",
+					"cuda_utils.c",
 				},
-				Pattern: "/tmp[A-Za-z0-9_]*/tmp[A-Za-z0-9_]{6,}/(?:main|cuda_utils|hip_utils|__triton_launcher)\\.c:[0-9]+|triton[/\\\\]runtime[/\\\\]build\\.py",
+				Pattern: "/tmp[A-Za-z0-9_]*/tmp[A-Za-z0-9_]{6,}/(?:main|cuda_utils|hip_utils|__triton_launcher)\\.c:[0-9]+|triton[/\\\\]runtime[/\\\\]build\\.py|triton\\\\runtime\\\\tcc\\\\tcc\\.exe|[/\\\\]Temp[/\\\\]tmp[A-Za-z0-9_]{6,}[/\\\\](?:main|cuda_utils|__triton_launcher)\\.c\\b",
 				Set: map[string]string{
 					"build_system": "triton-jit",
 				},
 				Origin: SignatureSource{
 					Text: "/tmp/tmps1rkq3y3/main.c:5:10: fatal error: Python.h: No such file or directory",
-					From: "Triton's runtime build (triton/runtime/build.py _build): the C launcher and cuda_utils module it compiles with the host C compiler, in a temporary folder, when a program first launches a kernel (sgl-project/sglang#1117)",
+					From: "Triton's runtime build (triton/runtime/build.py _build): the C launcher and cuda_utils module it compiles with the host C compiler, in a temporary folder, when a program first launches a kernel (sgl-project/sglang#1117); on Windows triton-windows compiles it in %TEMP% with its bundled tcc (triton\\runtime\\tcc\\tcc.exe) or MSVC (woct0rdho/triton-windows#156, #77)",
 				},
 			},
 		},
