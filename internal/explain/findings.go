@@ -548,6 +548,19 @@ func (e *env) derive(caps map[string]string, hits []*Hit) {
 		if h.Signature.Name == "xformers-built-for-other-torch" && caps["dist"] == "" {
 			caps["dist"] = "xformers" // its own load-time check names it
 		}
+		if h.Signature.Name == "cuda-invalid-kernel-image" {
+			// The driver refused a binary's code, not torch's runtime:
+			// the fixes name the binary's package, not torch's CUDA.
+			caps["invalid_image"] = "yes"
+			// flash-attn's CUDA extension (flash_attn_interface calls it),
+			// not its Triton kernels (flash_attn/ops/triton), which
+			// Triton compiles for the driver at hand.
+			for _, f := range h.Frames {
+				if strings.Contains(f, "flash_attn_interface") {
+					caps["flash_attn_ext"] = "yes"
+				}
+			}
+		}
 	}
 	if caps["dist"] == "" && e.log != nil && e.log.NativeModule != nil {
 		// The extension a native stack runs in (numz/ComfyUI-SeedVR2_VideoUpscaler#127).

@@ -730,6 +730,9 @@ func (e *env) targetFixes(caps map[string]string) []finding.Fix {
 
 // driverFixes: a newer driver, or a torch built for the CUDA the driver runs.
 func (e *env) driverFixes(caps map[string]string) []finding.Fix {
+	if caps["invalid_image"] != "" {
+		return e.invalidImageFixes(caps)
+	}
 	var fixes []finding.Fix
 	if mm, _ := e.torchCUDA(); mm != "" {
 		if full, _, ok := kb.CUDA().DriverMinimum(mm); ok {
@@ -747,6 +750,30 @@ func (e *env) driverFixes(caps map[string]string) []finding.Fix {
 				break
 			}
 		}
+	}
+	return fixes
+}
+
+// invalidImageFixes: the driver refused a binary's kernel image (code a
+// newer toolkit built, or compressed): a newer driver reads it, and so does
+// a build of the package made by a toolkit this driver reads. flash-attn
+// 2.8.1's wheels compress their device code, which needs driver 550 or
+// newer; 2.8.0.post2's do not (Dao-AILab/flash-attention#1749, #1750).
+func (e *env) invalidImageFixes(caps map[string]string) []finding.Fix {
+	fixes := []finding.Fix{manual("Upgrade the NVIDIA driver (on the host, not in the container): a newer driver loads code from newer CUDA toolkits")}
+	dist := caps["dist"]
+	if caps["flash_attn_ext"] != "" {
+		dist = "flash-attn"
+	}
+	switch {
+	case dist == "flash-attn" && caps["flash_attn_ext"] != "":
+		fixes[0].Title = "Upgrade the NVIDIA driver to 550 or newer (on the host, not in the container): flash-attn 2.8.1's wheels compress their GPU code, which older drivers cannot load"
+		fixes = append(fixes, finding.Fix{Title: "Or install flash-attn 2.8.0.post2, whose wheels this driver loads",
+			Commands: []string{e.pip("--force-reinstall", "--no-deps", "flash-attn==2.8.0.post2")}})
+	case dist == "":
+		fixes = append(fixes, manual("Or reinstall the package whose kernel failed (the traceback's innermost package) at an earlier release, built by a CUDA toolkit this driver reads"))
+	default:
+		fixes = append(fixes, manual("Or reinstall "+dist+" at an earlier release, built by a CUDA toolkit this driver reads"))
 	}
 	return fixes
 }

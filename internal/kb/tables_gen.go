@@ -5633,6 +5633,21 @@ func signaturesTable() SignaturesData {
 				},
 			},
 			{
+				Name:     "cuda-invalid-kernel-image",
+				Finding:  "driver-too-old",
+				Severity: "error",
+				Literals: []string{
+					"device kernel image is invalid",
+				},
+				Pattern: "device kernel image is invalid",
+				Title:   "The NVIDIA driver cannot load this binary's GPU code: \"device kernel image is invalid\"",
+				Detail:  "The driver rejected a kernel image as it loaded it (cudaErrorInvalidKernelImage): most often code built by a newer CUDA toolkit than the driver reads, such as device code nvcc compressed (flash-attn 2.8.1's wheels need driver 550 or newer) or cubins from a newer ptxas (Triton's).",
+				Origin: SignatureSource{
+					Text: "RuntimeError: CUDA error: device kernel image is invalid",
+					From: "the CUDA runtime: cudaGetErrorString(cudaErrorInvalidKernelImage = 200); flash-attn 2.8.1 wheels with compressed device code on drivers older than 550 (Dao-AILab/flash-attention#1749, #1750, fixed by going back to 2.8.0.post2 or a newer driver); nvcc's --compress-mode (CUDA Compiler Driver NVCC documentation)",
+				},
+			},
+			{
 				Name:     "cuda-unsupported-ptx-version",
 				Finding:  "driver-too-old",
 				Severity: "error",
