@@ -734,24 +734,40 @@ func (e *env) driverFixes(caps map[string]string) []finding.Fix {
 		return e.invalidImageFixes(caps)
 	}
 	var fixes []finding.Fix
-	if mm, _ := e.torchCUDA(); mm != "" {
-		if full, _, ok := kb.CUDA().DriverMinimum(mm); ok {
-			fixes = append(fixes, finding.Fix{Title: fmt.Sprintf("Upgrade the NVIDIA driver to %s or newer for torch's CUDA %s (on the host, not in the container)", full, mm), Commands: []string{}})
-		}
+	mm, _ := e.torchCUDA()
+	full, _, ok := kb.CUDA().DriverMinimum(mm)
+	if mm != "" && ok {
+		fixes = append(fixes, finding.Fix{Title: fmt.Sprintf("Upgrade the NVIDIA driver to %s or newer for torch's CUDA %s (on the host, not in the container)", full, mm), Commands: []string{}})
 	} else {
 		fixes = append(fixes, finding.Fix{Title: "Upgrade the NVIDIA driver (on the host, not in the container)", Commands: []string{}})
+	}
+	// The other way out when the failing runtime is torch's: a torch built
+	// for a CUDA the driver runs. torch's own message (caps "found"), its
+	// version or CUDA in the log say the runtime is torch's.
+	torchy := mm != "" || caps["found"] != "" || e.scan.TorchVersion != "" || (e.log != nil && e.log.Torch != nil)
+	if !torchy {
+		return fixes
 	}
 	if dc := caps["driver_cuda"]; dc != "" && dc[0] >= '0' && dc[0] <= '9' {
 		for _, b := range kb.CUDA().TorchWheels.Rows {
 			if kb.CompareDotted(b.CUDA, dc) <= 0 {
 				r := remedy.TorchInstall(e.rctx(), e.torchBase(), b.CUDA, true)
 				r.Title = fmt.Sprintf("Or install torch %s built for CUDA %s, which this driver (CUDA %s at most) runs", e.torchBase(), b.CUDA, dc)
-				fixes = append(fixes, fix(r))
-				break
+				return append(fixes, fix(r))
+			}
+		}
+	} else if e.log != nil && e.log.Driver != nil {
+		// The driver's own version without its CUDA: the newest torch
+		// CUDA whose minimum driver it meets (kb cuda.json driver_minimums).
+		for _, b := range kb.CUDA().TorchWheels.Rows {
+			if need, _, ok := kb.CUDA().DriverMinimum(b.CUDA); ok && kb.CompareDotted(e.log.Driver.Value, need) >= 0 {
+				r := remedy.TorchInstall(e.rctx(), e.torchBase(), b.CUDA, true)
+				r.Title = fmt.Sprintf("Or install torch %s built for CUDA %s, which driver %s runs (it needs %s or newer)", e.torchBase(), b.CUDA, e.log.Driver.Value, need)
+				return append(fixes, fix(r))
 			}
 		}
 	}
-	return fixes
+	return append(fixes, manual("Or install a torch built for an older CUDA, one this driver runs: nvidia-smi's \"CUDA Version\" is the newest it runs, and https://pytorch.org/get-started/previous-versions/ lists the torch builds for each CUDA"))
 }
 
 // invalidImageFixes: the driver refused a binary's kernel image (code a
