@@ -482,6 +482,7 @@ func (e *env) build(id finding.ID, hits []*Hit, why string, s *Scan) Finding {
 	}
 	fd.Fixes = e.runTimeFixes(id, fd.Fixes)
 	fd.Fixes = e.platformFixes(id, fd.Fixes)
+	fd.Fixes = e.notebookFixes(fd.Fixes)
 	fd.Fixes = manualWhereUnknown(fd.Fixes)
 	return fd
 }

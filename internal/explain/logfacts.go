@@ -75,6 +75,10 @@ type LogFacts struct {
 	// nvidia-smi print it.
 	GPUMemTotal *LogFact `json:"gpu_mem_total,omitempty"`
 	GPUMemUsed  *LogFact `json:"gpu_mem_used,omitempty"`
+	// Notebook is "jupyter" when the program ran in a Jupyter kernel (its
+	// tracebacks' "Cell In[3], line 1", ipykernel_launcher): pip commands
+	// are then the %pip magic, which installs into the kernel's Python.
+	Notebook *LogFact `json:"notebook,omitempty"`
 }
 
 // platformRank and buildRank: the more specific statement wins.
@@ -156,6 +160,8 @@ func (lf *LogFacts) record(key, value string, n int) (changed bool) {
 		set(&lf.NativeModule, value)
 	case "installer":
 		set(&lf.Installer, value)
+	case "notebook":
+		set(&lf.Notebook, value)
 	case "jit_op":
 		set(&lf.JITOp, value)
 	case "jit_dir":
@@ -212,7 +218,7 @@ func (lf *LogFacts) list() []namedFact {
 	all := []namedFact{
 		{"torch", lf.Torch}, {"torch's CUDA", lf.TorchCUDA}, {"nvcc", lf.NVCC}, {"GPU", lf.GPU},
 		{"compute capability", lf.Capability}, {"driver", lf.Driver}, {"driver's CUDA", lf.DriverCUDA},
-		{"gcc", lf.GCC}, {"Python", lf.Python}, {"OS", lf.OS}, {"platform", lf.Platform},
+		{"gcc", lf.GCC}, {"Python", lf.Python}, {"OS", lf.OS}, {"platform", lf.Platform}, {"notebook", lf.Notebook},
 		{"build system", lf.BuildSystem}, {"installer", lf.Installer}, {"native stack module", lf.NativeModule}, {"extension built at run time", lf.JITOp}, {"its build folder", lf.JITDir},
 		{"extensions root", lf.JITRoot}, {"op builder", lf.JITBuilder}, {"host memory", lf.MemTotal}, {"CPUs", lf.CPUs},
 		{"GPU memory", lf.GPUMemTotal}, {"GPU memory used", lf.GPUMemUsed},

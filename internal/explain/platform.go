@@ -151,3 +151,31 @@ func contains(list []string, s string) bool {
 	}
 	return false
 }
+
+// notebookFixes: a log from a Jupyter kernel. `python3 -m pip` in a
+// notebook's shell (`!python3 -m pip`) may install into another Python
+// than the kernel's; the %pip magic installs into the kernel's own
+// (IPython's documentation, "Built-in magic commands": %pip). A package
+// the kernel already imported stays loaded until the kernel restarts.
+func (e *env) notebookFixes(fixes []finding.Fix) []finding.Fix {
+	if e.log == nil || e.log.Notebook == nil {
+		return fixes
+	}
+	prefix := e.pip() + " "
+	rewrote := false
+	out := make([]finding.Fix, 0, len(fixes)+1)
+	for _, f := range fixes {
+		g := finding.Fix{Title: f.Title, Commands: make([]string, 0, len(f.Commands))}
+		for _, c := range f.Commands {
+			if rest, ok := strings.CutPrefix(c, prefix); ok {
+				c, rewrote = "%pip install "+rest, true
+			}
+			g.Commands = append(g.Commands, c)
+		}
+		out = append(out, g)
+	}
+	if rewrote {
+		out = append(out, finding.Fix{Title: fmt.Sprintf("The log comes from a Jupyter notebook (line %d): run the %%pip lines in a cell (the magic installs into the kernel's Python), then restart the kernel so it imports the new packages", e.log.Notebook.Line), Commands: []string{}})
+	}
+	return out
+}

@@ -6879,6 +6879,22 @@ func signaturesTable() SignaturesData {
 				},
 			},
 			{
+				Name: "notebook-jupyter",
+				Literals: []string{
+					"ipykernel",
+					"Cell In[",
+					"<ipython-input-",
+				},
+				Pattern: "ipykernel_launcher|/ipykernel_[0-9]+/|^\\s*Cell In\\[[0-9]+\\], line [0-9]+|<ipython-input-[0-9]+-",
+				Set: map[string]string{
+					"notebook": "jupyter",
+				},
+				Origin: SignatureSource{
+					Text: "Cell In[2], line 1",
+					From: "IPython's traceback of a notebook cell (Cell In[N], line L since IPython 8; <ipython-input-N-...> before) and ipykernel's launcher and cell files (/tmp/ipykernel_PID/)",
+				},
+			},
+			{
 				Name: "jit-triton-launcher",
 				Literals: []string{
 					"/main.c:",
