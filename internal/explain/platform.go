@@ -99,11 +99,24 @@ func manualLinux(fixes []finding.Fix, platform string) []finding.Fix {
 		}
 		if linux {
 			fx = finding.Fix{Title: fx.Title + " (manual on " + platform + ": the commands fastpath knows for this are Linux ones: " + strings.Join(fx.Commands, "; ") + ")", Commands: []string{}}
+		} else if platform == "Windows" {
+			// cmd.exe passes single quotes through as part of the word
+			// (conda would read "'pytorch=*=cuda*'"); double quotes work in
+			// cmd.exe and PowerShell alike.
+			cmds := make([]string, len(fx.Commands))
+			for i, c := range fx.Commands {
+				cmds[i] = singleQuoted.ReplaceAllString(c, `"$1"`)
+			}
+			fx = finding.Fix{Title: fx.Title, Commands: cmds}
 		}
 		out = append(out, fx)
 	}
 	return out
 }
+
+// singleQuoted is a POSIX single-quoted word without quotes or $ inside
+// (remedy.Quote's form), which means the same double-quoted on Windows.
+var singleQuoted = lazyregexp.New(`'([^'"$%\\]*)'`)
 
 // unknownFact finds the placeholders the fix helpers put where a fact is
 // unknown: the package being built, the GPU's capability.

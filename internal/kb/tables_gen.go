@@ -6598,14 +6598,15 @@ func signaturesTable() SignaturesData {
 					":\\a\\",
 					":\\actions-runner",
 					":\\AI\\",
+					"win-64",
 				},
-				Pattern: "\\b[a-z]:\\\\users\\\\|\\b[A-Z]:\\\\(?:Users|Program Files|a|actions-runner|AI|Python[0-9]*|ProgramData|Windows)\\\\|\\.pyd\\b|win_amd64|^\\s*(?:\\([^)]*\\) )?PS [A-Z]:\\\\|^\\s*(?:\\([^)]*\\) )?[A-Z]:\\\\[^<>|\"*?]*>|^Press any key to continue \\. \\. \\.|\\b[A-Z]:\\\\[^\\\\\\s]+\\\\[^\\\\\\s]+\\\\|\\bWDDM\\b",
+				Pattern: "\\bwin-64\\b|\\b[a-z]:\\\\users\\\\|\\b[A-Z]:\\\\(?:Users|Program Files|a|actions-runner|AI|Python[0-9]*|ProgramData|Windows)\\\\|\\.pyd\\b|win_amd64|^\\s*(?:\\([^)]*\\) )?PS [A-Z]:\\\\|^\\s*(?:\\([^)]*\\) )?[A-Z]:\\\\[^<>|\"*?]*>|^Press any key to continue \\. \\. \\.|\\b[A-Z]:\\\\[^\\\\\\s]+\\\\[^\\\\\\s]+\\\\|\\bWDDM\\b",
 				Set: map[string]string{
 					"platform": "windows",
 				},
 				Origin: SignatureSource{
 					Text: "C:\\Users\\Admin\\AppData\\Local\\Temp\\pip-install-93i4j54t\\flash-attn_...\\setup.py",
-					From: "Windows paths, extension modules (.pyd), wheel tags, PowerShell prompts",
+					From: "Windows paths, extension modules (.pyd), wheel tags, conda's platform subdir (win-64, as conda info and channel URLs name it), PowerShell prompts",
 				},
 			},
 			{
