@@ -752,8 +752,8 @@ func (e *env) driverFixes(caps map[string]string) []finding.Fix {
 		for _, b := range kb.CUDA().TorchWheels.Rows {
 			if kb.CompareDotted(b.CUDA, dc) <= 0 {
 				r := remedy.TorchInstall(e.rctx(), e.torchBase(), b.CUDA, true)
-				r.Title = fmt.Sprintf("Or install torch %s built for CUDA %s, which this driver (CUDA %s at most) runs", e.torchBase(), b.CUDA, dc)
-				return append(fixes, fix(r))
+				r.Title = fmt.Sprintf("Or install torch %s built for CUDA %s, which this driver (CUDA %s at most) runs", e.torchBase(), b.CUDA, dc) + e.pythonNote(e.torchBase())
+				return append(fixes, e.pythonGate(fix(r), e.torchBase()))
 			}
 		}
 	} else if e.log != nil && e.log.Driver != nil {
@@ -762,12 +762,41 @@ func (e *env) driverFixes(caps map[string]string) []finding.Fix {
 		for _, b := range kb.CUDA().TorchWheels.Rows {
 			if need, _, ok := kb.CUDA().DriverMinimum(b.CUDA); ok && kb.CompareDotted(e.log.Driver.Value, need) >= 0 {
 				r := remedy.TorchInstall(e.rctx(), e.torchBase(), b.CUDA, true)
-				r.Title = fmt.Sprintf("Or install torch %s built for CUDA %s, which driver %s runs (it needs %s or newer)", e.torchBase(), b.CUDA, e.log.Driver.Value, need)
-				return append(fixes, fix(r))
+				r.Title = fmt.Sprintf("Or install torch %s built for CUDA %s, which driver %s runs (it needs %s or newer)", e.torchBase(), b.CUDA, e.log.Driver.Value, need) + e.pythonNote(e.torchBase())
+				return append(fixes, e.pythonGate(fix(r), e.torchBase()))
 			}
 		}
 	}
 	return append(fixes, manual("Or install a torch built for an older CUDA, one this driver runs: nvidia-smi's \"CUDA Version\" is the newest it runs, and https://pytorch.org/get-started/previous-versions/ lists the torch builds for each CUDA"))
+}
+
+// pythonNote: the newest torch fastpath proposes needs a newer Python than
+// the one the log shows (Isaac Sim's bundled 3.7): say so, and name the
+// newest torch for that Python, rather than a pip command that finds no
+// wheel. "" when the release is not the newest or the Python is unknown.
+func (e *env) pythonNote(release string) string {
+	tw := kb.CUDA().TorchWheels
+	if release != tw.Release || tw.Python.Requires == "" || e.log == nil || e.log.Python == nil {
+		return ""
+	}
+	py, _, _, ok := kb.MajorMinor(e.log.Python.Value)
+	if !ok || kb.CompareDotted(py, tw.Python.Requires) >= 0 {
+		return ""
+	}
+	note := fmt.Sprintf(" (torch %s needs Python %s or newer, and this log's Python is %s: install it in an environment with a newer Python", release, tw.Python.Requires, py)
+	if newest := tw.Python.Newest[py]; newest != "" {
+		note += fmt.Sprintf(", or stay on Python %s with torch %s, its newest release, if that has code for this GPU", py, newest)
+	}
+	return note + ")"
+}
+
+// pythonGate makes a torch install that the log's Python cannot run (see
+// pythonNote) a manual step: its command is for the newer environment.
+func (e *env) pythonGate(f finding.Fix, release string) finding.Fix {
+	if e.pythonNote(release) == "" || len(f.Commands) == 0 {
+		return f
+	}
+	return finding.Fix{Title: f.Title + "; in that environment: " + strings.Join(f.Commands, "; "), Commands: []string{}}
 }
 
 // invalidImageFixes: the driver refused a binary's kernel image (code a
@@ -918,7 +947,8 @@ func (e *env) torchArchFixes(caps map[string]string) []finding.Fix {
 		if driver == "" && pickFloor != "" {
 			r.Title += fmt.Sprintf("; it needs NVIDIA driver %s or newer (the log does not state the driver)", pickFloor)
 		}
-		return []finding.Fix{fix(r)}
+		r.Title += e.pythonNote(e.torchBase())
+		return []finding.Fix{e.pythonGate(fix(r), e.torchBase())}
 	}
 	return []finding.Fix{{Title: fmt.Sprintf("No torch %s wheel has code for compute capability %s: build torch with TORCH_CUDA_ARCH_LIST=%s", kb.CUDA().TorchWheels.Release, cc, cc), Commands: []string{}}}
 }

@@ -276,6 +276,11 @@ func cudaTable() CUDAData {
 				CUDA  string   "json:\"cuda\""
 				Archs []string "json:\"archs\""
 			} "json:\"rows\""
+			Python struct {
+				Source   string            "json:\"source\""
+				Requires string            "json:\"requires\""
+				Newest   map[string]string "json:\"newest\""
+			} "json:\"python\""
 		}{
 			Source:  "torch 2.11 Linux x86-64 wheels on download.pytorch.org: TORCH_CUDA_ARCH_LIST in pytorch/pytorch v2.11.0 .ci/manywheel/build_cuda.sh (cu130 matches get_arch_list() on the reference H200); newest CUDA first.",
 			Release: "2.11.0",
@@ -316,6 +321,19 @@ func cudaTable() CUDAData {
 						"sm_86",
 						"sm_90",
 					},
+				},
+			},
+			Python: struct {
+				Source   string            "json:\"source\""
+				Requires string            "json:\"requires\""
+				Newest   map[string]string "json:\"newest\""
+			}{
+				Source:   "PyPI, as pip index versions torch --python-version X.Y --only-binary=:all: answers for Linux x86-64 (2026-12-02): 3.9 gets 2.8.0 at newest, 3.10 the newest release, so 2.9 and later (2.11.0 included) need Python 3.10; 3.8 gets 2.4.1, 3.7 gets 1.13.1",
+				Requires: "3.10",
+				Newest: map[string]string{
+					"3.7": "1.13.1",
+					"3.8": "2.4.1",
+					"3.9": "2.8.0",
 				},
 			},
 		},
