@@ -252,6 +252,13 @@ func (e *env) noKernelImage(h *Hit) (finding.ID, string) {
 			return finding.ExtensionArchUnsupported, fmt.Sprintf("An extension is likelier than torch: the native stack at line %d runs in %s's %s, and torch printed no warning about the GPU.", e.log.NativeModule.Line, dist, e.log.NativeModule.Value)
 		}
 	}
+	if e.log != nil && e.log.Jetson != nil {
+		// A Jetson's torch is NVIDIA's JetPack build, made for the
+		// board's GPU; the package built or installed for another GPU
+		// (flash-attn's wheels and setup.py target sm_80 and up, not
+		// sm_87: Dao-AILab/flash-attention#1146) is what lacks the code.
+		return finding.ExtensionArchUnsupported, fmt.Sprintf("An extension is likelier than torch: the log comes from a Jetson (line %d), whose torch (NVIDIA's JetPack build) has code for its GPU, so the kernel without code is a package's built for other GPUs.", e.log.Jetson.Line)
+	}
 	return finding.TorchArchUnsupported, "torch is the likelier: no frame of the traceback points at a kernel package, so the failing kernel is torch's own."
 }
 
@@ -483,6 +490,7 @@ func (e *env) build(id finding.ID, hits []*Hit, why string, s *Scan) Finding {
 	fd.Fixes = e.runTimeFixes(id, fd.Fixes)
 	fd.Fixes = e.platformFixes(id, fd.Fixes)
 	fd.Fixes = e.notebookFixes(fd.Fixes)
+	fd.Fixes = e.jetsonFixes(id, fd.Fixes)
 	fd.Fixes = manualWhereUnknown(fd.Fixes)
 	return fd
 }

@@ -79,6 +79,10 @@ type LogFacts struct {
 	// tracebacks' "Cell In[3], line 1", ipykernel_launcher): pip commands
 	// are then the %pip magic, which installs into the kernel's Python.
 	Notebook *LogFact `json:"notebook,omitempty"`
+	// Jetson is "jetson" when the log comes from an NVIDIA Jetson (Tegra,
+	// JetPack, L4T): its torch is NVIDIA's JetPack build, which has code
+	// for the board's GPU, and no x86 or PyPI CUDA wheel runs there.
+	Jetson *LogFact `json:"jetson,omitempty"`
 }
 
 // platformRank and buildRank: the more specific statement wins.
@@ -162,6 +166,8 @@ func (lf *LogFacts) record(key, value string, n int) (changed bool) {
 		set(&lf.Installer, value)
 	case "notebook":
 		set(&lf.Notebook, value)
+	case "jetson":
+		set(&lf.Jetson, value)
 	case "jit_op":
 		set(&lf.JITOp, value)
 	case "jit_dir":
@@ -218,7 +224,7 @@ func (lf *LogFacts) list() []namedFact {
 	all := []namedFact{
 		{"torch", lf.Torch}, {"torch's CUDA", lf.TorchCUDA}, {"nvcc", lf.NVCC}, {"GPU", lf.GPU},
 		{"compute capability", lf.Capability}, {"driver", lf.Driver}, {"driver's CUDA", lf.DriverCUDA},
-		{"gcc", lf.GCC}, {"Python", lf.Python}, {"OS", lf.OS}, {"platform", lf.Platform}, {"notebook", lf.Notebook},
+		{"gcc", lf.GCC}, {"Python", lf.Python}, {"OS", lf.OS}, {"platform", lf.Platform}, {"notebook", lf.Notebook}, {"Jetson", lf.Jetson},
 		{"build system", lf.BuildSystem}, {"installer", lf.Installer}, {"native stack module", lf.NativeModule}, {"extension built at run time", lf.JITOp}, {"its build folder", lf.JITDir},
 		{"extensions root", lf.JITRoot}, {"op builder", lf.JITBuilder}, {"host memory", lf.MemTotal}, {"CPUs", lf.CPUs},
 		{"GPU memory", lf.GPUMemTotal}, {"GPU memory used", lf.GPUMemUsed},

@@ -192,3 +192,32 @@ func (e *env) notebookFixes(fixes []finding.Fix) []finding.Fix {
 	}
 	return out
 }
+
+// jetsonFixes: a log from an NVIDIA Jetson. Its torch is NVIDIA's JetPack
+// build (developer.download.nvidia.com/compute/redist/jp/, or
+// jetson-containers); the CUDA wheels of download.pytorch.org and PyPI are
+// built for x86-64 and server ARM (sbsa) GPUs and do not run there. A
+// package without code for the board's GPU is built on the board for it:
+// compute capability 8.7 (Orin), 7.2 (Xavier), 6.2 (TX2), 5.3 (Nano), as
+// NVIDIA's CUDA GPUs list (developer.nvidia.com/cuda-gpus) gives them.
+func (e *env) jetsonFixes(id finding.ID, fixes []finding.Fix) []finding.Fix {
+	if e.log == nil || e.log.Jetson == nil {
+		return fixes
+	}
+	var out []finding.Fix
+	if id == finding.ExtensionArchUnsupported {
+		out = append(out, finding.Fix{Title: fmt.Sprintf("The log comes from a Jetson (line %d): build the package on the board for its GPU against JetPack's torch, with TORCH_CUDA_ARCH_LIST set to its compute capability (8.7 Orin, 7.2 Xavier, 6.2 TX2, 5.3 Nano) and pip's --no-build-isolation; prebuilt CUDA wheels from PyPI target other GPUs", e.log.Jetson.Line), Commands: []string{}})
+	}
+	dropped := false
+	for _, f := range fixes {
+		if strings.Contains(f.Title+" "+strings.Join(f.Commands, " "), "download.pytorch.org") {
+			dropped = true
+			continue
+		}
+		out = append(out, f)
+	}
+	if dropped {
+		out = append(out, finding.Fix{Title: "On a Jetson, torch comes from NVIDIA's JetPack builds (developer.download.nvidia.com/compute/redist/jp/ for the JetPack release, or the jetson-containers images), not from download.pytorch.org or PyPI", Commands: []string{}})
+	}
+	return out
+}

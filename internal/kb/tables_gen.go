@@ -6898,6 +6898,30 @@ func signaturesTable() SignaturesData {
 				},
 			},
 			{
+				Name: "device-jetson",
+				Literals: []string{
+					"jetson",
+					"Jetson",
+					"JETSON",
+					"jetpack",
+					"JetPack",
+					"Jetpack",
+					"-tegra-aarch64",
+					"L4T",
+					"nv_tegra_release",
+					"Orin (nvgpu)",
+					"/redist/jp/",
+				},
+				Pattern: "\\b(?:[Jj]etson|JETSON|[Jj]et[Pp]ack)\\b|-tegra-aarch64|\\bL4T\\b|nv_tegra_release|Orin \\(nvgpu\\)|/compute/redist/jp/",
+				Set: map[string]string{
+					"jetson": "jetson",
+				},
+				Origin: SignatureSource{
+					Text: "Python platform: Linux-5.15.136-tegra-aarch64-with-glibc2.35",
+					From: "NVIDIA Jetson boards: their Linux for Tegra (L4T) kernel names (-tegra), JetPack, /etc/nv_tegra_release, the integrated GPU as collect_env names it (Orin (nvgpu)), NVIDIA's JetPack torch wheels at developer.download.nvidia.com/compute/redist/jp/",
+				},
+			},
+			{
 				Name: "notebook-jupyter",
 				Literals: []string{
 					"ipykernel",
