@@ -211,7 +211,7 @@ func (e *env) retryBuild(caps map[string]string, env ...string) finding.Fix {
 		// Nothing in the log says Python, pip or torch built it (a bare
 		// nvcc error from make, a CMake project's line without CMake's
 		// own): a pip command would be a guess at a build that may be none.
-		return manual("Then run the build again with the fixed compiler (a CMake build: in a fresh build folder, since CMakeCache.txt keeps the compilers it found)")
+		return manual("Then run the build again (a CMake build: in a fresh build folder, since CMakeCache.txt keeps the compilers it found)")
 	}
 	if pkg == "" {
 		return manual("Then build the package again against the installed torch: " + e.pip("--no-build-isolation") + " followed by its name (the log does not name it)")
