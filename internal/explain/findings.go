@@ -252,6 +252,13 @@ func (e *env) noKernelImage(h *Hit) (finding.ID, string) {
 			return finding.ExtensionArchUnsupported, fmt.Sprintf("An extension is likelier than torch: the native stack at line %d runs in %s's %s, and torch printed no warning about the GPU.", e.log.NativeModule.Line, dist, e.log.NativeModule.Value)
 		}
 	}
+	if e.log != nil && e.log.Jetson != nil {
+		// A Jetson's torch is NVIDIA's JetPack build, made for the
+		// board's GPU; the package built or installed for another GPU
+		// (flash-attn's wheels and setup.py target sm_80 and up, not
+		// sm_87: Dao-AILab/flash-attention#1146) is what lacks the code.
+		return finding.ExtensionArchUnsupported, fmt.Sprintf("An extension is likelier than torch: the log comes from a Jetson (line %d), whose torch (NVIDIA's JetPack build) has code for its GPU, so the kernel without code is a package's built for other GPUs.", e.log.Jetson.Line)
+	}
 	return finding.TorchArchUnsupported, "torch is the likelier: no frame of the traceback points at a kernel package, so the failing kernel is torch's own."
 }
 
@@ -482,6 +489,8 @@ func (e *env) build(id finding.ID, hits []*Hit, why string, s *Scan) Finding {
 	}
 	fd.Fixes = e.runTimeFixes(id, fd.Fixes)
 	fd.Fixes = e.platformFixes(id, fd.Fixes)
+	fd.Fixes = e.notebookFixes(fd.Fixes)
+	fd.Fixes = e.jetsonFixes(id, fd.Fixes)
 	fd.Fixes = manualWhereUnknown(fd.Fixes)
 	return fd
 }
@@ -547,6 +556,19 @@ func (e *env) derive(caps map[string]string, hits []*Hit) {
 	for _, h := range hits {
 		if h.Signature.Name == "xformers-built-for-other-torch" && caps["dist"] == "" {
 			caps["dist"] = "xformers" // its own load-time check names it
+		}
+		if h.Signature.Name == "cuda-invalid-kernel-image" {
+			// The driver refused a binary's code, not torch's runtime:
+			// the fixes name the binary's package, not torch's CUDA.
+			caps["invalid_image"] = "yes"
+			// flash-attn's CUDA extension (flash_attn_interface calls it),
+			// not its Triton kernels (flash_attn/ops/triton), which
+			// Triton compiles for the driver at hand.
+			for _, f := range h.Frames {
+				if strings.Contains(f, "flash_attn_interface") {
+					caps["flash_attn_ext"] = "yes"
+				}
+			}
 		}
 	}
 	if caps["dist"] == "" && e.log != nil && e.log.NativeModule != nil {

@@ -213,6 +213,12 @@ func (e *env) retryBuild(caps map[string]string, env ...string) finding.Fix {
 		// to rebuild, and CMake keeps the compiler and targets it found.
 		return manual("Then configure and build again in a fresh build folder: CMake keeps the CUDA compiler, its host compiler and the architectures it found in CMakeCache.txt, so delete that (or the build folder) first")
 	}
+	if pkg == "" && !e.pythonBuild() {
+		// Nothing in the log says Python, pip or torch built it (a bare
+		// nvcc error from make, a CMake project's line without CMake's
+		// own): a pip command would be a guess at a build that may be none.
+		return manual("Then run the build again (a CMake build: in a fresh build folder, since CMakeCache.txt keeps the compilers it found)")
+	}
 	if pkg == "" {
 		return manual("Then build the package again against the installed torch: " + e.pip("--no-build-isolation") + " followed by its name (the log does not name it)")
 	}
@@ -224,6 +230,23 @@ func (e *env) retryBuild(caps map[string]string, env ...string) finding.Fix {
 		Title:    "Then build " + pkg + " against the installed torch (no build isolation, so the build sees it)",
 		Commands: e.noIsolation(pkg, prefix+e.pip("--no-build-isolation", pkg)),
 	}
+}
+
+// pythonBuild: the log shows a Python package build (a torch, a Python,
+// a setuptools/scikit-build/meson build, an installer) rather than only a
+// compiler's words.
+func (e *env) pythonBuild() bool {
+	if e.scan.TorchVersion != "" {
+		return true
+	}
+	if e.log == nil {
+		return false
+	}
+	lf := e.log
+	if lf.BuildSystem != nil && lf.BuildSystem.Value != "cmake" {
+		return true
+	}
+	return lf.Torch != nil || lf.TorchCUDA != nil || lf.Python != nil || lf.Installer != nil
 }
 
 // fix is a remedy as a fix.
@@ -396,6 +419,18 @@ func (e *env) fixes(id finding.ID, caps map[string]string) []finding.Fix {
 		}
 		if e.py != nil && e.py.Kind == "conda" {
 			return []finding.Fix{fix(remedy.CondaPython(mm)), e.retryBuild(caps)}
+		}
+		if c := e.rctx(); c.Platform.Value == remedy.Windows && !c.WSL.Value {
+			// No OS package has Python.h on Windows: python.org's installer
+			// puts include\ (and libs\, the import libraries) in the
+			// interpreter's folder, and the embeddable package, which
+			// portable apps (ComfyUI's python_embeded) ship, has neither.
+			ver := mm
+			if mm == "3" {
+				ver = "version (python.exe --version says which)"
+			}
+			return []finding.Fix{manual("Give this Python its headers: python.org's Windows installer of the same Python " + ver +
+				" puts include\\ and libs\\ in its folder; an embedded or portable Python (python_embeded) has neither, so copy both folders from a full install of the same release into the folder that holds its python.exe"), e.retryBuild(caps)}
 		}
 		return []finding.Fix{fix(remedy.PythonHeaders(e.rctx(), mm)), e.retryBuild(caps)}
 	case finding.BuildIsolationHidesTorch:
@@ -703,27 +738,103 @@ func (e *env) targetFixes(caps map[string]string) []finding.Fix {
 
 // driverFixes: a newer driver, or a torch built for the CUDA the driver runs.
 func (e *env) driverFixes(caps map[string]string) []finding.Fix {
+	if caps["invalid_image"] != "" {
+		return e.invalidImageFixes(caps)
+	}
 	var fixes []finding.Fix
-	if mm, _ := e.torchCUDA(); mm != "" {
-		if full, _, ok := kb.CUDA().DriverMinimum(mm); ok {
-			fixes = append(fixes, finding.Fix{Title: fmt.Sprintf("Upgrade the NVIDIA driver to %s or newer for torch's CUDA %s (on the host, not in the container)", full, mm), Commands: []string{}})
-		}
+	mm, _ := e.torchCUDA()
+	full, _, ok := kb.CUDA().DriverMinimum(mm)
+	if mm != "" && ok {
+		fixes = append(fixes, finding.Fix{Title: fmt.Sprintf("Upgrade the NVIDIA driver to %s or newer for torch's CUDA %s (on the host, not in the container)", full, mm), Commands: []string{}})
 	} else {
 		fixes = append(fixes, finding.Fix{Title: "Upgrade the NVIDIA driver (on the host, not in the container)", Commands: []string{}})
+	}
+	// The other way out when the failing runtime is torch's: a torch built
+	// for a CUDA the driver runs. torch's own message (caps "found"), its
+	// version or CUDA in the log say the runtime is torch's.
+	torchy := mm != "" || caps["found"] != "" || e.scan.TorchVersion != "" || (e.log != nil && e.log.Torch != nil)
+	if !torchy {
+		return fixes
 	}
 	if dc := caps["driver_cuda"]; dc != "" && dc[0] >= '0' && dc[0] <= '9' {
 		for _, b := range kb.CUDA().TorchWheels.Rows {
 			if kb.CompareDotted(b.CUDA, dc) <= 0 {
 				r := remedy.TorchInstall(e.rctx(), e.torchBase(), b.CUDA, true)
 				if remedy.TorchBuildExists(e.torchBase(), b.CUDA) {
-					r.Title = fmt.Sprintf("Or install torch %s built for CUDA %s, which this driver (CUDA %s at most) runs", e.torchBase(), b.CUDA, dc)
+					r.Title = fmt.Sprintf("Or install torch %s built for CUDA %s, which this driver (CUDA %s at most) runs", e.torchBase(), b.CUDA, dc) + e.pythonNote(e.torchBase())
 				} else {
 					r.Title = fmt.Sprintf("Or, for this driver (CUDA %s at most): %s", dc, r.Title)
 				}
-				fixes = append(fixes, fix(r))
-				break
+				return append(fixes, e.pythonGate(fix(r), e.torchBase()))
 			}
 		}
+	} else if e.log != nil && e.log.Driver != nil {
+		// The driver's own version without its CUDA: the newest torch
+		// CUDA whose minimum driver it meets (kb cuda.json driver_minimums).
+		for _, b := range kb.CUDA().TorchWheels.Rows {
+			if need, _, ok := kb.CUDA().DriverMinimum(b.CUDA); ok && kb.CompareDotted(e.log.Driver.Value, need) >= 0 {
+				r := remedy.TorchInstall(e.rctx(), e.torchBase(), b.CUDA, true)
+				if remedy.TorchBuildExists(e.torchBase(), b.CUDA) {
+					r.Title = fmt.Sprintf("Or install torch %s built for CUDA %s, which driver %s runs (it needs %s or newer)", e.torchBase(), b.CUDA, e.log.Driver.Value, need) + e.pythonNote(e.torchBase())
+				} else {
+					r.Title = fmt.Sprintf("Or, for driver %s (CUDA %s needs %s or newer): %s", e.log.Driver.Value, b.CUDA, need, r.Title)
+				}
+				return append(fixes, e.pythonGate(fix(r), e.torchBase()))
+			}
+		}
+	}
+	return append(fixes, manual("Or install a torch built for an older CUDA, one this driver runs: nvidia-smi's \"CUDA Version\" is the newest it runs, and https://pytorch.org/get-started/previous-versions/ lists the torch builds for each CUDA"))
+}
+
+// pythonNote: the newest torch fastpath proposes needs a newer Python than
+// the one the log shows (Isaac Sim's bundled 3.7): say so, and name the
+// newest torch for that Python, rather than a pip command that finds no
+// wheel. "" when the release is not the newest or the Python is unknown.
+func (e *env) pythonNote(release string) string {
+	tw := kb.CUDA().TorchWheels
+	if release != tw.Release || tw.Python.Requires == "" || e.log == nil || e.log.Python == nil {
+		return ""
+	}
+	py, _, _, ok := kb.MajorMinor(e.log.Python.Value)
+	if !ok || kb.CompareDotted(py, tw.Python.Requires) >= 0 {
+		return ""
+	}
+	note := fmt.Sprintf(" (torch %s needs Python %s or newer, and this log's Python is %s: install it in an environment with a newer Python", release, tw.Python.Requires, py)
+	if newest := tw.Python.Newest[py]; newest != "" {
+		note += fmt.Sprintf(", or stay on Python %s with torch %s, its newest release, if that has code for this GPU", py, newest)
+	}
+	return note + ")"
+}
+
+// pythonGate makes a torch install that the log's Python cannot run (see
+// pythonNote) a manual step: its command is for the newer environment.
+func (e *env) pythonGate(f finding.Fix, release string) finding.Fix {
+	if e.pythonNote(release) == "" || len(f.Commands) == 0 {
+		return f
+	}
+	return finding.Fix{Title: f.Title + "; in that environment: " + strings.Join(f.Commands, "; "), Commands: []string{}}
+}
+
+// invalidImageFixes: the driver refused a binary's kernel image (code a
+// newer toolkit built, or compressed): a newer driver reads it, and so does
+// a build of the package made by a toolkit this driver reads. flash-attn
+// 2.8.1's wheels compress their device code, which needs driver 550 or
+// newer; 2.8.0.post2's do not (Dao-AILab/flash-attention#1749, #1750).
+func (e *env) invalidImageFixes(caps map[string]string) []finding.Fix {
+	fixes := []finding.Fix{manual("Upgrade the NVIDIA driver (on the host, not in the container): a newer driver loads code from newer CUDA toolkits")}
+	dist := caps["dist"]
+	if caps["flash_attn_ext"] != "" {
+		dist = "flash-attn"
+	}
+	switch {
+	case dist == "flash-attn" && caps["flash_attn_ext"] != "":
+		fixes[0].Title = "Upgrade the NVIDIA driver to 550 or newer (on the host, not in the container): flash-attn 2.8.1's wheels compress their GPU code, which older drivers cannot load"
+		fixes = append(fixes, finding.Fix{Title: "Or install flash-attn 2.8.0.post2, whose wheels this driver loads",
+			Commands: []string{e.pip("--force-reinstall", "--no-deps", "flash-attn==2.8.0.post2")}})
+	case dist == "":
+		fixes = append(fixes, manual("Or reinstall the package whose kernel failed (the traceback's innermost package) at an earlier release, built by a CUDA toolkit this driver reads"))
+	default:
+		fixes = append(fixes, manual("Or reinstall "+dist+" at an earlier release, built by a CUDA toolkit this driver reads"))
 	}
 	return fixes
 }
@@ -856,7 +967,8 @@ func (e *env) torchArchFixes(caps map[string]string) []finding.Fix {
 		if driver == "" && pickFloor != "" {
 			r.Title += fmt.Sprintf("; it needs NVIDIA driver %s or newer (the log does not state the driver)", pickFloor)
 		}
-		return []finding.Fix{fix(r)}
+		r.Title += e.pythonNote(e.torchBase())
+		return []finding.Fix{e.pythonGate(fix(r), e.torchBase())}
 	}
 	return []finding.Fix{{Title: fmt.Sprintf("No torch %s wheel has code for compute capability %s: build torch with TORCH_CUDA_ARCH_LIST=%s", kb.CUDA().TorchWheels.Release, cc, cc), Commands: []string{}}}
 }

@@ -75,6 +75,14 @@ type LogFacts struct {
 	// nvidia-smi print it.
 	GPUMemTotal *LogFact `json:"gpu_mem_total,omitempty"`
 	GPUMemUsed  *LogFact `json:"gpu_mem_used,omitempty"`
+	// Notebook is "jupyter" when the program ran in a Jupyter kernel (its
+	// tracebacks' "Cell In[3], line 1", ipykernel_launcher): pip commands
+	// are then the %pip magic, which installs into the kernel's Python.
+	Notebook *LogFact `json:"notebook,omitempty"`
+	// Jetson is "jetson" when the log comes from an NVIDIA Jetson (Tegra,
+	// JetPack, L4T): its torch is NVIDIA's JetPack build, which has code
+	// for the board's GPU, and no x86 or PyPI CUDA wheel runs there.
+	Jetson *LogFact `json:"jetson,omitempty"`
 }
 
 // platformRank and buildRank: the more specific statement wins.
@@ -132,6 +140,14 @@ func (lf *LogFacts) record(key, value string, n int) (changed bool) {
 		set(&lf.GCC, value)
 	case "python":
 		set(&lf.Python, value)
+	case "python_tag":
+		// A wheel or build tag (cp313, cpython-310, -lpython312): 3 then
+		// the minor.
+		if len(value) >= 2 && len(value) <= 3 && value[0] == '3' {
+			if _, err := strconv.Atoi(value); err == nil {
+				set(&lf.Python, "3."+value[1:])
+			}
+		}
 	case "os":
 		set(&lf.OS, value)
 	case "platform":
@@ -148,6 +164,10 @@ func (lf *LogFacts) record(key, value string, n int) (changed bool) {
 		set(&lf.NativeModule, value)
 	case "installer":
 		set(&lf.Installer, value)
+	case "notebook":
+		set(&lf.Notebook, value)
+	case "jetson":
+		set(&lf.Jetson, value)
 	case "jit_op":
 		set(&lf.JITOp, value)
 	case "jit_dir":
@@ -204,7 +224,7 @@ func (lf *LogFacts) list() []namedFact {
 	all := []namedFact{
 		{"torch", lf.Torch}, {"torch's CUDA", lf.TorchCUDA}, {"nvcc", lf.NVCC}, {"GPU", lf.GPU},
 		{"compute capability", lf.Capability}, {"driver", lf.Driver}, {"driver's CUDA", lf.DriverCUDA},
-		{"gcc", lf.GCC}, {"Python", lf.Python}, {"OS", lf.OS}, {"platform", lf.Platform},
+		{"gcc", lf.GCC}, {"Python", lf.Python}, {"OS", lf.OS}, {"platform", lf.Platform}, {"notebook", lf.Notebook}, {"Jetson", lf.Jetson},
 		{"build system", lf.BuildSystem}, {"installer", lf.Installer}, {"native stack module", lf.NativeModule}, {"extension built at run time", lf.JITOp}, {"its build folder", lf.JITDir},
 		{"extensions root", lf.JITRoot}, {"op builder", lf.JITBuilder}, {"host memory", lf.MemTotal}, {"CPUs", lf.CPUs},
 		{"GPU memory", lf.GPUMemTotal}, {"GPU memory used", lf.GPUMemUsed},

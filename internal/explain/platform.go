@@ -99,11 +99,24 @@ func manualLinux(fixes []finding.Fix, platform string) []finding.Fix {
 		}
 		if linux {
 			fx = finding.Fix{Title: fx.Title + " (manual on " + platform + ": the commands fastpath knows for this are Linux ones: " + strings.Join(fx.Commands, "; ") + ")", Commands: []string{}}
+		} else if platform == "Windows" {
+			// cmd.exe passes single quotes through as part of the word
+			// (conda would read "'pytorch=*=cuda*'"); double quotes work in
+			// cmd.exe and PowerShell alike.
+			cmds := make([]string, len(fx.Commands))
+			for i, c := range fx.Commands {
+				cmds[i] = singleQuoted.ReplaceAllString(c, `"$1"`)
+			}
+			fx = finding.Fix{Title: fx.Title, Commands: cmds}
 		}
 		out = append(out, fx)
 	}
 	return out
 }
+
+// singleQuoted is a POSIX single-quoted word without quotes or $ inside
+// (remedy.Quote's form), which means the same double-quoted on Windows.
+var singleQuoted = lazyregexp.New(`'([^'"$%\\]*)'`)
 
 // unknownFact finds the placeholders the fix helpers put where a fact is
 // unknown: the package being built, the GPU's capability.
@@ -150,4 +163,61 @@ func contains(list []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// notebookFixes: a log from a Jupyter kernel. `python3 -m pip` in a
+// notebook's shell (`!python3 -m pip`) may install into another Python
+// than the kernel's; the %pip magic installs into the kernel's own
+// (IPython's documentation, "Built-in magic commands": %pip). A package
+// the kernel already imported stays loaded until the kernel restarts.
+func (e *env) notebookFixes(fixes []finding.Fix) []finding.Fix {
+	if e.log == nil || e.log.Notebook == nil {
+		return fixes
+	}
+	prefix := e.pip() + " "
+	rewrote := false
+	out := make([]finding.Fix, 0, len(fixes)+1)
+	for _, f := range fixes {
+		g := finding.Fix{Title: f.Title, Commands: make([]string, 0, len(f.Commands))}
+		for _, c := range f.Commands {
+			if rest, ok := strings.CutPrefix(c, prefix); ok {
+				c, rewrote = "%pip install "+rest, true
+			}
+			g.Commands = append(g.Commands, c)
+		}
+		out = append(out, g)
+	}
+	if rewrote {
+		out = append(out, finding.Fix{Title: fmt.Sprintf("The log comes from a Jupyter notebook (line %d): run the %%pip lines in a cell (the magic installs into the kernel's Python), then restart the kernel so it imports the new packages", e.log.Notebook.Line), Commands: []string{}})
+	}
+	return out
+}
+
+// jetsonFixes: a log from an NVIDIA Jetson. Its torch is NVIDIA's JetPack
+// build (developer.download.nvidia.com/compute/redist/jp/, or
+// jetson-containers); the CUDA wheels of download.pytorch.org and PyPI are
+// built for x86-64 and server ARM (sbsa) GPUs and do not run there. A
+// package without code for the board's GPU is built on the board for it:
+// compute capability 8.7 (Orin), 7.2 (Xavier), 6.2 (TX2), 5.3 (Nano), as
+// NVIDIA's CUDA GPUs list (developer.nvidia.com/cuda-gpus) gives them.
+func (e *env) jetsonFixes(id finding.ID, fixes []finding.Fix) []finding.Fix {
+	if e.log == nil || e.log.Jetson == nil {
+		return fixes
+	}
+	var out []finding.Fix
+	if id == finding.ExtensionArchUnsupported {
+		out = append(out, finding.Fix{Title: fmt.Sprintf("The log comes from a Jetson (line %d): build the package on the board for its GPU against JetPack's torch, with TORCH_CUDA_ARCH_LIST set to its compute capability (8.7 Orin, 7.2 Xavier, 6.2 TX2, 5.3 Nano) and pip's --no-build-isolation; prebuilt CUDA wheels from PyPI target other GPUs", e.log.Jetson.Line), Commands: []string{}})
+	}
+	dropped := false
+	for _, f := range fixes {
+		if strings.Contains(f.Title+" "+strings.Join(f.Commands, " "), "download.pytorch.org") {
+			dropped = true
+			continue
+		}
+		out = append(out, f)
+	}
+	if dropped {
+		out = append(out, finding.Fix{Title: "On a Jetson, torch comes from NVIDIA's JetPack builds (developer.download.nvidia.com/compute/redist/jp/ for the JetPack release, or the jetson-containers images), not from download.pytorch.org or PyPI", Commands: []string{}})
+	}
+	return out
 }

@@ -84,6 +84,13 @@ type CUDAData struct {
 			CUDA  string   `json:"cuda"`
 			Archs []string `json:"archs"`
 		} `json:"rows"`
+		// Python is the oldest Python the release has wheels for, and
+		// the newest torch release for each older Python (PyPI).
+		Python struct {
+			Source   string            `json:"source"`
+			Requires string            `json:"requires"`
+			Newest   map[string]string `json:"newest"`
+		} `json:"python"`
 	} `json:"torch_wheels"`
 	// TorchReleaseCUDA are the CUDA builds of each torch minor release
 	// ("2.4") on download.pytorch.org.

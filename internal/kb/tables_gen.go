@@ -276,6 +276,11 @@ func cudaTable() CUDAData {
 				CUDA  string   "json:\"cuda\""
 				Archs []string "json:\"archs\""
 			} "json:\"rows\""
+			Python struct {
+				Source   string            "json:\"source\""
+				Requires string            "json:\"requires\""
+				Newest   map[string]string "json:\"newest\""
+			} "json:\"python\""
 		}{
 			Source:  "torch 2.11 Linux x86-64 wheels on download.pytorch.org: TORCH_CUDA_ARCH_LIST in pytorch/pytorch v2.11.0 .ci/manywheel/build_cuda.sh (cu130 matches get_arch_list() on the reference H200); newest CUDA first.",
 			Release: "2.11.0",
@@ -316,6 +321,19 @@ func cudaTable() CUDAData {
 						"sm_86",
 						"sm_90",
 					},
+				},
+			},
+			Python: struct {
+				Source   string            "json:\"source\""
+				Requires string            "json:\"requires\""
+				Newest   map[string]string "json:\"newest\""
+			}{
+				Source:   "PyPI, as pip index versions torch --python-version X.Y --only-binary=:all: answers for Linux x86-64 (2026-12-02): 3.9 gets 2.8.0 at newest, 3.10 the newest release, so 2.9 and later (2.11.0 included) need Python 3.10; 3.8 gets 2.4.1, 3.7 gets 1.13.1",
+				Requires: "3.10",
+				Newest: map[string]string{
+					"3.7": "1.13.1",
+					"3.8": "2.4.1",
+					"3.9": "2.8.0",
 				},
 			},
 		},
@@ -5765,6 +5783,21 @@ func signaturesTable() SignaturesData {
 				},
 			},
 			{
+				Name:     "cuda-invalid-kernel-image",
+				Finding:  "driver-too-old",
+				Severity: "error",
+				Literals: []string{
+					"device kernel image is invalid",
+				},
+				Pattern: "device kernel image is invalid",
+				Title:   "The NVIDIA driver cannot load this binary's GPU code: \"device kernel image is invalid\"",
+				Detail:  "The driver rejected a kernel image as it loaded it (cudaErrorInvalidKernelImage): most often code built by a newer CUDA toolkit than the driver reads, such as device code nvcc compressed (flash-attn 2.8.1's wheels need driver 550 or newer) or cubins from a newer ptxas (Triton's).",
+				Origin: SignatureSource{
+					Text: "RuntimeError: CUDA error: device kernel image is invalid",
+					From: "the CUDA runtime: cudaGetErrorString(cudaErrorInvalidKernelImage = 200); flash-attn 2.8.1 wheels with compressed device code on drivers older than 550 (Dao-AILab/flash-attention#1749, #1750, fixed by going back to 2.8.0.post2 or a newer driver); nvcc's --compress-mode (CUDA Compiler Driver NVCC documentation)",
+				},
+			},
+			{
 				Name:     "cuda-unsupported-ptx-version",
 				Finding:  "driver-too-old",
 				Severity: "error",
@@ -5792,6 +5825,21 @@ func signaturesTable() SignaturesData {
 				Origin: SignatureSource{
 					Text: "fatal error: Python.h: No such file or directory",
 					From: "gcc (g++), compiling an extension's #include <Python.h>",
+				},
+			},
+			{
+				Name:     "windows-python-h-missing",
+				Finding:  "missing-python-headers",
+				Severity: "error",
+				Literals: []string{
+					"Python.h",
+				},
+				Pattern: "fatal error C1083: .*'?Python\\.h'?: No such file or directory|error: include file 'Python\\.h' not found",
+				Title:   "No Python.h: the build cannot compile against Python",
+				Detail:  "Every C/C++/CUDA extension includes Python.h, and this Python has no include folder: an embedded or portable Python on Windows ships without one.",
+				Origin: SignatureSource{
+					Text: "fatal error C1083: Cannot open include file: 'Python.h': No such file or directory",
+					From: "MSVC (cl.exe, error C1083, its wording localized with the system language) and tcc (Triton on Windows compiles its launcher with the bundled tcc: \"include file 'Python.h' not found\"), compiling #include <Python.h>",
 				},
 			},
 			{
@@ -6596,6 +6644,42 @@ func signaturesTable() SignaturesData {
 				},
 			},
 			{
+				Name: "python-include-dir",
+				Literals: []string{
+					"/include/python3.",
+				},
+				Pattern: "/include/python(?P<python>3\\.[0-9]+)m?\\b",
+				Origin: SignatureSource{
+					Text: "-I/usr/include/python3.7m -c src/twisted/test/raiser.c",
+					From: "CPython's install layout (include/pythonX.Y, with an m suffix before 3.8), passed to the compiler with -I",
+				},
+			},
+			{
+				Name: "python-setuptools-build-dir",
+				Literals: []string{
+					"build/temp.",
+					"build/lib.",
+				},
+				Pattern: "build/(?:temp|lib)\\.[a-z]+[-_][A-Za-z0-9_.]+-(?:cpython-(?P<python_tag>3[0-9]{1,2})|(?P<python>3\\.[0-9]+))\\b",
+				Origin: SignatureSource{
+					Text: "-o build/temp.linux-x86_64-3.7/src/twisted/test/raiser.o; build/lib.linux-x86_64-cpython-310/flash_attn",
+					From: "setuptools' build folders: build/temp.<platform>-<X.Y>, since setuptools 62.1 build/lib.<platform>-cpython-<XY>",
+				},
+			},
+			{
+				Name: "python-extension-tag",
+				Literals: []string{
+					".cpython-3",
+					".cp3",
+					"-lpython3",
+				},
+				Pattern: "\\.cpython-(?P<python_tag>3[0-9]{1,2})-(?:x86_64|aarch64)-linux-gnu\\.so\\b|\\.cp(?P<python_tag>3[0-9]{1,2})-win_amd64\\.pyd\\b|-lpython(?P<python_tag>3[0-9]{1,2})\\b",
+				Origin: SignatureSource{
+					Text: "flash_attn_2_cuda.cpython-311-x86_64-linux-gnu.so; cuda_utils.cp313-win_amd64.pyd; -lpython313",
+					From: "CPython's extension module suffix (importlib.machinery.EXTENSION_SUFFIXES: .cpython-XY-<platform>.so on Linux, .cpXY-win_amd64.pyd on Windows) and its library name (pythonXY) passed to the linker",
+				},
+			},
+			{
 				Name: "python-site-packages",
 				Literals: []string{
 					"/python3.",
@@ -6666,14 +6750,15 @@ func signaturesTable() SignaturesData {
 					":\\a\\",
 					":\\actions-runner",
 					":\\AI\\",
+					"win-64",
 				},
-				Pattern: "\\b[a-z]:\\\\users\\\\|\\b[A-Z]:\\\\(?:Users|Program Files|a|actions-runner|AI|Python[0-9]*|ProgramData|Windows)\\\\|\\.pyd\\b|win_amd64|^\\s*(?:\\([^)]*\\) )?PS [A-Z]:\\\\|^\\s*(?:\\([^)]*\\) )?[A-Z]:\\\\[^<>|\"*?]*>|^Press any key to continue \\. \\. \\.|\\b[A-Z]:\\\\[^\\\\\\s]+\\\\[^\\\\\\s]+\\\\|\\bWDDM\\b",
+				Pattern: "\\bwin-64\\b|\\b[a-z]:\\\\users\\\\|\\b[A-Z]:\\\\(?:Users|Program Files|a|actions-runner|AI|Python[0-9]*|ProgramData|Windows)\\\\|\\.pyd\\b|win_amd64|^\\s*(?:\\([^)]*\\) )?PS [A-Z]:\\\\|^\\s*(?:\\([^)]*\\) )?[A-Z]:\\\\[^<>|\"*?]*>|^Press any key to continue \\. \\. \\.|\\b[A-Z]:\\\\[^\\\\\\s]+\\\\[^\\\\\\s]+\\\\|\\bWDDM\\b",
 				Set: map[string]string{
 					"platform": "windows",
 				},
 				Origin: SignatureSource{
 					Text: "C:\\Users\\Admin\\AppData\\Local\\Temp\\pip-install-93i4j54t\\flash-attn_...\\setup.py",
-					From: "Windows paths, extension modules (.pyd), wheel tags, PowerShell prompts",
+					From: "Windows paths, extension modules (.pyd), wheel tags, conda's platform subdir (win-64, as conda info and channel URLs name it), PowerShell prompts",
 				},
 			},
 			{
@@ -6947,6 +7032,46 @@ func signaturesTable() SignaturesData {
 				},
 			},
 			{
+				Name: "device-jetson",
+				Literals: []string{
+					"jetson",
+					"Jetson",
+					"JETSON",
+					"jetpack",
+					"JetPack",
+					"Jetpack",
+					"-tegra-aarch64",
+					"L4T",
+					"nv_tegra_release",
+					"Orin (nvgpu)",
+					"/redist/jp/",
+				},
+				Pattern: "\\b(?:[Jj]etson|JETSON|[Jj]et[Pp]ack)\\b|-tegra-aarch64|\\bL4T\\b|nv_tegra_release|Orin \\(nvgpu\\)|/compute/redist/jp/",
+				Set: map[string]string{
+					"jetson": "jetson",
+				},
+				Origin: SignatureSource{
+					Text: "Python platform: Linux-5.15.136-tegra-aarch64-with-glibc2.35",
+					From: "NVIDIA Jetson boards: their Linux for Tegra (L4T) kernel names (-tegra), JetPack, /etc/nv_tegra_release, the integrated GPU as collect_env names it (Orin (nvgpu)), NVIDIA's JetPack torch wheels at developer.download.nvidia.com/compute/redist/jp/",
+				},
+			},
+			{
+				Name: "notebook-jupyter",
+				Literals: []string{
+					"ipykernel",
+					"Cell In[",
+					"<ipython-input-",
+				},
+				Pattern: "ipykernel_launcher|/ipykernel_[0-9]+/|^\\s*Cell In\\[[0-9]+\\], line [0-9]+|<ipython-input-[0-9]+-",
+				Set: map[string]string{
+					"notebook": "jupyter",
+				},
+				Origin: SignatureSource{
+					Text: "Cell In[2], line 1",
+					From: "IPython's traceback of a notebook cell (Cell In[N], line L since IPython 8; <ipython-input-N-...> before) and ipykernel's launcher and cell files (/tmp/ipykernel_PID/)",
+				},
+			},
+			{
 				Name: "jit-triton-launcher",
 				Literals: []string{
 					"/main.c:",
@@ -6954,14 +7079,16 @@ func signaturesTable() SignaturesData {
 					"__triton_launcher.c:",
 					"triton/runtime/build.py",
 					"triton\\runtime\\build.py",
+					"triton\\runtime\\tcc",
+					"cuda_utils.c",
 				},
-				Pattern: "/tmp[A-Za-z0-9_]*/tmp[A-Za-z0-9_]{6,}/(?:main|cuda_utils|hip_utils|__triton_launcher)\\.c:[0-9]+|triton[/\\\\]runtime[/\\\\]build\\.py",
+				Pattern: "/tmp[A-Za-z0-9_]*/tmp[A-Za-z0-9_]{6,}/(?:main|cuda_utils|hip_utils|__triton_launcher)\\.c:[0-9]+|triton[/\\\\]runtime[/\\\\]build\\.py|triton\\\\runtime\\\\tcc\\\\tcc\\.exe|[/\\\\]Temp[/\\\\]tmp[A-Za-z0-9_]{6,}[/\\\\](?:main|cuda_utils|__triton_launcher)\\.c\\b",
 				Set: map[string]string{
 					"build_system": "triton-jit",
 				},
 				Origin: SignatureSource{
 					Text: "/tmp/tmps1rkq3y3/main.c:5:10: fatal error: Python.h: No such file or directory",
-					From: "Triton's runtime build (triton/runtime/build.py _build): the C launcher and cuda_utils module it compiles with the host C compiler, in a temporary folder, when a program first launches a kernel (sgl-project/sglang#1117)",
+					From: "Triton's runtime build (triton/runtime/build.py _build): the C launcher and cuda_utils module it compiles with the host C compiler, in a temporary folder, when a program first launches a kernel (sgl-project/sglang#1117); on Windows triton-windows compiles it in %TEMP% with its bundled tcc (triton\\runtime\\tcc\\tcc.exe) or MSVC (woct0rdho/triton-windows#156, #77)",
 				},
 			},
 		},
