@@ -189,6 +189,9 @@ func parsePipInstall(cmd string) (p pipInstall, ok bool, err error) {
 		p.Installer, p.Verb, rest = "uv", words[2], words[3:]
 	case len(words) >= 2 && (words[0] == "pip" || words[0] == "pip3") && verb(words[1]):
 		p.Installer, p.Verb, rest = "bare-pip", words[1], words[2:]
+	case len(words) >= 2 && words[0] == "%pip" && verb(words[1]):
+		// IPython's magic: installs into the notebook kernel's Python.
+		p.Installer, p.Verb, rest = "jupyter", words[1], words[2:]
 	default:
 		return p, false, nil
 	}
@@ -336,6 +339,7 @@ func TestShellWordsAndRequirements(t *testing.T) {
 		{`/v/bin/python3 -m pip install 'torch>=2.4' ninja`, []string{"torch|>=2.4|", "ninja||"}, false, "/v/bin/python3", "pip"},
 		{`/v/bin/python3 -m pip install torch>=2.4`, []string{"torch|>=2.4|"}, true, "/v/bin/python3", "pip"},
 		{`uv pip install --python /v/bin/python3 --no-build-isolation "flash-attn==2.8.3"`, []string{"flash-attn|==2.8.3|"}, false, "/v/bin/python3", "uv"},
+		{`%pip install --no-build-isolation "flash-attn==2.8.3"`, []string{"flash-attn|==2.8.3|"}, false, "", "jupyter"},
 		{`MAX_JOBS=4 python3 -m pip install 'vllm[audio]==0.9.1' --index-url https://download.pytorch.org/whl/cu128`, []string{"vllm|==0.9.1|audio"}, false, "python3", "pip"},
 		{`pip install xformers`, []string{"xformers||"}, false, "", "bare-pip"},
 		{remedy.Command("python3", "-m", "pip", "install", "kernels>=0.16.0,<0.17.0"), []string{"kernels|>=0.16.0,<0.17.0|"}, false, "python3", "pip"},
