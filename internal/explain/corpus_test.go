@@ -42,7 +42,7 @@ var findingIDs = []finding.ID{
 	finding.BuildOutOfMemory, finding.TorchMissing, finding.TorchCPUOnly, finding.TorchArchUnsupported,
 	finding.DriverTooOld, finding.GPUBusy, finding.FastPathFallback, finding.ExtensionArchUnsupported,
 	finding.ExtensionABIMismatch, finding.ExtensionCUDAMismatch, finding.PipPythonMismatch, finding.TorchLibrariesMissing,
-	finding.ModelWillNotLoad,
+	finding.ModelWillNotLoad, finding.CUDADriverNotVisible, finding.DriverLibraryMismatch, finding.CuDNNVersionMismatch,
 }
 
 func loadCorpus(t testing.TB) []corpusEntry {

@@ -108,6 +108,13 @@ func TestExplainLogs(t *testing.T) {
 		// consequence: the failed build is the root cause.
 		{"seed-story.log", []finding.ID{finding.NoCUDACompiler, finding.FastPathFallback},
 			map[finding.ID][]int{finding.NoCUDACompiler: {11, 15}, finding.FastPathFallback: {1, 2}}, nil},
+		// The messages of real threads (ggml-org/llama.cpp#7822,
+		// lyulyul/shine-cluster#30, RaleLee/Co-GAT#2 and YoungSeng/SRD-VC#16)
+		// in the shape their logs have.
+		{"libcuda-container.log", []finding.ID{finding.CUDADriverNotVisible}, map[finding.ID][]int{finding.CUDADriverNotVisible: {2}}, nil},
+		{"nvml-driver-library-mismatch.log", []finding.ID{finding.DriverLibraryMismatch}, map[finding.ID][]int{finding.DriverLibraryMismatch: {4}}, nil},
+		{"cudnn-version-incompatibility.log", []finding.ID{finding.CuDNNVersionMismatch}, map[finding.ID][]int{finding.CuDNNVersionMismatch: {11}},
+			map[finding.ID]string{finding.CuDNNVersionMismatch: "(8, 5, 0) but loaded cuDNN (8, 3, 3)"}},
 		{"healthy-training.log", []finding.ID{}, nil, nil},
 	} {
 		t.Run(tc.log, func(t *testing.T) {

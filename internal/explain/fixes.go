@@ -517,6 +517,36 @@ func (e *env) fixes(id finding.ID, caps map[string]string) []finding.Fix {
 				manual("Or replace conda's torch with pip's wheel of the same release, which links MKL statically: conda remove pytorch, then pip install that torch release from download.pytorch.org"),
 			}
 		}
+	case finding.CUDADriverNotVisible:
+		// libcuda.so.1 ships with the driver, never with the CUDA toolkit:
+		// in a container the NVIDIA runtime mounts the host's
+		// (pytorch/pytorch#3221, ggml-org/llama.cpp#7822, cvat-ai/cvat#406).
+		return []finding.Fix{
+			manual("In a container: start it with the NVIDIA Container Toolkit, which mounts the host driver's libcuda.so.1 into it: docker run --gpus all (or --runtime=nvidia; in Docker Compose a GPU device reservation, deploy.resources.reservations.devices with capabilities: [gpu]); `nvidia-smi` inside the container then lists the GPU. Installing CUDA or a driver in the image does not provide it"),
+			manual("On a host or WSL: install the NVIDIA driver, or put the folder that holds its libcuda.so.1 on the loader path (WSL: LD_LIBRARY_PATH=/usr/lib/wsl/lib)"),
+		}
+	case finding.DriverLibraryMismatch:
+		// The upgraded libraries need the upgraded module
+		// (lyulyul/shine-cluster#30, #50: unattended-upgrades).
+		return []finding.Fix{
+			{Title: "Reboot, so that the kernel loads the nvidia module of the driver now installed", Commands: []string{"sudo reboot"}},
+			manual("Without a reboot: stop every process using the GPU, unload the nvidia modules (sudo rmmod nvidia_uvm nvidia_drm nvidia_modeset nvidia) and run nvidia-smi, which loads the new ones. To keep it from coming back, hold the driver packages out of unattended upgrades (apt-mark hold)"),
+		}
+	case finding.CuDNNVersionMismatch:
+		// Another cuDNN is found before torch's own
+		// (bmaltais/kohya_ss#1096, gladiaio/gladia#928: LD_LIBRARY_PATH;
+		// YoungSeng/SRD-VC#16: the conda env's cudnn).
+		built, found := caps["built"], caps["found"]
+		first := "Let torch load the cuDNN it was built with"
+		if built != "" && found != "" {
+			first += " (" + strings.ReplaceAll(built, ", ", ".") + ", not " + strings.ReplaceAll(found, ", ", ".") + ")"
+		}
+		fixes := []finding.Fix{manual(first + ": take the folder holding the other cuDNN off LD_LIBRARY_PATH (echo $LD_LIBRARY_PATH: an old CUDA or cuDNN install, a conda env's lib; sudo -E keeps it), or remove the conda environment's cudnn package (conda list cudnn), then run again")}
+		if e.scan.TorchVersion != "" || (e.f != nil && e.f.Torch != nil) {
+			return append(fixes, finding.Fix{Title: "If no other cuDNN is on the path: reinstall torch with the nvidia-cudnn wheel it pins",
+				Commands: []string{e.pip("--force-reinstall", "torch=="+e.torchBase())}})
+		}
+		return append(fixes, manual("If no other cuDNN is on the path: reinstall the installed torch release with pip's --force-reinstall, which puts back the nvidia-cudnn wheel at the version it pins"))
 	case finding.TorchArchUnsupported:
 		return e.torchArchFixes(caps)
 	case finding.ExtensionArchUnsupported:

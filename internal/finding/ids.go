@@ -48,6 +48,12 @@ const (
 	PipPythonMismatch ID = "pip-python-mismatch"
 	// TorchLibrariesMissing: A library import torch loads resolves nowhere.
 	TorchLibrariesMissing ID = "torch-libraries-missing"
+	// CUDADriverNotVisible: The NVIDIA driver's libcuda.so.1 is not visible to the program.
+	CUDADriverNotVisible ID = "cuda-driver-not-visible"
+	// DriverLibraryMismatch: The NVIDIA kernel module and the driver's libraries are different versions.
+	DriverLibraryMismatch ID = "driver-library-mismatch"
+	// CuDNNVersionMismatch: torch loaded another cuDNN than the one it was built with.
+	CuDNNVersionMismatch ID = "cudnn-version-mismatch"
 	// ModelWillNotLoad: The model raises when loaded.
 	ModelWillNotLoad ID = "model-will-not-load"
 	// StaticLiveDisagree: The static reading and the running environment differ.

@@ -5418,8 +5418,10 @@ func signaturesTable() SignaturesData {
 			Why   string   "json:\"why\""
 			Order []string "json:\"order\""
 		}{
-			Why: "A failure earlier in this chain stops or causes the later ones: the driver (nothing runs), what the environment lacks (torch), what a build needs before it compiles (torch visible to the build, a CUDA compiler torch can find, matching CUDA versions, a host compiler nvcc accepts, Python's headers), what the compiler is asked to do (targets, memory), then what an installed binary needs to load (CUDA runtime, torch's symbols), to run (code for the GPU), and last how fast it runs (a missing kernel makes transformers fall back); ninja missing stops a build before it compiles; a CPU-only torch explains every extension that will not load; a GPU another process holds explains failures of code that would otherwise run.",
+			Why: "A failure earlier in this chain stops or causes the later ones: the driver (its kernel module and libraries out of step, its library not visible in a container, too old: nothing runs), what the environment lacks (torch), what a build needs before it compiles (torch visible to the build, a CUDA compiler torch can find, matching CUDA versions, a host compiler nvcc accepts, Python's headers), what the compiler is asked to do (targets, memory), then what an installed binary needs to load (torch's own cuDNN, CUDA runtime, torch's symbols), to run (code for the GPU), and last how fast it runs (a missing kernel makes transformers fall back); ninja missing stops a build before it compiles; a CPU-only torch explains every extension that will not load; a GPU another process holds explains failures of code that would otherwise run.",
 			Order: []string{
+				"driver-library-mismatch",
+				"cuda-driver-not-visible",
 				"driver-too-old",
 				"torch-missing",
 				"build-isolation-hides-torch",
@@ -5433,6 +5435,7 @@ func signaturesTable() SignaturesData {
 				"nvcc-cannot-target-gpu",
 				"build-out-of-memory",
 				"torch-cpu-only",
+				"cudnn-version-mismatch",
 				"extension-cuda-mismatch",
 				"extension-abi-mismatch",
 				"gpu-busy",
@@ -6297,6 +6300,58 @@ func signaturesTable() SignaturesData {
 				Origin: SignatureSource{
 					Text: "sh: 1: nvcc: not found",
 					From: "/bin/sh (dash: \"nvcc: not found\"; bash: \"nvcc: command not found\") running a build script; speedinghzl/CCNet#56, pyRMSD#16",
+				},
+			},
+			{
+				Name:     "loader-libcuda-missing",
+				Finding:  "cuda-driver-not-visible",
+				Severity: "error",
+				Literals: []string{
+					"libcuda.so.1: cannot open shared object",
+				},
+				Pattern: "libcuda\\.so\\.1: cannot open shared object file",
+				Context: &SignatureContext{
+					Any: []string{
+						"Could not load dynamic library",
+					},
+					Negate: true,
+				},
+				Title:  "The NVIDIA driver's libcuda.so.1 is not visible to the program",
+				Detail: "libcuda.so.1 is the driver's own library, not the CUDA toolkit's: on a host the driver installs it, in a container the NVIDIA container runtime mounts it from the host when the container is started with GPUs (docker run --gpus all). Installing CUDA in the image does not provide it.",
+				Origin: SignatureSource{
+					Text: "ImportError: libcuda.so.1: cannot open shared object file: No such file or directory",
+					From: "the dynamic loader (glibc ld.so) loading a program or module linked against the CUDA driver API (torch's _C, TensorFlow, llama.cpp's server), threads pytorch/pytorch#3221, ggml-org/llama.cpp#7822, cvat-ai/cvat#406 (fixed by starting the container with nvidia-docker / --gpus all); TensorFlow's dso_loader warning that it runs without a GPU is not this failure",
+				},
+			},
+			{
+				Name:     "nvml-driver-library-mismatch",
+				Finding:  "driver-library-mismatch",
+				Severity: "error",
+				Literals: []string{
+					"Driver/library version mismatch",
+					"driver/library version mismatch",
+				},
+				Pattern: "(?i)(?:NVML|nvml error)\\W+(?:[a-z ]+: )?driver/library version mismatch",
+				Title:   "The NVIDIA kernel module and the driver's libraries are different versions",
+				Detail:  "NVML found the loaded nvidia kernel module at another version than the driver's user-space libraries: the driver was upgraded (often by unattended-upgrades) while the old module stayed loaded. Nothing using the GPU works until they match again.",
+				Origin: SignatureSource{
+					Text: "Failed to initialize NVML: Driver/library version mismatch",
+					From: "nvidia-smi and NVML (nvmlInit: NVML_ERROR_LIB_RM_VERSION_MISMATCH); nvidia-container-cli prints it as \"nvml error: driver/library version mismatch\"; threads lyulyul/shine-cluster#30 and #50, mozilla/translations#1167",
+				},
+			},
+			{
+				Name:     "torch-cudnn-version-incompatibility",
+				Finding:  "cudnn-version-mismatch",
+				Severity: "error",
+				Literals: []string{
+					"cuDNN version incompatibility",
+				},
+				Pattern: "cuDNN version incompatibility: PyTorch was compiled\\s+against \\((?P<built>\\d+, \\d+, \\d+)\\) but found runtime version \\((?P<found>\\d+, \\d+, \\d+)\\)",
+				Title:   "torch was built against cuDNN ({built}) but loaded cuDNN ({found})",
+				Detail:  "torch checks the cuDNN it loaded against the one it was compiled with; another cuDNN was found first: a folder on LD_LIBRARY_PATH (kept through sudo or set by an old CUDA install), a conda cudnn package, or an nvidia-cudnn wheel at another version than torch pins.",
+				Origin: SignatureSource{
+					Text: "RuntimeError: cuDNN version incompatibility: PyTorch was compiled  against (8, 5, 0) but found runtime version (8, 3, 3). PyTorch already comes bundled with cuDNN.",
+					From: "torch/backends/cudnn/__init__.py (_init, torch 1.x-2.x); threads RaleLee/Co-GAT#2, YoungSeng/SRD-VC#16, gladiaio/gladia#928, bmaltais/kohya_ss#1096",
 				},
 			},
 		},
