@@ -531,6 +531,10 @@ func (e *env) fixes(id finding.ID, caps map[string]string) []finding.Fix {
 		return []finding.Fix{
 			{Title: "Reboot, so that the kernel loads the nvidia module of the driver now installed", Commands: []string{"sudo reboot"}},
 			manual("Without a reboot: stop every process using the GPU, unload the nvidia modules (sudo rmmod nvidia_uvm nvidia_drm nvidia_modeset nvidia) and run nvidia-smi, which loads the new ones. To keep it from coming back, hold the driver packages out of unattended upgrades (apt-mark hold)"),
+			// k4yt3x/video2x#1226: NVML 565 inside an image, driver 535 on
+			// the host; tinygrad/open-gpu-kernel-modules#47: a module and
+			// libraries of two releases, which no reboot mends.
+			manual("If it stays after a reboot: inside a container whose nvidia-smi reports another NVML library version than the host's driver, the image carries driver libraries of its own; use an image without them (the NVIDIA runtime mounts the host's). On the host, reinstall the driver so that its kernel module and its libraries come from one release"),
 		}
 	case finding.CuDNNVersionMismatch:
 		// Another cuDNN is found before torch's own

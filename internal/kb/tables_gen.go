@@ -6313,6 +6313,8 @@ func signaturesTable() SignaturesData {
 				Context: &SignatureContext{
 					Any: []string{
 						"Could not load dynamic library",
+						"nvidia-container-cli",
+						"load library failed",
 					},
 					Negate: true,
 				},
@@ -6320,7 +6322,7 @@ func signaturesTable() SignaturesData {
 				Detail: "libcuda.so.1 is the driver's own library, not the CUDA toolkit's: on a host the driver installs it, in a container the NVIDIA container runtime mounts it from the host when the container is started with GPUs (docker run --gpus all). Installing CUDA in the image does not provide it.",
 				Origin: SignatureSource{
 					Text: "ImportError: libcuda.so.1: cannot open shared object file: No such file or directory",
-					From: "the dynamic loader (glibc ld.so) loading a program or module linked against the CUDA driver API (torch's _C, TensorFlow, llama.cpp's server), threads pytorch/pytorch#3221, ggml-org/llama.cpp#7822, cvat-ai/cvat#406 (fixed by starting the container with nvidia-docker / --gpus all); TensorFlow's dso_loader warning that it runs without a GPU is not this failure",
+					From: "the dynamic loader (glibc ld.so) loading a program or module linked against the CUDA driver API (torch's _C, TensorFlow, llama.cpp's server), threads pytorch/pytorch#3221, ggml-org/llama.cpp#7822, cvat-ai/cvat#406 (fixed by starting the container with nvidia-docker / --gpus all); TensorFlow's dso_loader warning that it runs without a GPU is not this failure; nvidia-container-cli's \"load library failed: libcuda.so.1\" is the host missing its driver (NVIDIA/nvidia-docker#539), not this failure",
 				},
 			},
 			{
@@ -6336,7 +6338,7 @@ func signaturesTable() SignaturesData {
 				Detail:  "NVML found the loaded nvidia kernel module at another version than the driver's user-space libraries: the driver was upgraded (often by unattended-upgrades) while the old module stayed loaded. Nothing using the GPU works until they match again.",
 				Origin: SignatureSource{
 					Text: "Failed to initialize NVML: Driver/library version mismatch",
-					From: "nvidia-smi and NVML (nvmlInit: NVML_ERROR_LIB_RM_VERSION_MISMATCH); nvidia-container-cli prints it as \"nvml error: driver/library version mismatch\"; threads lyulyul/shine-cluster#30 and #50, mozilla/translations#1167",
+					From: "nvidia-smi and NVML (nvmlInit: NVML_ERROR_LIB_RM_VERSION_MISMATCH); nvidia-container-cli prints it as \"nvml error: driver/library version mismatch\"; threads lyulyul/shine-cluster#30 and #50, mozilla/translations#1167, NVIDIA/nvidia-container-toolkit#394, labdao/plex#18, NVIDIA/k8s-device-plugin#1431",
 				},
 			},
 			{
@@ -6345,13 +6347,14 @@ func signaturesTable() SignaturesData {
 				Severity: "error",
 				Literals: []string{
 					"cuDNN version incompatibility",
+					"cuDNN version mismatch",
 				},
-				Pattern: "cuDNN version incompatibility: PyTorch was compiled\\s+against \\((?P<built>\\d+, \\d+, \\d+)\\) but found runtime version \\((?P<found>\\d+, \\d+, \\d+)\\)",
+				Pattern: "cuDNN version (?:incompatibility|mismatch): PyTorch was compiled\\s+against \\(?(?P<built>\\d+(?:, \\d+)*)\\)? but (?:found runtime version|linked against) \\(?(?P<found>\\d+(?:, \\d+)*)\\)?",
 				Title:   "torch was built against cuDNN ({built}) but loaded cuDNN ({found})",
 				Detail:  "torch checks the cuDNN it loaded against the one it was compiled with; another cuDNN was found first: a folder on LD_LIBRARY_PATH (kept through sudo or set by an old CUDA install), a conda cudnn package, or an nvidia-cudnn wheel at another version than torch pins.",
 				Origin: SignatureSource{
 					Text: "RuntimeError: cuDNN version incompatibility: PyTorch was compiled  against (8, 5, 0) but found runtime version (8, 3, 3). PyTorch already comes bundled with cuDNN.",
-					From: "torch/backends/cudnn/__init__.py (_init, torch 1.x-2.x); threads RaleLee/Co-GAT#2, YoungSeng/SRD-VC#16, gladiaio/gladia#928, bmaltais/kohya_ss#1096",
+					From: "torch/backends/cudnn/__init__.py (_init: \"found runtime version (M, m, p)\" since torch 1.12, \"linked against (M, m, p)\" in 1.12's first wheels, \"cuDNN version mismatch ... linked against 7102\" in torch 1.0-1.4); threads RaleLee/Co-GAT#2, YoungSeng/SRD-VC#16, gladiaio/gladia#928, bmaltais/kohya_ss#1096, pytorch/functorch#926, xingyizhou/CenterNet#119",
 				},
 			},
 		},
