@@ -521,10 +521,16 @@ func (e *env) fixes(id finding.ID, caps map[string]string) []finding.Fix {
 		// libcuda.so.1 ships with the driver, never with the CUDA toolkit:
 		// in a container the NVIDIA runtime mounts the host's
 		// (pytorch/pytorch#3221, ggml-org/llama.cpp#7822, cvat-ai/cvat#406).
-		return []finding.Fix{
+		fixes := []finding.Fix{
 			manual("In a container: start it with the NVIDIA Container Toolkit, which mounts the host driver's libcuda.so.1 into it: docker run --gpus all (or --runtime=nvidia; in Docker Compose a GPU device reservation, deploy.resources.reservations.devices with capabilities: [gpu]); `nvidia-smi` inside the container then lists the GPU. Installing CUDA or a driver in the image does not provide it"),
 			manual("On a host or WSL: install the NVIDIA driver, or put the folder that holds its libcuda.so.1 on the loader path (WSL: LD_LIBRARY_PATH=/usr/lib/wsl/lib)"),
 		}
+		if e.log != nil && e.log.ImageBuild != nil {
+			// pmh47/dirt#31: a RUN step imported TensorFlow; the
+			// maintainers: the daemon's default runtime, or --runtime=nvidia.
+			fixes = append(fixes, manual(fmt.Sprintf("If it failed in a RUN step of the image build (line %d): no GPU or driver library is mounted while an image builds, whatever docker run is given. Keep GPU code out of RUN steps (link against the CUDA toolkit's stubs/libcuda.so when a build needs it), or, with the classic builder, make nvidia Docker's default runtime (\"default-runtime\": \"nvidia\" in /etc/docker/daemon.json, then restart Docker)", e.log.ImageBuild.Line)))
+		}
+		return fixes
 	case finding.DriverLibraryMismatch:
 		// The upgraded libraries need the upgraded module
 		// (lyulyul/shine-cluster#30, #50: unattended-upgrades).

@@ -83,6 +83,10 @@ type LogFacts struct {
 	// JetPack, L4T): its torch is NVIDIA's JetPack build, which has code
 	// for the board's GPU, and no x86 or PyPI CUDA wheel runs there.
 	Jetson *LogFact `json:"jetson,omitempty"`
+	// ImageBuild is "docker build" when the log shows a container image
+	// being built (docker build's command or its RUN steps): no GPU and no
+	// driver library is mounted while a step runs.
+	ImageBuild *LogFact `json:"image_build,omitempty"`
 }
 
 // platformRank and buildRank: the more specific statement wins.
@@ -168,6 +172,8 @@ func (lf *LogFacts) record(key, value string, n int) (changed bool) {
 		set(&lf.Notebook, value)
 	case "jetson":
 		set(&lf.Jetson, value)
+	case "image_build":
+		set(&lf.ImageBuild, value)
 	case "jit_op":
 		set(&lf.JITOp, value)
 	case "jit_dir":
@@ -224,7 +230,7 @@ func (lf *LogFacts) list() []namedFact {
 	all := []namedFact{
 		{"torch", lf.Torch}, {"torch's CUDA", lf.TorchCUDA}, {"nvcc", lf.NVCC}, {"GPU", lf.GPU},
 		{"compute capability", lf.Capability}, {"driver", lf.Driver}, {"driver's CUDA", lf.DriverCUDA},
-		{"gcc", lf.GCC}, {"Python", lf.Python}, {"OS", lf.OS}, {"platform", lf.Platform}, {"notebook", lf.Notebook}, {"Jetson", lf.Jetson},
+		{"gcc", lf.GCC}, {"Python", lf.Python}, {"OS", lf.OS}, {"platform", lf.Platform}, {"notebook", lf.Notebook}, {"Jetson", lf.Jetson}, {"container image built by", lf.ImageBuild},
 		{"build system", lf.BuildSystem}, {"installer", lf.Installer}, {"native stack module", lf.NativeModule}, {"extension built at run time", lf.JITOp}, {"its build folder", lf.JITDir},
 		{"extensions root", lf.JITRoot}, {"op builder", lf.JITBuilder}, {"host memory", lf.MemTotal}, {"CPUs", lf.CPUs},
 		{"GPU memory", lf.GPUMemTotal}, {"GPU memory used", lf.GPUMemUsed},
@@ -391,6 +397,9 @@ func (lf *LogFacts) relevant(id string) []namedFact {
 		"extension-abi-mismatch":         {"torch", "torch's CUDA", "Python"},
 		"extension-cuda-mismatch":        {"torch", "torch's CUDA", "nvcc"},
 		"fast-path-fallback":             {"torch", "GPU"},
+		"cuda-driver-not-visible":        {"container image built by", "platform", "Jetson"},
+		"driver-library-mismatch":        {"driver"},
+		"cudnn-version-mismatch":         {"torch", "torch's CUDA", "platform"},
 	}[id]
 	var out []namedFact
 	for _, nf := range lf.list() {

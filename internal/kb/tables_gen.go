@@ -7114,6 +7114,24 @@ func signaturesTable() SignaturesData {
 				},
 			},
 			{
+				Name: "image-build",
+				Literals: []string{
+					"docker build",
+					"docker buildx build",
+					"docker image build",
+					" : RUN ",
+					"] RUN ",
+				},
+				Pattern: "\\bdocker (?:buildx |image )?build\\b|^Step [0-9]+/[0-9]+ : RUN |^#[0-9]+ \\[[^\\]]+\\] RUN ",
+				Set: map[string]string{
+					"image_build": "docker build",
+				},
+				Origin: SignatureSource{
+					Text: "Step 6/8 : RUN pip install -r requirements.txt / #12 [builder 5/9] RUN python3 -c 'import torch' / sudo docker build --build-arg CUDA_BASE_VERSION=9.0 -t dirt .",
+					From: "docker build's classic builder (Step N/M : RUN), BuildKit's plain progress (#N [stage k/n] RUN) and the command itself (idealo/image-quality-assessment#32, pmh47/dirt#31)",
+				},
+			},
+			{
 				Name: "notebook-jupyter",
 				Literals: []string{
 					"ipykernel",
