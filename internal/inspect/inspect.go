@@ -110,7 +110,8 @@ type Verdict struct {
 	// (onnxruntime-gpu 1.31.1's {sm_90a} and {sm_120a}; vllm 0.33.0's Turing-only
 	// Marlin {sm_75}; cuDNN 9.28's {sm_75}; cuBLASLt 12.9's Blackwell-only
 	// {sm_100 sm_103 sm_120 sm_121}). They make no no-kernel-image verdict; where
-	// no container with kernels runs they count as None (or KernelLess).
+	// no container with kernels runs they count as None (or KernelLess), except in
+	// a file its package loads only on other GPUs (File.Dist; verdict other-gpu).
 	OtherArch int    `json:"other_arch"`
 	Detail    string `json:"detail"`
 }
