@@ -35,7 +35,10 @@ CUDA code are listed from them. A file named on the command line is always liste
 With --gpu CC (repeatable: 9.0, sm_120, 90) each file gets a verdict per GPU: native
 SASS in every fatbin, some fatbins only through PTX JIT, or fatbins with no code for
 the GPU, whose kernels fail with "no kernel image is available for execution on the
-device".
+device". A file installed by a package that picks its modules and cubins by GPU
+(vllm, flashinfer, sgl-kernel, torchao: its dist-info RECORD names the package) that
+holds code for other GPUs only is "other-gpu": expected, not an error. Exit status 1
+when some file has no kernel image for a GPU.
 
 --cuobjdump prints, per file, exactly what 'cuobjdump --list-elf FILE' and then
 'cuobjdump --list-ptx FILE' print (listings on stdout, cuobjdump's messages on stderr).
@@ -183,6 +186,8 @@ func verdictWords(v inspect.Verdict) string {
 		return "runs via PTX JIT"
 	case inspect.VerdictNoKernel:
 		return "NO KERNEL IMAGE"
+	case inspect.VerdictOtherGPU:
+		return "for other GPUs (expected)"
 	}
 	return v.Verdict
 }

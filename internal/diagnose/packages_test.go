@@ -247,3 +247,33 @@ func TestDistinctMissingSymbols(t *testing.T) {
 		t.Errorf("title %q", fd.Title)
 	}
 }
+
+// TestVLLMFlashAttention2OnTuring: vllm 0.33.0's vllm_flash_attn/_vllm_fa2_C.abi3.so
+// (its real wheel, vllm-0.33.0-cp38-abi3-manylinux_2_28_x86_64.whl: 76 containers
+// {sm_80 compute_80}) has no code for a T4 (7.5), and doctor said "vllm 0.33.0 has
+// no code for GPU (compute capability 7.5)". vllm uses FlashAttention from 8.0 up
+// (v1/attention/backends/flash_attn.py supports_compute_capability) and picks
+// another backend on Turing: kb loading.json gates the module to majors 8-12. A
+// module of the same targets that is not gated (the same path in another package)
+// stays an error on 7.5.
+func TestVLLMFlashAttention2OnTuring(t *testing.T) {
+	for _, tc := range []struct {
+		gpu, dist string
+		errs      int
+	}{{"7.5", "vllm", 0}, {"8.0", "vllm", 0}, {"8.9", "vllm", 0}, {"12.0", "vllm", 0}, {"7.5", "vllm-fork", 1}, {"7.0", "vllm-fork", 1}} {
+		f := healthy()
+		f.GPU.Devices[0].Capability = tc.gpu
+		f.Extensions = append(f.Extensions, facts.Extension{Dist: tc.dist, Version: "0.33.0", Path: extSite + "/vllm/vllm_flash_attn/_vllm_fa2_C.abi3.so",
+			SASS: []string{"sm_80"}, PTX: []string{"compute_80"}, Containers: 76, TargetSets: [][]string{{"sm_80", "compute_80"}}})
+		fds := Run(f)
+		errs := 0
+		for _, fd := range fds {
+			if fd.ID == finding.ExtensionArchUnsupported && fd.Severity == finding.Error {
+				errs++
+			}
+		}
+		if errs != tc.errs {
+			t.Errorf("%s on %s: %d extension-arch-unsupported errors, want %d: %q", tc.dist, tc.gpu, errs, tc.errs, sevTitles(fds, finding.Error))
+		}
+	}
+}

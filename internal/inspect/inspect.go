@@ -8,12 +8,14 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"syscall"
 
 	"github.com/fastpath-dev/fastpath/internal/cudaarch"
 	"github.com/fastpath-dev/fastpath/internal/fatbin"
+	"github.com/fastpath-dev/fastpath/internal/kb"
 )
 
 // Report is inspect's JSON: {"files": [...]} (DESIGN.md, JSON contracts).
@@ -34,6 +36,12 @@ type File struct {
 	// reports for libtorch_cuda.so.
 	CommonSASS []string  `json:"common_sass"`
 	Verdicts   []Verdict `json:"verdicts,omitempty"`
+	// Dist is the Python distribution that installed the file (the *.dist-info/RECORD
+	// in a folder above it that lists it: site-packages, an unpacked wheel), or "".
+	// A file of a distribution that picks its modules and cubins by GPU (kb
+	// loading.json arch_specific_modules) and holds code for other GPUs only gets
+	// the other-gpu verdict, not no-kernel-image.
+	Dist string `json:"dist,omitempty"`
 	// Relocatable is the -rdc device code of a file that also has an executable
 	// fatbin (__nv_relfatbin beside .nv_fatbin): kept for device linking, never loaded
 	// by the runtime, so it is left out of every count, target list and verdict above.
@@ -67,6 +75,10 @@ const (
 	VerdictFamily   = "family"          // every container runs from SASS, some only through an `f` target of an earlier family member
 	VerdictPTXJIT   = "ptx-jit"         // some containers run only once the driver JIT-compiles their PTX
 	VerdictNoKernel = "no-kernel-image" // some containers have neither SASS nor PTX for the GPU
+	// VerdictOtherGPU: no container has code for the GPU, and each holds code for
+	// other GPUs alone (cudaarch.ForOtherGPUs) in a file of a distribution that
+	// picks its files by GPU (File.Dist): the file is not loaded or launched here.
+	VerdictOtherGPU = "other-gpu"
 )
 
 // NoKernelImage is the CUDA runtime's message for a kernel without code for the GPU
@@ -98,7 +110,8 @@ type Verdict struct {
 	// (onnxruntime-gpu 1.31.1's {sm_90a} and {sm_120a}; vllm 0.33.0's Turing-only
 	// Marlin {sm_75}; cuDNN 9.28's {sm_75}; cuBLASLt 12.9's Blackwell-only
 	// {sm_100 sm_103 sm_120 sm_121}). They make no no-kernel-image verdict; where
-	// no container with kernels runs they count as None (or KernelLess).
+	// no container with kernels runs they count as None (or KernelLess), except in
+	// a file its package loads only on other GPUs (File.Dist; verdict other-gpu).
 	OtherArch int    `json:"other_arch"`
 	Detail    string `json:"detail"`
 }
@@ -106,14 +119,17 @@ type Verdict struct {
 // Judge gives the verdict for a GPU of capability cc over f's containers, counting
 // every container (File.Judge also sets apart those that define no kernel).
 func Judge(f *fatbin.File, cc cudaarch.Capability) Verdict {
-	return judge(f, cc, nil)
+	return judge(f, cc, nil, nil)
 }
 
 // judge is Judge where k, when not nil, reads which containers define no kernel:
 // those with no code for the GPU count as KernelLess, and where no container that
 // runs defines a kernel, the containers built for other GPUs are the only kernels
-// and count as any container without code.
-func judge(f *fatbin.File, cc cudaarch.Capability, k *kernelScan) Verdict {
+// and count as any container without code. otherFile, when not nil, says (where no
+// container runs) whether a container's targets are code for other GPUs that the
+// file's package loads only there (File.Judge): those count as OtherArch, and a file
+// of those alone is VerdictOtherGPU.
+func judge(f *fatbin.File, cc cudaarch.Capability, k *kernelScan, otherFile func([]cudaarch.Target) bool) Verdict {
 	v := Verdict{GPU: cc.String(), Targets: []string{}}
 	// The detail of a ptx-jit or family verdict names only the targets of that kind
 	// (spconv-cu126 2.3.8 on 8.0: 411 containers run sm_80, 195 JIT compute_52; the
@@ -174,6 +190,7 @@ func judge(f *fatbin.File, cc cudaarch.Capability, k *kernelScan) Verdict {
 	// where some container with kernels runs, else kernel-less or none. Each kind is
 	// read for kernels in file order until its first container with kernels.
 	kernelsRun := len(running) > 0
+	ranNothing := !kernelsRun
 	var noneKL, otherKL func(int) bool
 	if k != nil {
 		noneKL, otherKL = k.verdict(), k.verdict()
@@ -183,7 +200,8 @@ func judge(f *fatbin.File, cc cudaarch.Capability, k *kernelScan) Verdict {
 	}
 	for _, m := range missing {
 		switch {
-		case kernelsRun && cudaarch.ForOtherGPUs(m.ts, cc, func(t cudaarch.Target) bool { return runTargets[t.String()] }):
+		case kernelsRun && cudaarch.ForOtherGPUs(m.ts, cc, func(t cudaarch.Target) bool { return runTargets[t.String()] }),
+			ranNothing && otherFile != nil && otherFile(m.ts):
 			if otherKL != nil && m.container >= 0 && otherKL(m.container) {
 				v.KernelLess++
 				continue
@@ -207,6 +225,14 @@ func judge(f *fatbin.File, cc cudaarch.Capability, k *kernelScan) Verdict {
 	case v.Containers == v.KernelLess:
 		v.Verdict = VerdictNative
 		v.Detail = "no kernels: nothing to launch"
+	case v.None == 0 && v.OtherArch > 0 && ranNothing:
+		v.Verdict = VerdictOtherGPU
+		v.Detail = fmt.Sprintf("no fatbin has SASS or PTX for %s: %d of %d hold code for other GPUs only (%s), which a package that picks its files by GPU loads only there (expected, not an error)",
+			cc, v.OtherArch, v.Containers, strings.Join(otherTargets, ", "))
+		if v.KernelLess > 0 {
+			v.Detail += fmt.Sprintf("; %d more fatbin(s) define no kernel", v.KernelLess)
+		}
+		return v
 	case v.None > 0:
 		v.Verdict = VerdictNoKernel
 		v.Detail = fmt.Sprintf("%d of %d fatbin(s) have neither SASS nor PTX for %s: their kernels fail with %q", v.None, v.Containers, cc, NoKernelImage)
@@ -379,11 +405,48 @@ func (r *File) Judge(gpus []cudaarch.Capability) {
 	k := &kernelScan{path: r.Path, fat: r.Fat, known: map[int]bool{}, inflate: fatbin.DecompressBudget}
 	defer k.close()
 	for _, cc := range gpus {
-		v := judge(r.Fat, cc, nil)
+		other := r.otherGPUFile(cc)
+		v := judge(r.Fat, cc, nil, other)
 		if (v.None > 0 || v.OtherArch > 0) && r.Fat.Kind != fatbin.KindCubin {
-			v = judge(r.Fat, cc, k)
+			v = judge(r.Fat, cc, k, other)
 		}
 		r.Verdicts = append(r.Verdicts, v)
+	}
+}
+
+// otherGPUFile says, for a file with no code for cc, which of its containers are
+// code its package loads only on other GPUs (kb loading.json), or nil:
+//   - a module the package uses only on other majors ("module-gated-by-major":
+//     sgl-kernel's flash_ops on 8.x and 9.x alone): every container;
+//   - a bare cubin of a package that picks its files by GPU (arch_specific_modules):
+//     every container. flashinfer-python 0.7.4 loads flashinfer-cubin's cubins by
+//     name (jit/cubin_loader.py get_artifact) for the kernels its C++ picks by SM
+//     (trtllm-gen fmhaSm100a* on 10.x alone; utils.py is_sm100a_supported);
+//   - a module of such a package: containers of arch- or family-specific SASS
+//     alone (sm_90a, sm_100f; vllm 0.33.0's _deepselect_C {sm_100f}), as the KB's
+//     rule says; a module with plain targets for other GPUs only (sgl-kernel's
+//     common_ops {sm_80 ... sm_120a} on 7.5, loaded on every GPU) stays an error.
+func (r *File) otherGPUFile(cc cudaarch.Capability) func([]cudaarch.Target) bool {
+	if r.Dist == "" {
+		return nil
+	}
+	all := func([]cudaarch.Target) bool { return true }
+	if kb.Loading().GatedOff(r.Dist, filepath.Base(filepath.Dir(r.Path))+"/"+filepath.Base(r.Path), cc.Major) {
+		return all
+	}
+	if !kb.Loading().DispatchesByArch(r.Dist) {
+		return nil
+	}
+	if r.Fat.Kind == fatbin.KindCubin {
+		return all
+	}
+	return func(ts []cudaarch.Target) bool {
+		for _, t := range ts {
+			if t.Kind != cudaarch.SASS || t.Variant == cudaarch.VariantPlain {
+				return false
+			}
+		}
+		return len(ts) > 0
 	}
 }
 

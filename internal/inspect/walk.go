@@ -16,9 +16,16 @@ import (
 // A walk does not follow links to folders (so it cannot loop), reads a link to a file
 // once per file (the first path in lexical order, so libfoo.so -> libfoo.so.1 is one
 // entry), opens only regular files that start with an ELF or fatbin magic, and turns an
-// unreadable entry into a File with Error set: it never stops early.
+// unreadable entry into a File with Error set: it never stops early. A file with CUDA
+// code gets the Python distribution whose RECORD lists it (File.Dist).
 func Walk(paths []string, visit func(*File)) {
-	w := &walker{seen: map[fileID]bool{}, visit: visit}
+	dists := newDistIndex()
+	w := &walker{seen: map[fileID]bool{}, visit: func(f *File) {
+		if f.HasCUDA() {
+			f.Dist = dists.dist(f.Path)
+		}
+		visit(f)
+	}}
 	for _, p := range paths {
 		st, err := os.Stat(p)
 		if err == nil && st.IsDir() {
@@ -27,7 +34,7 @@ func Walk(paths []string, visit func(*File)) {
 		}
 		r := Read(p)
 		r.Named = true
-		visit(r)
+		w.visit(r)
 	}
 }
 

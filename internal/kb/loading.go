@@ -2,6 +2,7 @@ package kb
 
 import (
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 )
@@ -137,6 +138,21 @@ func (d *LoadingData) DispatchesByArch(dist string) bool {
 	n := strings.ToLower(distSeparators.Replace(dist))
 	for _, p := range d.ArchSpecificModules.Packages {
 		if p == n {
+			return true
+		}
+	}
+	return false
+}
+
+// GatedOff says whether dist uses the module named name (its folder and file:
+// "sm90/common_ops.abi3.so") only on other GPU majors than major (a
+// "module-gated-by-major" rule): its kernels are never launched there.
+func (d *LoadingData) GatedOff(dist, name string, major int) bool {
+	for _, r := range d.PackageLoadRules(dist) {
+		if r.Rule != "module-gated-by-major" {
+			continue
+		}
+		if _, ok := r.Match(name); ok && !slices.Contains(r.Majors, major) {
 			return true
 		}
 	}

@@ -879,6 +879,19 @@ func loadingTable() LoadingData {
 					Source: "torchao==0.18.0: __init__.py loads every _C*.so with torch.ops.load_library in a try/except (a failure is a warning); the ops of _C_mxfp8 (sm_100 SASS, compute_120 PTX) are used only where prototype/mx_formats/kernels.py is_sm_at_least_100() (capability >= 10.0) or prototype/moe_training/kernels/mxfp8/quant.py _is_sm_10x() holds; elsewhere the Triton/Python paths run",
 				},
 				{
+					Name:    "vllm",
+					Rule:    "module-gated-by-major",
+					Library: "^vllm_flash_attn/_vllm_fa2_C\\.",
+					Majors: []int{
+						8,
+						9,
+						10,
+						11,
+						12,
+					},
+					Source: "vllm==0.33.0 vllm/v1/attention/backends/flash_attn.py FlashAttentionBackend.supports_compute_capability: capability >= 8.0; below it (Turing, 7.5) vllm picks another attention backend and never launches the kernels of vllm_flash_attn/_vllm_fa2_C (sm_80 SASS, compute_80 PTX)",
+				},
+				{
 					Name:    "onnxruntime-gpu",
 					Rule:    "loaded-on-demand",
 					Library: "^libonnxruntime_providers_(cuda|tensorrt)\\.so$",
