@@ -97,6 +97,9 @@ func RunInspect(o *InspectOptions, paths []string, ios *IO) error {
 			}
 			return
 		}
+		if o.JSON {
+			f.ResolveDist() // the JSON's "dist"; text and --cuobjdump do not show it
+		}
 		f.Fat = nil // verdicts are made; the entries are no longer needed
 		rep.Files = append(rep.Files, f)
 	})

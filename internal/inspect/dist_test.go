@@ -97,7 +97,7 @@ func TestOtherGPUFiles(t *testing.T) {
 					t.Fatalf("%s: %d files", arg, len(files))
 				}
 				f := files[0]
-				if f.Dist != wantDist {
+				if f.ResolveDist() != wantDist {
 					t.Errorf("%s: dist %q, want %q", arg, f.Dist, wantDist)
 				}
 				f.Judge(gpus)
@@ -124,4 +124,42 @@ func containsValue(m map[string]string, v string) bool {
 		}
 	}
 	return false
+}
+
+// TestDistLookedUpOnlyWhenNeeded: a file whose every container has code for the
+// GPU is judged without reading a RECORD (on the H200, reading the 197 RECORDs of
+// torch's venv took `inspect --cuobjdump libtorch_cuda_linalg.so` from 8 to 80 ms);
+// one without code for the GPU, or ResolveDist, reads them.
+func TestDistLookedUpOnlyWhenNeeded(t *testing.T) {
+	site := t.TempDir()
+	rel := "vllm/vllm_flash_attn/_vllm_fa2_C.abi3.so"
+	p := filepath.Join(site, filepath.FromSlash(rel))
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, fixture.FatbinSection([]string{"sm_80", "compute_90"}), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	di := filepath.Join(site, "vllm-0.33.0.dist-info")
+	if err := os.MkdirAll(di, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(di, "RECORD"), []byte(rel+",sha256=y,2\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	judged := func(gpu string) *File {
+		cc, _ := cudaarch.ParseCapability(gpu)
+		var f *File
+		Walk([]string{p}, func(w *File) { f = w })
+		f.Judge([]cudaarch.Capability{cc})
+		return f
+	}
+	if f := judged("8.0"); f.Dist != "" || f.dists == nil {
+		t.Errorf("8.0 runs natively: dist %q looked up (%v)", f.Dist, f.dists == nil)
+	} else if got := f.ResolveDist(); got != "vllm" {
+		t.Errorf("ResolveDist: %q, want vllm", got)
+	}
+	if f := judged("7.5"); f.Dist != "vllm" || f.Verdicts[0].Verdict != VerdictOtherGPU {
+		t.Errorf("7.5 has no code: dist %q, verdict %s; want vllm, other-gpu", f.Dist, f.Verdicts[0].Verdict)
+	}
 }

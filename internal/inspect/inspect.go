@@ -42,6 +42,8 @@ type File struct {
 	// loading.json arch_specific_modules) and holds code for other GPUs only gets
 	// the other-gpu verdict, not no-kernel-image.
 	Dist string `json:"dist,omitempty"`
+	// dists finds Dist (set by Walk; nil once looked up, or for a file not walked).
+	dists *distIndex
 	// Relocatable is the -rdc device code of a file that also has an executable
 	// fatbin (__nv_relfatbin beside .nv_fatbin): kept for device linking, never loaded
 	// by the runtime, so it is left out of every count, target list and verdict above.
@@ -405,13 +407,30 @@ func (r *File) Judge(gpus []cudaarch.Capability) {
 	k := &kernelScan{path: r.Path, fat: r.Fat, known: map[int]bool{}, inflate: fatbin.DecompressBudget}
 	defer k.close()
 	for _, cc := range gpus {
-		other := r.otherGPUFile(cc)
+		// Looked up only where a container has no code for cc (judge asks then).
+		var otherFn func([]cudaarch.Target) bool
+		looked := false
+		other := func(ts []cudaarch.Target) bool {
+			if !looked {
+				otherFn, looked = r.otherGPUFile(cc), true
+			}
+			return otherFn != nil && otherFn(ts)
+		}
 		v := judge(r.Fat, cc, nil, other)
 		if (v.None > 0 || v.OtherArch > 0) && r.Fat.Kind != fatbin.KindCubin {
 			v = judge(r.Fat, cc, k, other)
 		}
 		r.Verdicts = append(r.Verdicts, v)
 	}
+}
+
+// ResolveDist sets and returns Dist, the Python distribution whose RECORD lists
+// the file, for a file Walk found ("" when none does, or when it was not walked).
+func (r *File) ResolveDist() string {
+	if r.dists != nil {
+		r.Dist, r.dists = r.dists.dist(r.Path), nil
+	}
+	return r.Dist
 }
 
 // otherGPUFile says, for a file with no code for cc, which of its containers are
@@ -427,7 +446,7 @@ func (r *File) Judge(gpus []cudaarch.Capability) {
 //     rule says; a module with plain targets for other GPUs only (sgl-kernel's
 //     common_ops {sm_80 ... sm_120a} on 7.5, loaded on every GPU) stays an error.
 func (r *File) otherGPUFile(cc cudaarch.Capability) func([]cudaarch.Target) bool {
-	if r.Dist == "" {
+	if r.ResolveDist() == "" {
 		return nil
 	}
 	all := func([]cudaarch.Target) bool { return true }
