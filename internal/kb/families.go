@@ -115,7 +115,44 @@ type ConfigReading struct {
 	LayerCountKeys []string `json:"layer_count_keys"`
 	// LegacyLayerTypes is _LEGACY_LAYER_TYPE_REMAP: old kind spellings.
 	LegacyLayerTypes map[string]string `json:"legacy_layer_types"`
-	Note             string            `json:"note"`
+	// OwnLayouts are, per model_type that is not a family, the ways its
+	// configuration class works out its layer count or kinds from fields
+	// of its own, where the generic reading would count something else.
+	OwnLayouts     map[string]OwnLayout `json:"own_layouts,omitempty"`
+	OwnLayoutsNote string               `json:"own_layouts_note,omitempty"`
+	Note           string               `json:"note"`
+}
+
+// OwnLayout is one configuration class's own derivation of its layers
+// (config_reading.own_layouts_note describes each part).
+type OwnLayout struct {
+	Source string `json:"source"`
+	// Count: the layers are PerUnit times the Key field (Default when
+	// absent); a num_hidden_layers present instead is rounded down to a
+	// multiple of PerUnit (longcat_flash: 2 attention sublayers per layer).
+	Count *struct {
+		Key     string `json:"key"`
+		PerUnit int    `json:"per_unit"`
+		Default int    `json:"default"`
+	} `json:"count,omitempty"`
+	// Pairs: a saved per-block list (List) that holds Marker is one layer
+	// per pair of entries: every other entry is a layer's kind and the
+	// layer count is halved (dory's attention+mlp blocks).
+	Pairs *struct {
+		List   string `json:"list"`
+		Marker string `json:"marker"`
+	} `json:"pairs,omitempty"`
+	// Cycle: the kinds repeat the list under Key (Default when absent) up
+	// to the layer count (at most Repeat times the list); an entry Match
+	// is Kind, any other Other (recurrent_gemma's block_types).
+	Cycle *struct {
+		Key     string   `json:"key"`
+		Default []string `json:"default"`
+		Repeat  int      `json:"repeat"`
+		Match   string   `json:"match"`
+		Kind    string   `json:"kind"`
+		Other   string   `json:"other"`
+	} `json:"cycle,omitempty"`
 }
 
 // FamilyOf is the family a model_type is judged as: itself, or the family

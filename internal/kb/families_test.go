@@ -115,3 +115,40 @@ func TestConfigReadingConsistent(t *testing.T) {
 		}
 	}
 }
+
+// TestOwnLayoutsAreNotFamilies: config_reading.own_layouts applies only to
+// model_types without a family (a family's own rule would shadow it), and
+// each entry names one derivation, its source and usable parameters.
+func TestOwnLayoutsAreNotFamilies(t *testing.T) {
+	d := Families()
+	if len(d.ConfigReading.OwnLayouts) == 0 {
+		t.Fatal("no own_layouts")
+	}
+	for mt, o := range d.ConfigReading.OwnLayouts {
+		if f := d.FamilyOf(mt); f != "" {
+			t.Errorf("own_layouts[%s]: %s is judged as family %s, whose layers rule applies instead", mt, mt, f)
+		}
+		parts := 0
+		if o.Count != nil {
+			parts++
+			if o.Count.Key == "" || o.Count.PerUnit < 1 || o.Count.Default < 1 {
+				t.Errorf("own_layouts[%s].count: %+v", mt, *o.Count)
+			}
+		}
+		if o.Pairs != nil {
+			parts++
+			if o.Pairs.List == "" || o.Pairs.Marker == "" {
+				t.Errorf("own_layouts[%s].pairs: %+v", mt, *o.Pairs)
+			}
+		}
+		if o.Cycle != nil {
+			parts++
+			if o.Cycle.Key == "" || len(o.Cycle.Default) == 0 || o.Cycle.Repeat < 1 || o.Cycle.Kind == "" || o.Cycle.Other == "" {
+				t.Errorf("own_layouts[%s].cycle: %+v", mt, *o.Cycle)
+			}
+		}
+		if parts != 1 || o.Source == "" {
+			t.Errorf("own_layouts[%s]: %d derivations, source %q; want one and a source", mt, parts, o.Source)
+		}
+	}
+}

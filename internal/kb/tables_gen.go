@@ -5377,7 +5377,54 @@ func familiesTable() FamiliesData {
 				"mamba":                     "linear_attention",
 				"qwen_sparse_attention":     "indexed_attention",
 			},
-			Note: "A wrapper config (vision-language, omni, retrieval) keeps its language model in a nested config: fastpath descends through the first of text_config_keys present at each level (at most 4 levels: qwen3_omni_moe's thinker_config.text_config) and judges the model by the innermost family it knows (a family's text_model_types name its own text-only model_type), counting that config's layers. A nested config that names no model_type is its wrapper's default sub-config: text_defaults lists those of the wrappers whose default language model is one of these families (transformers 5.24.0 sub_configs / __post_init__ defaults; TestNetworkWrapperTextDefaults checks the list against the newest transformers). A key in text_config_keys_only is a language model only in the model_types listed (transformers' own overrides; elsewhere decoder_config is e.g. maskformer's DETR decoder or blt's byte decoder, and get_text_config returns the config itself). The layer count is the first of layer_count_keys present (transformers' attribute_map aliases of num_hidden_layers for decoder models). Layer kinds spelled the legacy way are renamed as transformers renames them, for every model_type.",
+			OwnLayouts: map[string]OwnLayout{
+				"dory": {
+					Source: "transformers 5.24.0 models/dory/configuration_dory.py DoryConfig.__post_init__ (a layer_types holding \"mlp\" is folded: layer_types[::2], num_hidden_layers // 2) and to_dict (saves each layer as its attention block then \"mlp\", and twice the counts)",
+					Pairs: &struct {
+						List   string "json:\"list\""
+						Marker string "json:\"marker\""
+					}{
+						List:   "layer_types",
+						Marker: "mlp",
+					},
+				},
+				"longcat_flash": {
+					Source: "transformers 5.24.0 models/longcat_flash/configuration_longcat_flash.py LongcatFlashConfig: num_layers (default 28) decoder layers of two attention sublayers each; its num_hidden_layers property is 2 * num_layers and the setter stores value // 2",
+					Count: &struct {
+						Key     string "json:\"key\""
+						PerUnit int    "json:\"per_unit\""
+						Default int    "json:\"default\""
+					}{
+						Key:     "num_layers",
+						PerUnit: 2,
+						Default: 28,
+					},
+				},
+				"recurrent_gemma": {
+					Source: "transformers 5.24.0 models/recurrent_gemma/configuration_recurrent_gemma.py RecurrentGemmaConfig.layers_block_type (attribute_map layer_types): (block_types * 100)[:num_hidden_layers], \"recurrent\" -> linear_attention, anything else -> sliding_attention; block_types defaults to recurrent, recurrent, attention (4.x returned block_types' own spelling)",
+					Cycle: &struct {
+						Key     string   "json:\"key\""
+						Default []string "json:\"default\""
+						Repeat  int      "json:\"repeat\""
+						Match   string   "json:\"match\""
+						Kind    string   "json:\"kind\""
+						Other   string   "json:\"other\""
+					}{
+						Key: "block_types",
+						Default: []string{
+							"recurrent",
+							"recurrent",
+							"attention",
+						},
+						Repeat: 100,
+						Match:  "recurrent",
+						Kind:   "linear_attention",
+						Other:  "sliding_attention",
+					},
+				},
+			},
+			OwnLayoutsNote: "A model_type fastpath has no family for is counted the generic way (layer_count_keys, layer_types) unless its configuration class works its count or kinds out its own way: own_layouts lists those classes. count: per_unit times key (default when absent), or a num_hidden_layers present rounded down to a multiple of per_unit; pairs: a saved per-block list holding marker keeps every other entry and halves the count; cycle: the kinds repeat the key's list (its default when absent, at most repeat times) up to num_hidden_layers, match -> kind, anything else -> other. The kinds are reported, not judged: these model_types have no kernels in the knowledge base.",
+			Note:           "A wrapper config (vision-language, omni, retrieval) keeps its language model in a nested config: fastpath descends through the first of text_config_keys present at each level (at most 4 levels: qwen3_omni_moe's thinker_config.text_config) and judges the model by the innermost family it knows (a family's text_model_types name its own text-only model_type), counting that config's layers. A nested config that names no model_type is its wrapper's default sub-config: text_defaults lists those of the wrappers whose default language model is one of these families (transformers 5.24.0 sub_configs / __post_init__ defaults; TestNetworkWrapperTextDefaults checks the list against the newest transformers). A key in text_config_keys_only is a language model only in the model_types listed (transformers' own overrides; elsewhere decoder_config is e.g. maskformer's DETR decoder or blt's byte decoder, and get_text_config returns the config itself). The layer count is the first of layer_count_keys present (transformers' attribute_map aliases of num_hidden_layers for decoder models). Layer kinds spelled the legacy way are renamed as transformers renames them, for every model_type.",
 		},
 		AttnImpls: map[string]AttnImplRequire{
 			"flash_attention_2": {

@@ -22,7 +22,14 @@ func TestRealConfigs(t *testing.T) {
 	}{
 		{"nemotron-3-nano-30b-a3b.json", 52, map[string]int{"linear_attention": 23, "moe": 23, "full_attention": 6}, []string{"mamba-ssm", "causal-conv1d"}, true},
 		{"qwen3-next-80b-a3b.json", 48, map[string]int{"linear_attention": 36, "full_attention": 12}, []string{"causal-conv1d", "flash-linear-attention"}, true},
-		{"recurrent_gemma-default-5.24.json", 26, nil, nil, false},
+		// Classes that work their layers out their own way
+		// (config_reading.own_layouts): counted and kinds listed, as
+		// transformers does, not judged.
+		{"recurrent_gemma-default-5.24.json", 26, map[string]int{"linear_attention": 18, "sliding_attention": 8}, nil, false},
+		{"recurrent_gemma-block-types-raw.json", 9, map[string]int{"linear_attention": 3, "sliding_attention": 6}, nil, false},
+		{"dory-default-5.24.json", 36, map[string]int{"sliding_attention": 27, "full_attention": 9}, nil, false},
+		{"longcat_flash-default-5.24.json", 56, nil, nil, false},
+		{"longcat_flash-num-hidden-layers-raw.json", 20, nil, nil, false},
 		{"lfm3-default-5.24.json", 24, map[string]int{"conv": 13, "full_attention": 6, "sliding_attention": 5}, nil, false},
 		{"xlstm-default-5.24.json", 32, nil, nil, false},
 		{"rwkv-default-5.24.json", 32, nil, nil, false},

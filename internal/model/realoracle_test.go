@@ -110,12 +110,11 @@ func checkAgainstOracle(t *testing.T, name, path string, textMT *string, layers 
 	}
 	got := c.KindCounts()
 	switch {
-	case !c.Known && len(got) == 0 && kinds != nil:
-		// A family fastpath does not know, whose class derives its kinds
-		// from fields of its own (recurrent_gemma's block_types): fastpath
-		// reports the count and says the kinds are not listed; no guess.
-		t.Logf("%s: not a known family, kinds not derived (transformers: %v)", name, kinds)
 	case kinds != nil && !maps.Equal(got, kinds):
+		// A model_type fastpath has no family for is read the generic way
+		// or by its class's own derivation (config_reading.own_layouts:
+		// recurrent_gemma's block_types, dory's saved pairs); either way
+		// its kinds must be transformers' own.
 		t.Errorf("%s: kinds %v (from %s), transformers %v", name, got, c.KindsFrom, kinds)
 	case kinds == nil && !c.Known && len(got) != 0:
 		t.Errorf("%s: kinds %v for a model transformers lists none for", name, got)
@@ -187,13 +186,13 @@ func TestNetworkWrappersFromCode(t *testing.T) {
 	}
 }
 
-// defaultsOwnDerivation are the model_types whose configuration class
-// derives its layer count or kinds from fields of its own (dory folds its
-// saved attention+mlp pairs, longcat_flash doubles num_layers), and pi0,
-// whose language model fastpath finds in vlm_config where transformers'
-// get_text_config stops at the config itself (fastpath's purpose is the
-// layers that run kernels). Not errors of the generic reading: logged.
-var defaultsOwnDerivation = map[string]bool{"dory.json": true, "longcat_flash.json": true, "pi0.json": true}
+// defaultsOwnDerivation: pi0, whose language model fastpath finds in
+// vlm_config where transformers' get_text_config stops at the config
+// itself (fastpath's purpose is the layers that run kernels). Logged.
+// (Classes that derive their count or kinds their own way, dory,
+// longcat_flash, recurrent_gemma, are config_reading.own_layouts and
+// checked like the rest.)
+var defaultsOwnDerivation = map[string]bool{"pi0.json": true}
 
 // TestNetworkEveryModelTypeDefault: the defaults of every configuration
 // class of the newest transformers on PyPI. For each, fastpath finds the

@@ -202,6 +202,23 @@ func familiesMarkdown() []byte {
 		legacy = append(legacy, fmt.Sprintf("`%s` → `%s`", k, cr.LegacyLayerTypes[k]))
 	}
 	fmt.Fprintf(&b, "- **Legacy layer kinds** are renamed: %s.\n", strings.Join(legacy, ", "))
+	var own []string
+	for _, mt := range sortedKeys(cr.OwnLayouts) {
+		o := cr.OwnLayouts[mt]
+		switch {
+		case o.Count != nil:
+			own = append(own, fmt.Sprintf("`%s` counts %d × `%s` (default %d), or `num_hidden_layers` rounded down to a multiple of %d",
+				mt, o.Count.PerUnit, o.Count.Key, o.Count.Default, o.Count.PerUnit))
+		case o.Pairs != nil:
+			own = append(own, fmt.Sprintf("`%s` folds a `%s` holding `%s` to every other entry (half the count)", mt, o.Pairs.List, o.Pairs.Marker))
+		case o.Cycle != nil:
+			own = append(own, fmt.Sprintf("`%s` repeats `%s` (default %s): `%s` is %s, any other %s",
+				mt, o.Cycle.Key, "`"+strings.Join(o.Cycle.Default, "`, `")+"`", o.Cycle.Match, o.Cycle.Kind, o.Cycle.Other))
+		}
+	}
+	if len(own) > 0 {
+		fmt.Fprintf(&b, "- **Classes with their own layer accounting** (no family here: counted and listed, not judged): %s.\n", strings.Join(own, "; "))
+	}
 	var aliases []string
 	for _, mt := range sortedKeys(d.Families) {
 		for _, t := range d.Families[mt].TextModelTypes {
@@ -212,6 +229,9 @@ func familiesMarkdown() []byte {
 		fmt.Fprintf(&b, "- **Text-only model types**: %s.\n", strings.Join(aliases, ", "))
 	}
 	fmt.Fprintf(&b, "\nSource: %s.\n", cr.Source)
+	for _, mt := range sortedKeys(cr.OwnLayouts) {
+		fmt.Fprintf(&b, "`%s`: %s.\n", mt, cr.OwnLayouts[mt].Source)
+	}
 	b.WriteString("\n## Families\n\n| model_type | layer kind: kernel packages (functions) | without them | layers from config.json | transformers checked |\n| --- | --- | --- | --- | --- |\n")
 	for _, mt := range sortedKeys(d.Families) {
 		f := d.Families[mt]

@@ -398,8 +398,12 @@ func unknownLayout(r *reader, c *Config) error {
 		}
 		c.NumLayers = n
 	}
+	own, hasOwn := kb.Families().ConfigReading.OwnLayouts[c.levelType()]
 	if list, ok, err := r.strings("layer_types"); err == nil && ok && len(list) > 0 {
 		c.Kinds, c.KindsFrom, c.NumLayers = remap(list), "layer_types", len(list)
+	}
+	if hasOwn {
+		ownLayout(r, c, &own)
 	}
 	if c.TextConfig != "" && c.KindsFrom != "" {
 		c.KindsFrom += " in " + c.TextConfig
@@ -452,4 +456,71 @@ func pythonConstants(b []byte) []byte {
 		out = append(out, ch)
 	}
 	return out
+}
+
+// levelType is the model_type of the config the layers are read from.
+func (c *Config) levelType() string {
+	if c.TextModelType != "" {
+		return c.TextModelType
+	}
+	return c.ModelType
+}
+
+// ownLayout applies a configuration class's own derivation of its layer
+// count or kinds (config_reading.own_layouts) to a model_type that is not
+// a family; a field it cannot read leaves the generic reading as it is.
+func ownLayout(r *reader, c *Config, own *kb.OwnLayout) {
+	if ct := own.Count; ct != nil && ct.PerUnit > 0 {
+		var n int
+		var err error
+		note := ""
+		if r.has("num_hidden_layers") {
+			n, err = r.int("num_hidden_layers", 0)
+			if n%ct.PerUnit != 0 {
+				note = fmt.Sprintf("num_hidden_layers %d is rounded down to a multiple of %d, as %s's class stores it", n, ct.PerUnit, c.levelType())
+			}
+			n = n / ct.PerUnit * ct.PerUnit
+		} else {
+			n, err = r.int(ct.Key, ct.Default)
+			n *= ct.PerUnit
+			note = fmt.Sprintf("%d layers: %s's num_hidden_layers is %d × %s (%d)", n, c.levelType(), ct.PerUnit, ct.Key, n/ct.PerUnit)
+		}
+		if err == nil && n > 0 && n <= maxLayers {
+			c.NumLayers = n
+			if note != "" {
+				c.Notes = append(c.Notes, note)
+			}
+		}
+	}
+	if p := own.Pairs; p != nil && c.KindsFrom == p.List && slices.Contains(c.Kinds, p.Marker) {
+		list, _, _ := r.strings(p.List)
+		kinds := make([]string, 0, (len(list)+1)/2)
+		for i := 0; i < len(list); i += 2 {
+			kinds = append(kinds, list[i])
+		}
+		c.Kinds, c.NumLayers = remap(kinds), len(kinds)
+		c.KindsFrom = fmt.Sprintf("%s, every other entry (each layer is saved as its block then %q)", p.List, p.Marker)
+	}
+	if cy := own.Cycle; cy != nil && c.Kinds == nil && c.NumLayers > 0 {
+		blocks, ok, err := r.strings(cy.Key)
+		from := cy.Key
+		if err != nil {
+			return
+		}
+		if !ok {
+			blocks, from = cy.Default, cy.Key+" (its default)"
+		}
+		n := min(c.NumLayers, cy.Repeat*len(blocks))
+		if n == 0 {
+			return
+		}
+		c.Kinds = make([]string, n)
+		for i := range c.Kinds {
+			c.Kinds[i] = cy.Other
+			if blocks[i%len(blocks)] == cy.Match {
+				c.Kinds[i] = cy.Kind
+			}
+		}
+		c.NumLayers, c.KindsFrom = n, from
+	}
 }

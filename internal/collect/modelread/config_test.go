@@ -1,6 +1,7 @@
 package modelread
 
 import (
+	"maps"
 	"strings"
 	"testing"
 
@@ -190,5 +191,45 @@ func TestParseConfigWrappers(t *testing.T) {
 	}
 	if c, err := ParseConfig([]byte(deep)); err != nil || strings.Count(c.TextConfig, "text_config") != MaxNesting {
 		t.Errorf("deep nesting: %v, %+v", err, c)
+	}
+}
+
+// TestParseConfigOwnLayouts: model_types fastpath has no family for whose
+// configuration class works its layers out its own way
+// (config_reading.own_layouts), with what transformers 5.24.0's class
+// makes of each config (run through AutoConfig.for_model).
+func TestParseConfigOwnLayouts(t *testing.T) {
+	cases := []struct {
+		name, cfg string
+		layers    int
+		kinds     map[string]int
+	}{
+		{"longcat_flash: 2 x num_layers", `{"model_type":"longcat_flash","num_layers":14}`, 28, map[string]int{}},
+		{"longcat_flash: its default num_layers", `{"model_type":"longcat_flash"}`, 56, map[string]int{}},
+		{"longcat_flash: num_hidden_layers rounded down", `{"model_type":"longcat_flash","num_hidden_layers":21,"num_layers":14}`, 20, map[string]int{}},
+		{"dory: saved attention+mlp pairs folded", `{"model_type":"dory","num_hidden_layers":10,"layer_types":["full_attention","mlp","sliding_attention","mlp","full_attention","mlp","sliding_attention","mlp","full_attention","mlp"]}`,
+			5, map[string]int{"full_attention": 3, "sliding_attention": 2}},
+		{"dory: a list without mlp is one entry per layer", `{"model_type":"dory","num_hidden_layers":5,"layer_types":["full_attention","full_attention","full_attention","full_attention","full_attention"]}`,
+			5, map[string]int{"full_attention": 5}},
+		{"recurrent_gemma: block_types cycled", `{"model_type":"recurrent_gemma","num_hidden_layers":5,"block_types":["recurrent","attention"]}`,
+			5, map[string]int{"linear_attention": 3, "sliding_attention": 2}},
+		{"recurrent_gemma: any other block is attention", `{"model_type":"recurrent_gemma","num_hidden_layers":3,"block_types":["foo","recurrent"]}`,
+			3, map[string]int{"linear_attention": 1, "sliding_attention": 2}},
+		{"recurrent_gemma: the default block_types", `{"model_type":"recurrent_gemma","num_hidden_layers":26}`,
+			26, map[string]int{"linear_attention": 18, "sliding_attention": 8}},
+		// transformers would cycle the string's characters: no kinds is said.
+		{"recurrent_gemma: a string block_types derives nothing", `{"model_type":"recurrent_gemma","num_hidden_layers":4,"block_types":"recurrent"}`,
+			4, map[string]int{}},
+		{"an unrelated model_type keeps the generic reading", `{"model_type":"x","num_layers":14}`, 14, map[string]int{}},
+	}
+	for _, tc := range cases {
+		c, err := ParseConfig([]byte(tc.cfg))
+		if err != nil {
+			t.Errorf("%s: %v", tc.name, err)
+			continue
+		}
+		if c.NumLayers != tc.layers || !maps.Equal(c.KindCounts(), tc.kinds) || c.Known {
+			t.Errorf("%s: %d layers %v (known %v), want %d %v", tc.name, c.NumLayers, c.KindCounts(), c.Known, tc.layers, tc.kinds)
+		}
 	}
 }
