@@ -6362,12 +6362,12 @@ func signaturesTable() SignaturesData {
 					"cuDNN version incompatibility",
 					"cuDNN version mismatch",
 				},
-				Pattern: "cuDNN version (?:incompatibility|mismatch): PyTorch was compiled\\s+against \\(?(?P<built>\\d+(?:, \\d+)*)\\)? but (?:found runtime version|linked against) \\(?(?P<found>\\d+(?:, \\d+)*)\\)?",
-				Title:   "torch was built against cuDNN ({built}) but loaded cuDNN ({found})",
+				Pattern: "cuDNN version (?:incompatibility|mismatch): PyTorch was compiled\\s+against \\(?(?P<cudnn_built>\\d+(?:, \\d+)*)\\)? but (?:found runtime version|linked against) \\(?(?P<cudnn_found>\\d+(?:, \\d+)*)\\)?",
+				Title:   "torch was built against cuDNN {cudnn_built} but loaded cuDNN {cudnn_found}",
 				Detail:  "torch checks the cuDNN it loaded against the one it was compiled with; another cuDNN was found first: a folder on LD_LIBRARY_PATH (kept through sudo or set by an old CUDA install), a conda cudnn package, or an nvidia-cudnn wheel at another version than torch pins.",
 				Origin: SignatureSource{
 					Text: "RuntimeError: cuDNN version incompatibility: PyTorch was compiled  against (8, 5, 0) but found runtime version (8, 3, 3). PyTorch already comes bundled with cuDNN.",
-					From: "torch/backends/cudnn/__init__.py (_init: \"found runtime version (M, m, p)\" since torch 1.12, \"linked against (M, m, p)\" in 1.12's first wheels, \"cuDNN version mismatch ... linked against 7102\" in torch 1.0-1.4); threads RaleLee/Co-GAT#2, YoungSeng/SRD-VC#16, gladiaio/gladia#928, bmaltais/kohya_ss#1096, pytorch/functorch#926, xingyizhou/CenterNet#119",
+					From: "torch/backends/cudnn/__init__.py (_init: \"found runtime version (M, m, p)\" since torch 1.12, \"linked against (M, m, p)\" in 1.12's first wheels, \"cuDNN version mismatch ... linked against 7102\" in torch 1.0-1.4, printing torch._C._cudnn_version(), which is cuDNN's CUDNN_VERSION: MAJOR*1000+MINOR*100+PATCHLEVEL in cuDNN 7 and 8's headers, MAJOR*10000+MINOR*100+PATCHLEVEL in cuDNN 9's cudnn_version.h); threads RaleLee/Co-GAT#2, YoungSeng/SRD-VC#16, gladiaio/gladia#928, bmaltais/kohya_ss#1096, pytorch/functorch#926, xingyizhou/CenterNet#119",
 				},
 			},
 		},
@@ -7178,6 +7178,72 @@ func signaturesTable() SignaturesData {
 				Origin: SignatureSource{
 					Text: "/tmp/tmps1rkq3y3/main.c:5:10: fatal error: Python.h: No such file or directory",
 					From: "Triton's runtime build (triton/runtime/build.py _build): the C launcher and cuda_utils module it compiles with the host C compiler, in a temporary folder, when a program first launches a kernel (sgl-project/sglang#1117); on Windows triton-windows compiles it in %TEMP% with its bundled tcc (triton\\runtime\\tcc\\tcc.exe) or MSVC (woct0rdho/triton-windows#156, #77)",
+				},
+			},
+			{
+				Name: "nvml-library-version",
+				Literals: []string{
+					"NVML library version: ",
+				},
+				Pattern: "NVML library version: (?P<nvml_library>[0-9]+\\.[0-9]+(?:\\.[0-9]+)?)",
+				Origin: SignatureSource{
+					Text: "NVML library version: 565.57",
+					From: "nvidia-smi's second line after \"Failed to initialize NVML: Driver/library version mismatch\": the version of the libnvidia-ml.so it loaded (k4yt3x/video2x#1226, tinygrad/open-gpu-kernel-modules#47, mozilla/translations#1167)",
+				},
+			},
+			{
+				Name: "nvidia-kernel-module-version",
+				Literals: []string{
+					"this kernel module has the version ",
+					"Kernel Module  ",
+					"open-gpu-kernel-modules-",
+				},
+				Pattern: "this kernel module has the version (?P<kernel_module>[0-9]+\\.[0-9]+(?:\\.[0-9]+)?)|NVRM version: NVIDIA UNIX \\S+ Kernel Module +(?P<kernel_module2>[0-9]+\\.[0-9]+(?:\\.[0-9]+)?)|open-gpu-kernel-modules-(?P<kernel_module3>[0-9]+\\.[0-9]+(?:\\.[0-9]+)?)",
+				Origin: SignatureSource{
+					Text: "NVRM: this kernel module has the version 510.73.05. / NVRM version: NVIDIA UNIX x86_64 Kernel Module  580.173.02 / cd /data/open-gpu-kernel-modules-570.124.06-p2p/",
+					From: "the nvidia module's kernel log line (dmesg), /proc/driver/nvidia/version, and a source tree of NVIDIA's open kernel modules (saharmor/dalle-playground#104, zzzhouuu/truenas-nvidia-drivers#19, tinygrad/open-gpu-kernel-modules#47)",
+				},
+			},
+			{
+				Name: "nvidia-run-without-module",
+				Literals: []string{
+					"--no-kernel-modules",
+				},
+				Pattern: "NVIDIA-Linux-[A-Za-z0-9_]+-(?P<module_apart>[0-9]+\\.[0-9]+(?:\\.[0-9]+)?)\\.run\\b.*--no-kernel-modules",
+				Origin: SignatureSource{
+					Text: "bash ./NVIDIA-Linux-x86_64-570.124.04.run --no-kernel-modules",
+					From: "NVIDIA's Linux driver installer (.run) asked to install the user-space libraries only, the kernel module coming from elsewhere (tinygrad/open-gpu-kernel-modules#47)",
+				},
+			},
+			{
+				Name: "container-run",
+				Literals: []string{
+					"docker image",
+					"docker container",
+					"docker run",
+					"podman run",
+					"the container",
+					"a container",
+				},
+				Pattern: "\\bdocker (?:image|container|run)\\b|\\bpodman run\\b|\\b(?:inside|in) (?:the|a|my) (?:docker )?container\\b",
+				Set: map[string]string{
+					"container": "a container",
+				},
+				Origin: SignatureSource{
+					Text: "I can't get the docker image to run anything nvidia because it complains:",
+					From: "a program run in a container, as users word it and as they start it (k4yt3x/video2x#1226)",
+				},
+			},
+			{
+				Name: "driver-stated",
+				Literals: []string{
+					"driver is ",
+					"driver version is ",
+				},
+				Pattern: "(?i)\\bnvidia driver (?:version )?is (?P<driver>[0-9]{3}(?:\\.[0-9]+){0,2})\\b",
+				Origin: SignatureSource{
+					Text: "when I run things like nvidia-smi on a Linux Mint host, where the nvidia driver is 535.",
+					From: "users stating the host's driver (k4yt3x/video2x#1226)",
 				},
 			},
 		},
