@@ -610,6 +610,13 @@ func (e *env) derive(caps map[string]string, hits []*Hit) {
 			caps[k] = cudnnVersion(v)
 		}
 	}
+	if caps["module"] == "an extension" && caps["dist"] == "" && e.log != nil && e.log.ExtDist != nil {
+		// A message without the module's path (sgl-project/sglang#8432:
+		// "undefined symbol: cuGreenCtxDestroy" and an environment listing
+		// "sgl_kernel: 0.2.7"): the one extension the log names is it.
+		caps["dist"] = e.log.ExtDist.Value
+		caps["module"] = e.log.ExtDist.Value
+	}
 	if found := caps["found"]; found != "" {
 		if n, err := strconv.Atoi(found); err == nil && n >= 1000 {
 			caps["driver_cuda"] = fmt.Sprintf("%d.%d", n/1000, n%1000/10)

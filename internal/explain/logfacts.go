@@ -101,6 +101,12 @@ type LogFacts struct {
 	// ModuleApart is the driver release whose installer ran with
 	// --no-kernel-modules: its libraries, with a module from elsewhere.
 	ModuleApart *LogFact `json:"module_apart,omitempty"`
+	// ExtDist is the one compiled-extension distribution the log names
+	// in an environment listing ("sgl_kernel: 0.2.7", pip list) or an
+	// import line ("from sgl_kernel import common_ops"); nil when it
+	// names none or two (ExtDists counts them).
+	ExtDist  *LogFact `json:"ext_dist,omitempty"`
+	ExtDists int      `json:"-"`
 }
 
 // platformRank and buildRank: the more specific statement wins.
@@ -196,6 +202,16 @@ func (lf *LogFacts) record(key, value string, n int) (changed bool) {
 		set(&lf.KernelModule, value)
 	case "module_apart":
 		set(&lf.ModuleApart, value)
+	case "ext_dist", "ext_dist2":
+		value = strings.ReplaceAll(value, "_", "-")
+		switch {
+		case lf.ExtDists == 0:
+			lf.ExtDist = &LogFact{Value: value, Line: n}
+			lf.ExtDists, changed = 1, true
+		case lf.ExtDists == 1 && lf.ExtDist != nil && lf.ExtDist.Value != value:
+			// Two distributions named: which one failed is not known.
+			lf.ExtDist, lf.ExtDists, changed = nil, 2, true
+		}
 	case "jit_op":
 		set(&lf.JITOp, value)
 	case "jit_dir":
@@ -252,7 +268,7 @@ func (lf *LogFacts) list() []namedFact {
 	all := []namedFact{
 		{"torch", lf.Torch}, {"torch's CUDA", lf.TorchCUDA}, {"nvcc", lf.NVCC}, {"GPU", lf.GPU},
 		{"compute capability", lf.Capability}, {"driver", lf.Driver}, {"driver's CUDA", lf.DriverCUDA},
-		{"gcc", lf.GCC}, {"Python", lf.Python}, {"OS", lf.OS}, {"platform", lf.Platform}, {"notebook", lf.Notebook}, {"Jetson", lf.Jetson}, {"container image built by", lf.ImageBuild}, {"run in", lf.Container}, {"NVML library", lf.NVMLLibrary}, {"kernel module", lf.KernelModule}, {"driver libraries installed without their module", lf.ModuleApart},
+		{"gcc", lf.GCC}, {"Python", lf.Python}, {"OS", lf.OS}, {"platform", lf.Platform}, {"notebook", lf.Notebook}, {"Jetson", lf.Jetson}, {"container image built by", lf.ImageBuild}, {"run in", lf.Container}, {"NVML library", lf.NVMLLibrary}, {"kernel module", lf.KernelModule}, {"driver libraries installed without their module", lf.ModuleApart}, {"extension named", lf.ExtDist},
 		{"build system", lf.BuildSystem}, {"installer", lf.Installer}, {"native stack module", lf.NativeModule}, {"extension built at run time", lf.JITOp}, {"its build folder", lf.JITDir},
 		{"extensions root", lf.JITRoot}, {"op builder", lf.JITBuilder}, {"host memory", lf.MemTotal}, {"CPUs", lf.CPUs},
 		{"GPU memory", lf.GPUMemTotal}, {"GPU memory used", lf.GPUMemUsed},
