@@ -553,6 +553,11 @@ func (e *env) fixes(id finding.ID, caps map[string]string) []finding.Fix {
 		} else {
 			fixes = []finding.Fix{manual(first + ": take the folder holding the other cuDNN off LD_LIBRARY_PATH (echo $LD_LIBRARY_PATH: an old CUDA or cuDNN install, a conda env's lib; sudo -E keeps it), or remove the conda environment's cudnn package (conda list cudnn), then run again")}
 		}
+		if p := e.log.Platform; p != nil && p.Value == "windows" {
+			// torch's Windows wheels carry cuDNN's DLLs in torch\lib:
+			// there is no nvidia-cudnn wheel to put back.
+			return append(fixes, manual("If no other cuDNN is on PATH: reinstall the installed torch release with pip's --force-reinstall, which puts back the cuDNN DLLs its Windows wheel carries in torch\\lib"))
+		}
 		if e.scan.TorchVersion != "" || (e.f != nil && e.f.Torch != nil) {
 			return append(fixes, finding.Fix{Title: "If no other cuDNN is on the path: reinstall torch with the nvidia-cudnn wheel it pins",
 				Commands: []string{e.pip("--force-reinstall", "torch=="+e.torchBase())}})
