@@ -114,7 +114,7 @@ func TestExplainLogs(t *testing.T) {
 		{"libcuda-container.log", []finding.ID{finding.CUDADriverNotVisible}, map[finding.ID][]int{finding.CUDADriverNotVisible: {2}}, nil},
 		{"nvml-driver-library-mismatch.log", []finding.ID{finding.DriverLibraryMismatch}, map[finding.ID][]int{finding.DriverLibraryMismatch: {4}}, nil},
 		{"cudnn-version-incompatibility.log", []finding.ID{finding.CuDNNVersionMismatch}, map[finding.ID][]int{finding.CuDNNVersionMismatch: {11}},
-			map[finding.ID]string{finding.CuDNNVersionMismatch: "(8, 5, 0) but loaded cuDNN (8, 3, 3)"}},
+			map[finding.ID]string{finding.CuDNNVersionMismatch: "cuDNN 8.5.0 but loaded cuDNN 8.3.3"}},
 		{"healthy-training.log", []finding.ID{}, nil, nil},
 	} {
 		t.Run(tc.log, func(t *testing.T) {

@@ -605,6 +605,18 @@ func (e *env) derive(caps map[string]string, hits []*Hit) {
 			}
 		}
 	}
+	for _, k := range []string{"cudnn_built", "cudnn_found"} {
+		if v := caps[k]; v != "" {
+			caps[k] = cudnnVersion(v)
+		}
+	}
+	if caps["module"] == "an extension" && caps["dist"] == "" && e.log != nil && e.log.ExtDist != nil {
+		// A message without the module's path (sgl-project/sglang#8432:
+		// "undefined symbol: cuGreenCtxDestroy" and an environment listing
+		// "sgl_kernel: 0.2.7"): the one extension the log names is it.
+		caps["dist"] = e.log.ExtDist.Value
+		caps["module"] = e.log.ExtDist.Value
+	}
 	if found := caps["found"]; found != "" {
 		if n, err := strconv.Atoi(found); err == nil && n >= 1000 {
 			caps["driver_cuda"] = fmt.Sprintf("%d.%d", n/1000, n%1000/10)
@@ -695,4 +707,28 @@ func canonicalDist(name string) string {
 		return d
 	}
 	return strings.ToLower(strings.NewReplacer("_", "-", ".", "-").Replace(name))
+}
+
+// cudnnVersion writes a cuDNN version as torch printed it, "(8, 7, 0)"'s
+// "8, 7, 0" or torch 1.0-1.4's integer "7102", as 8.7.0 / 7.1.2. The
+// integer is torch._C._cudnn_version(), cuDNN's CUDNN_VERSION macro:
+// MAJOR*1000 + MINOR*100 + PATCHLEVEL in cuDNN 7 and 8 (cudnn.h,
+// cudnn_version.h), MAJOR*10000 + MINOR*100 + PATCHLEVEL from cuDNN 9
+// (cudnn_version.h), so 90100 is 9.1.0 and 8907 is 8.9.7.
+func cudnnVersion(v string) string {
+	if strings.Contains(v, ",") {
+		parts := strings.Split(v, ",")
+		for i := range parts {
+			parts[i] = strings.TrimSpace(parts[i])
+		}
+		return strings.Join(parts, ".")
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1000 {
+		return v
+	}
+	if n >= 90000 {
+		return fmt.Sprintf("%d.%d.%d", n/10000, n%10000/100, n%100)
+	}
+	return fmt.Sprintf("%d.%d.%d", n/1000, n%1000/100, n%100)
 }

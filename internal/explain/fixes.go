@@ -532,26 +532,32 @@ func (e *env) fixes(id finding.ID, caps map[string]string) []finding.Fix {
 		}
 		return fixes
 	case finding.DriverLibraryMismatch:
-		// The upgraded libraries need the upgraded module
-		// (lyulyul/shine-cluster#30, #50: unattended-upgrades).
-		return []finding.Fix{
-			{Title: "Reboot, so that the kernel loads the nvidia module of the driver now installed", Commands: []string{"sudo reboot"}},
-			manual("Without a reboot: stop every process using the GPU, unload the nvidia modules (sudo rmmod nvidia_uvm nvidia_drm nvidia_modeset nvidia) and run nvidia-smi, which loads the new ones. To keep it from coming back, hold the driver packages out of unattended upgrades (apt-mark hold)"),
-			// k4yt3x/video2x#1226: NVML 565 inside an image, driver 535 on
-			// the host; tinygrad/open-gpu-kernel-modules#47: a module and
-			// libraries of two releases, which no reboot mends.
-			manual("If it stays after a reboot: inside a container whose nvidia-smi reports another NVML library version than the host's driver, the image carries driver libraries of its own; use an image without them (the NVIDIA runtime mounts the host's). On the host, reinstall the driver so that its kernel module and its libraries come from one release"),
-		}
+		return e.driverLibraryFixes()
 	case finding.CuDNNVersionMismatch:
 		// Another cuDNN is found before torch's own
 		// (bmaltais/kohya_ss#1096, gladiaio/gladia#928: LD_LIBRARY_PATH;
 		// YoungSeng/SRD-VC#16: the conda env's cudnn).
-		built, found := caps["built"], caps["found"]
+		built, found := caps["cudnn_built"], caps["cudnn_found"]
 		first := "Let torch load the cuDNN it was built with"
 		if built != "" && found != "" {
-			first += " (" + strings.ReplaceAll(built, ", ", ".") + ", not " + strings.ReplaceAll(found, ", ", ".") + ")"
+			first += " (" + built + ", not " + found + ")"
 		}
-		fixes := []finding.Fix{manual(first + ": take the folder holding the other cuDNN off LD_LIBRARY_PATH (echo $LD_LIBRARY_PATH: an old CUDA or cuDNN install, a conda env's lib; sudo -E keeps it), or remove the conda environment's cudnn package (conda list cudnn), then run again")}
+		var fixes []finding.Fix
+		if p := e.log.Platform; p != nil && p.Value == "windows" {
+			// Windows has no LD_LIBRARY_PATH: a DLL is found in the
+			// loading module's folder, then the folders on PATH, where
+			// a CUDA or cuDNN installer's bin folder puts another
+			// cudnn64_*.dll (pytorch/vision#7635, pytorch/pytorch#177273:
+			// the Windows runners' cuDNN found before torch's).
+			fixes = []finding.Fix{manual(fmt.Sprintf("%s (the log is from Windows, line %d): take the folder holding the other cuDNN's DLLs (cudnn64_*.dll: a CUDA or cuDNN install's bin folder, a conda env's Library\\bin) off PATH (echo %%PATH%%, or $env:PATH in PowerShell) and out of torch's DLL folder (site-packages\\torch\\lib, where a copied cudnn*.dll shadows torch's own), then run again", first, p.Line))}
+		} else {
+			fixes = []finding.Fix{manual(first + ": take the folder holding the other cuDNN off LD_LIBRARY_PATH (echo $LD_LIBRARY_PATH: an old CUDA or cuDNN install, a conda env's lib; sudo -E keeps it), or remove the conda environment's cudnn package (conda list cudnn), then run again")}
+		}
+		if p := e.log.Platform; p != nil && p.Value == "windows" {
+			// torch's Windows wheels carry cuDNN's DLLs in torch\lib:
+			// there is no nvidia-cudnn wheel to put back.
+			return append(fixes, manual("If no other cuDNN is on PATH: reinstall the installed torch release with pip's --force-reinstall, which puts back the cuDNN DLLs its Windows wheel carries in torch\\lib"))
+		}
 		if e.scan.TorchVersion != "" || (e.f != nil && e.f.Torch != nil) {
 			return append(fixes, finding.Fix{Title: "If no other cuDNN is on the path: reinstall torch with the nvidia-cudnn wheel it pins",
 				Commands: []string{e.pip("--force-reinstall", "torch=="+e.torchBase())}})
@@ -1135,4 +1141,64 @@ func attnMinCapability(dist string) string {
 		}
 	}
 	return ""
+}
+
+// driverLibraryFixes orders the fixes for NVML's Driver/library version
+// mismatch by what the log shows. Most often the driver's libraries were
+// upgraded under a module still loaded (lyulyul/shine-cluster#30, #50:
+// unattended-upgrades): a reboot loads the new module. But a reboot mends
+// nothing when the libraries and the module come from two releases: an
+// image carrying driver libraries of its own (k4yt3x/video2x#1226: NVML
+// 565.57 in the image, driver 535 on the host), or a module built apart
+// from the installed libraries (tinygrad/open-gpu-kernel-modules#47:
+// 570.124.04's .run with --no-kernel-modules, 570.124.06's module).
+func (e *env) driverLibraryFixes() []finding.Fix {
+	reboot := finding.Fix{Title: "Reboot, so that the kernel loads the nvidia module of the driver now installed", Commands: []string{"sudo reboot"}}
+	reload := manual("Without a reboot: stop every process using the GPU, unload the nvidia modules (sudo rmmod nvidia_uvm nvidia_drm nvidia_modeset nvidia) and run nvidia-smi, which loads the new ones. To keep it from coming back, hold the driver packages out of unattended upgrades (apt-mark hold)")
+	image := "inside a container whose nvidia-smi reports another NVML library version than the host's driver, the image carries driver libraries of its own; use an image without them (the NVIDIA runtime mounts the host's)"
+	oneRelease := "reinstall the driver so that its kernel module and its libraries come from one release"
+	lf := e.log
+	var libs, host string
+	if lf != nil && lf.NVMLLibrary != nil {
+		libs = lf.NVMLLibrary.Value
+	}
+	if lf != nil && lf.Driver != nil {
+		host = lf.Driver.Value
+	} else if lf != nil && lf.KernelModule != nil {
+		host = lf.KernelModule.Value
+	}
+	if lf != nil && lf.Container != nil && lf.ImageBuild == nil && libs != "" && host != "" && !sameDriver(libs, host) {
+		return []finding.Fix{
+			manual(fmt.Sprintf("The container's driver libraries are not the host's: nvidia-smi in it loaded NVML %s (line %d), the host's driver is %s (line %d), so %s. No reboot changes the image's libraries", libs, lf.NVMLLibrary.Line, host, driverLine(lf), strings.TrimPrefix(image, "inside a container whose nvidia-smi reports another NVML library version than the host's driver, "))),
+			manual("Or, if the image needs that driver release, install a host driver of at least " + libs + " and reboot"),
+		}
+	}
+	if lf != nil && lf.ModuleApart != nil && lf.KernelModule != nil && lf.ModuleApart.Value != lf.KernelModule.Value {
+		return []finding.Fix{
+			manual(fmt.Sprintf("The driver's libraries and its kernel module come from two releases: the installer of %s ran with --no-kernel-modules (line %d) and the module is %s's (line %d); a reboot loads that same module again. Install the libraries of the module's release (nvidia-uninstall, then NVIDIA-Linux-x86_64-%s.run --no-kernel-modules), or build the module from the tree of the libraries' release, %s, then reboot", lf.ModuleApart.Value, lf.ModuleApart.Line, lf.KernelModule.Value, lf.KernelModule.Line, lf.KernelModule.Value, lf.ModuleApart.Value)),
+		}
+	}
+	return []finding.Fix{reboot, reload,
+		manual("If it stays after a reboot: " + image + ". On the host, " + oneRelease),
+	}
+}
+
+// sameDriver reports whether two driver versions as logs print them are
+// one release: NVML prints 565.57 for 565.57.01, and users write the
+// branch alone (535).
+func sameDriver(a, b string) bool {
+	pa, pb := strings.Split(a, "."), strings.Split(b, ".")
+	for i := 0; i < len(pa) && i < len(pb); i++ {
+		if pa[i] != pb[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func driverLine(lf *LogFacts) int {
+	if lf.Driver != nil {
+		return lf.Driver.Line
+	}
+	return lf.KernelModule.Line
 }

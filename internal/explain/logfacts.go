@@ -87,6 +87,26 @@ type LogFacts struct {
 	// being built (docker build's command or its RUN steps): no GPU and no
 	// driver library is mounted while a step runs.
 	ImageBuild *LogFact `json:"image_build,omitempty"`
+	// Container is "a container" when the log says it ran in a container
+	// (docker run, "the docker image"): its driver libraries may be the
+	// image's own rather than the host's.
+	Container *LogFact `json:"container,omitempty"`
+	// NVMLLibrary is the NVML library's version nvidia-smi printed
+	// after "Driver/library version mismatch" (565.57).
+	NVMLLibrary *LogFact `json:"nvml_library,omitempty"`
+	// KernelModule is the loaded nvidia kernel module's version (NVRM's
+	// log line, /proc/driver/nvidia/version) or that of the open kernel
+	// module source tree the log builds.
+	KernelModule *LogFact `json:"kernel_module,omitempty"`
+	// ModuleApart is the driver release whose installer ran with
+	// --no-kernel-modules: its libraries, with a module from elsewhere.
+	ModuleApart *LogFact `json:"module_apart,omitempty"`
+	// ExtDist is the one compiled-extension distribution the log names
+	// in an environment listing ("sgl_kernel: 0.2.7", pip list) or an
+	// import line ("from sgl_kernel import common_ops"); nil when it
+	// names none or two (ExtDists counts them).
+	ExtDist  *LogFact `json:"ext_dist,omitempty"`
+	ExtDists int      `json:"-"`
 }
 
 // platformRank and buildRank: the more specific statement wins.
@@ -174,6 +194,24 @@ func (lf *LogFacts) record(key, value string, n int) (changed bool) {
 		set(&lf.Jetson, value)
 	case "image_build":
 		set(&lf.ImageBuild, value)
+	case "container":
+		set(&lf.Container, value)
+	case "nvml_library":
+		set(&lf.NVMLLibrary, value)
+	case "kernel_module", "kernel_module2", "kernel_module3":
+		set(&lf.KernelModule, value)
+	case "module_apart":
+		set(&lf.ModuleApart, value)
+	case "ext_dist", "ext_dist2":
+		value = strings.ReplaceAll(value, "_", "-")
+		switch {
+		case lf.ExtDists == 0:
+			lf.ExtDist = &LogFact{Value: value, Line: n}
+			lf.ExtDists, changed = 1, true
+		case lf.ExtDists == 1 && lf.ExtDist != nil && lf.ExtDist.Value != value:
+			// Two distributions named: which one failed is not known.
+			lf.ExtDist, lf.ExtDists, changed = nil, 2, true
+		}
 	case "jit_op":
 		set(&lf.JITOp, value)
 	case "jit_dir":
@@ -230,7 +268,7 @@ func (lf *LogFacts) list() []namedFact {
 	all := []namedFact{
 		{"torch", lf.Torch}, {"torch's CUDA", lf.TorchCUDA}, {"nvcc", lf.NVCC}, {"GPU", lf.GPU},
 		{"compute capability", lf.Capability}, {"driver", lf.Driver}, {"driver's CUDA", lf.DriverCUDA},
-		{"gcc", lf.GCC}, {"Python", lf.Python}, {"OS", lf.OS}, {"platform", lf.Platform}, {"notebook", lf.Notebook}, {"Jetson", lf.Jetson}, {"container image built by", lf.ImageBuild},
+		{"gcc", lf.GCC}, {"Python", lf.Python}, {"OS", lf.OS}, {"platform", lf.Platform}, {"notebook", lf.Notebook}, {"Jetson", lf.Jetson}, {"container image built by", lf.ImageBuild}, {"run in", lf.Container}, {"NVML library", lf.NVMLLibrary}, {"kernel module", lf.KernelModule}, {"driver libraries installed without their module", lf.ModuleApart}, {"extension named", lf.ExtDist},
 		{"build system", lf.BuildSystem}, {"installer", lf.Installer}, {"native stack module", lf.NativeModule}, {"extension built at run time", lf.JITOp}, {"its build folder", lf.JITDir},
 		{"extensions root", lf.JITRoot}, {"op builder", lf.JITBuilder}, {"host memory", lf.MemTotal}, {"CPUs", lf.CPUs},
 		{"GPU memory", lf.GPUMemTotal}, {"GPU memory used", lf.GPUMemUsed},
@@ -398,7 +436,7 @@ func (lf *LogFacts) relevant(id string) []namedFact {
 		"extension-cuda-mismatch":        {"torch", "torch's CUDA", "nvcc"},
 		"fast-path-fallback":             {"torch", "GPU"},
 		"cuda-driver-not-visible":        {"container image built by", "platform", "Jetson"},
-		"driver-library-mismatch":        {"driver"},
+		"driver-library-mismatch":        {"driver", "NVML library", "kernel module", "driver libraries installed without their module", "run in"},
 		"cudnn-version-mismatch":         {"torch", "torch's CUDA", "platform"},
 	}[id]
 	var out []namedFact
