@@ -127,13 +127,7 @@ func TestOtherArchContainers(t *testing.T) {
 		{"7.5", VerdictNoKernel, 1, 2, 1, 0, ""},
 	}
 	for _, tc := range tests {
-		r := Read(path)
-		if r.Error != "" {
-			t.Fatal(r.Error)
-		}
-		cc, _ := cudaarch.ParseCapability(tc.gpu)
-		r.Judge([]cudaarch.Capability{cc})
-		v := r.Verdicts[0]
+		v := judgeOne(t, path, tc.gpu)
 		if v.Verdict != tc.verdict || v.Native != tc.native || v.None != tc.none || v.KernelLess != tc.kernelLess || v.OtherArch != tc.other ||
 			v.Containers != 4 || !strings.Contains(v.Detail, tc.otherTargets) {
 			t.Errorf("%s: %+v\nwant %s native %d none %d kernel_less %d other_arch %d", tc.gpu, v, tc.verdict, tc.native, tc.none, tc.kernelLess, tc.other)
@@ -162,13 +156,7 @@ func TestPerGPUPlainContainers(t *testing.T) {
 		{"7.0", VerdictNoKernel, 0, 0, 2, 1, 0},
 	}
 	for _, tc := range tests {
-		r := Read(path)
-		if r.Error != "" {
-			t.Fatal(r.Error)
-		}
-		cc, _ := cudaarch.ParseCapability(tc.gpu)
-		r.Judge([]cudaarch.Capability{cc})
-		v := r.Verdicts[0]
+		v := judgeOne(t, path, tc.gpu)
 		if v.Verdict != tc.verdict || v.Native != tc.native || v.PTXJIT != tc.jit || v.None != tc.none || v.KernelLess != tc.kernelLess || v.OtherArch != tc.other {
 			t.Errorf("%s: %+v\nwant %s native %d jit %d none %d kernel_less %d other_arch %d", tc.gpu, v, tc.verdict, tc.native, tc.jit, tc.none, tc.kernelLess, tc.other)
 		}
@@ -217,4 +205,19 @@ func TestJSONShape(t *testing.T) {
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("JSON (-want +got):\n%s\n%s", d, b)
 	}
+}
+
+// judgeOne reads path and gives its verdict for the GPU gpu ("9.0").
+func judgeOne(t *testing.T, path, gpu string) Verdict {
+	t.Helper()
+	r := Read(path)
+	if r.Error != "" {
+		t.Fatal(r.Error)
+	}
+	cc, err := cudaarch.ParseCapability(gpu)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Judge([]cudaarch.Capability{cc})
+	return r.Verdicts[0]
 }

@@ -127,14 +127,7 @@ func checkAgainstOracle(t *testing.T, name, path string, textMT *string, layers 
 // says now; where that release reads a file differently from the committed
 // oracle it says so (rerun the script and commit its output).
 func TestNetworkRealConfigsOracle(t *testing.T) {
-	testenv.Network(t)
-	py3 := testenv.Python3(t)
-	v := transformerstest.NewestTransformers(t)
-	py := transformerstest.Venv(t, py3, filepath.Join(testenv.CacheDir(t), "transformers", v), v)
-	script, err := filepath.Abs(filepath.Join("..", "..", "scripts", "transformers-config-oracle.py"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	py, script, v := oracleVenv(t)
 	out := filepath.Join(t.TempDir(), "oracle.json")
 	testenv.Run(t, []string{"TRANSFORMERS_VERBOSITY=error", "HF_HUB_OFFLINE=1"}, py, script, filepath.Join("testdata", "real-configs"), out)
 	fresh := readOracle(t, out)
@@ -201,14 +194,7 @@ var defaultsOwnDerivation = map[string]bool{"pi0.json": true}
 // alias num_hidden_layers to encoder_layers, depth, ...: "no layer count");
 // it never claims a different count or different kinds.
 func TestNetworkEveryModelTypeDefault(t *testing.T) {
-	testenv.Network(t)
-	py3 := testenv.Python3(t)
-	v := transformerstest.NewestTransformers(t)
-	py := transformerstest.Venv(t, py3, filepath.Join(testenv.CacheDir(t), "transformers", v), v)
-	script, err := filepath.Abs(filepath.Join("..", "..", "scripts", "transformers-config-oracle.py"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	py, script, v := oracleVenv(t)
 	dir := t.TempDir()
 	cfgs, out := filepath.Join(dir, "configs"), filepath.Join(dir, "oracle.json")
 	testenv.Run(t, []string{"TRANSFORMERS_VERBOSITY=error", "HF_HUB_OFFLINE=1"}, py, script, "--write-defaults", cfgs, out)
@@ -294,4 +280,20 @@ func TestNetworkWrapperTextDefaults(t *testing.T) {
 			t.Errorf("transformers %s: %s builds %s (family %s) by default; text_defaults does not list it", v, w, text, d.FamilyOf(text))
 		}
 	}
+}
+
+// oracleVenv is a venv with the newest transformers on PyPI (its version v)
+// and the path of scripts/transformers-config-oracle.py, for the Network tests
+// that rerun it.
+func oracleVenv(t *testing.T) (py, script, v string) {
+	t.Helper()
+	testenv.Network(t)
+	py3 := testenv.Python3(t)
+	v = transformerstest.NewestTransformers(t)
+	py = transformerstest.Venv(t, py3, filepath.Join(testenv.CacheDir(t), "transformers", v), v)
+	script, err := filepath.Abs(filepath.Join("..", "..", "scripts", "transformers-config-oracle.py"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return py, script, v
 }
