@@ -5524,6 +5524,30 @@ func signaturesTable() SignaturesData {
 				},
 			},
 			{
+				Name:    "setup-nvcc-not-found-wrapped",
+				Finding: "no-cuda-compiler",
+				Alternatives: []string{
+					"cuda-compiler-not-discoverable",
+				},
+				Severity: "error",
+				Literals: []string{
+					"nvcc was not found.  Are you sure",
+				},
+				Pattern: "^\\s*nvcc was not found\\.\\s+Are you sure your environment has nvcc",
+				Context: &SignatureContext{
+					Any: []string{
+						"was requested, but",
+					},
+					Within: 1,
+				},
+				Title:  "No CUDA compiler: the build found no nvcc",
+				Detail: "torch's extension builder found no CUDA home (CUDA_HOME, CUDA_PATH, nvcc on PATH and /usr/local/cuda all came up empty), so the build has no nvcc.",
+				Origin: SignatureSource{
+					Text: "      <string>:106: UserWarning: flash_attn was requested, but\n      nvcc was not found.  Are you sure your environment has nvcc\n      available?",
+					From: "flash-attn, causal-conv1d and mamba-ssm setup.py: check_if_cuda_home_none(PACKAGE_NAME), its one-line warning as uv prints a build backend's stderr, indented and wrapped to the terminal (Dao-AILab/flash-attention#1736, flash-attn 2.8.0.post2)",
+				},
+			},
+			{
 				Name:    "setup-bare-metal-version",
 				Finding: "no-cuda-compiler",
 				Alternatives: []string{
