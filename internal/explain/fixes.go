@@ -517,6 +517,12 @@ func (e *env) fixes(id finding.ID, caps map[string]string) []finding.Fix {
 				manual("Or replace conda's torch with pip's wheel of the same release, which links MKL statically: conda remove pytorch, then pip install that torch release from download.pytorch.org"),
 			}
 		}
+		if caps["symbol"] != "" {
+			return e.cudaLibraryCopyFixes(caps)
+		}
+		if caps["lib"] != "" {
+			return e.cudaLibraryMissingFixes(caps)
+		}
 	case finding.CUDADriverNotVisible:
 		// libcuda.so.1 ships with the driver, never with the CUDA toolkit:
 		// in a container the NVIDIA runtime mounts the host's
