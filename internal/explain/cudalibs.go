@@ -2,9 +2,11 @@ package explain
 
 import (
 	"path"
+	"slices"
 	"strings"
 
 	"github.com/fastpath-dev/fastpath/internal/finding"
+	"github.com/fastpath-dev/fastpath/internal/kb"
 	"github.com/fastpath-dev/fastpath/internal/lazyregexp"
 	"github.com/fastpath-dev/fastpath/internal/remedy"
 )
@@ -124,4 +126,39 @@ func (e *env) cudaLibraryMissingFixes(caps map[string]string) []finding.Fix {
 		}
 	}
 	return []finding.Fix{manual("Put back the nvidia-* wheel torch depends on for " + lib + ": `pip check` names it"), manual(again)}
+}
+
+// torchForNVCC is the other way out of an nvcc/torch CUDA mismatch: keep
+// the nvcc and install a torch built for its CUDA release, when
+// download.pytorch.org has such builds (krrish94/chamferdist#26: nvcc 11.8
+// kept, torch reinstalled from the cu118 index). With the log's torch
+// release among them the command pins it; otherwise the fix names the index
+// and the newest release it holds, to be chosen by hand.
+func (e *env) torchForNVCC(nvcc, torchMM string) (finding.Fix, bool) {
+	mm, _, _, ok := kb.MajorMinor(nvcc)
+	if !ok || mm == torchMM {
+		return finding.Fix{}, false
+	}
+	tag := "cu" + strings.ReplaceAll(mm, ".", "")
+	index := "https://download.pytorch.org/whl/" + tag
+	cuda := kb.CUDA()
+	newest := ""
+	for rel, cudas := range cuda.TorchReleaseCUDA.Rows {
+		if slices.Contains(cudas, mm) && (newest == "" || kb.CompareDotted(newest, rel) < 0) {
+			newest = rel
+		}
+	}
+	if newest == "" {
+		return finding.Fix{}, false
+	}
+	if base := e.scan.TorchVersion; base != "" {
+		base, _, _ = strings.Cut(base, "+")
+		if cudas, known := cuda.TorchReleaseCUDAs(base); known && slices.Contains(cudas, mm) {
+			return finding.Fix{
+				Title:    "Or keep nvcc " + mm + " and install the same torch " + base + " built for CUDA " + mm,
+				Commands: []string{e.pip("--force-reinstall", "torch=="+base, "--index-url", index)},
+			}, true
+		}
+	}
+	return manual("Or keep nvcc " + mm + " and install a torch built for CUDA " + mm + " from " + index + " (torch " + newest + " is the newest release with such a build), with the torchvision and torchaudio of that release"), true
 }

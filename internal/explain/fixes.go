@@ -386,7 +386,11 @@ func (e *env) fixes(id finding.ID, caps map[string]string) []finding.Fix {
 		if tmm, _ := e.torchCUDA(); tmm != "" {
 			mm = tmm
 		}
-		return append(e.compilerFixes(mm), e.retryBuild(caps))
+		fixes := e.compilerFixes(mm)
+		if alt, ok := e.torchForNVCC(caps["nvcc"], mm); ok {
+			fixes = append(fixes, alt)
+		}
+		return append(fixes, e.retryBuild(caps))
 	case finding.NVCCCannotTargetGPU:
 		return e.targetFixes(caps)
 	case finding.HostCompilerUnsupported:
