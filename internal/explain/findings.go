@@ -169,6 +169,11 @@ func (e *env) resolve(h *Hit) (finding.ID, string, bool) {
 			// dynamically linked MKL: MKL 2024.1 dropped it
 			// (open-mmlab/mmpretrain#1900).
 			return finding.TorchLibrariesMissing, "", true
+		case torchCUDALibrary(h.Captures["so"], h.Frames):
+			// torch's libcusparse.so.12 needing nvJitLink 12.4 symbols
+			// from an older libnvJitLink.so.12 found first
+			// (pytorch/pytorch#131312): no extension is involved.
+			return finding.TorchLibrariesMissing, "", true
 		}
 	}
 	if _, fired := e.diag[id]; fired {
@@ -410,8 +415,18 @@ func (e *env) build(id finding.ID, hits []*Hit, why string, s *Scan) Finding {
 			fd.Title = fmt.Sprintf("%s calls the CUDA driver function %s, which this NVIDIA driver does not have", caps["module"], caps["symbol"])
 			fd.Detail = "Functions named cu... are the CUDA driver API, exported by libcuda.so.1, which the NVIDIA driver installs (not torch, not the CUDA toolkit): the extension was built with a CUDA release newer than the driver supports, so the driver is too old for it."
 		case finding.TorchLibrariesMissing:
-			fd.Title = fmt.Sprintf("torch's %s needs %s, which the MKL it loads does not define", path.Base(caps["so"]), caps["symbol"])
-			fd.Detail = "iJIT_* is Intel's ITT profiling API. conda's torch builds link MKL dynamically and take it from MKL, which dropped it in MKL 2024.1; pip's torch wheels link MKL statically and do not need it."
+			if strings.HasPrefix(caps["symbol"], "iJIT_") {
+				fd.Title = fmt.Sprintf("torch's %s needs %s, which the MKL it loads does not define", path.Base(caps["so"]), caps["symbol"])
+				fd.Detail = "iJIT_* is Intel's ITT profiling API. conda's torch builds link MKL dynamically and take it from MKL, which dropped it in MKL 2024.1; pip's torch wheels link MKL statically and do not need it."
+				break
+			}
+			lib := path.Base(caps["so"])
+			if p := caps["provider"]; p != "" {
+				fd.Title = fmt.Sprintf("torch's %s needs %s from %s, and the %s loaded first is older", lib, caps["symbol"], p, p)
+			} else {
+				fd.Title = fmt.Sprintf("torch's %s needs %s, which the CUDA libraries loaded with it do not define", lib, caps["symbol"])
+			}
+			fd.Detail = "torch's CUDA libraries come from NVIDIA's nvidia-* wheels, each built with the others of its CUDA release. " + lib + " was resolved against another, older copy of a library it needs, found first: a CUDA toolkit's lib64 or a conda environment's lib on LD_LIBRARY_PATH, or an nvidia-* wheel older than the one that needs it. No extension is involved: rebuilding one does not help."
 		}
 	}
 	if id == finding.NVCCCannotTargetGPU && first.Signature.Finding == string(id) {

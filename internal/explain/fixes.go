@@ -386,7 +386,11 @@ func (e *env) fixes(id finding.ID, caps map[string]string) []finding.Fix {
 		if tmm, _ := e.torchCUDA(); tmm != "" {
 			mm = tmm
 		}
-		return append(e.compilerFixes(mm), e.retryBuild(caps))
+		fixes := e.compilerFixes(mm)
+		if alt, ok := e.torchForNVCC(caps["nvcc"], mm); ok {
+			fixes = append(fixes, alt)
+		}
+		return append(fixes, e.retryBuild(caps))
 	case finding.NVCCCannotTargetGPU:
 		return e.targetFixes(caps)
 	case finding.HostCompilerUnsupported:
@@ -516,6 +520,12 @@ func (e *env) fixes(id finding.ID, caps map[string]string) []finding.Fix {
 				fix(remedy.CondaMKLPin()),
 				manual("Or replace conda's torch with pip's wheel of the same release, which links MKL statically: conda remove pytorch, then pip install that torch release from download.pytorch.org"),
 			}
+		}
+		if caps["symbol"] != "" {
+			return e.cudaLibraryCopyFixes(caps)
+		}
+		if caps["lib"] != "" {
+			return e.cudaLibraryMissingFixes(caps)
 		}
 	case finding.CUDADriverNotVisible:
 		// libcuda.so.1 ships with the driver, never with the CUDA toolkit:

@@ -35,6 +35,21 @@ const (
 // extraCaptures adds what a signature's pattern cannot capture: the
 // repeated "Process N has X" figures of torch's out-of-memory message.
 func extraCaptures(name string, line []byte, caps map[string]string) {
+	if name == "loader-undefined-symbol" {
+		// The library a versioned symbol belongs to ("version
+		// libnvJitLink.so.12"): the one found in an older copy.
+		if m := symbolProvider.FindSubmatch(line); m != nil {
+			caps["provider"] = string(m[1])
+		}
+		// A path the pattern took from within a longer word
+		// ("~//lib/python3.9/...") is not one a fix can name.
+		if so := caps["so"]; so != "" {
+			if i := strings.Index(string(line), so); i > 0 && !strings.ContainsRune(" \t'\"(:", rune(line[i-1])) {
+				caps["so_cut"] = "1"
+			}
+		}
+		return
+	}
 	if name != "torch-cuda-oom" {
 		return
 	}

@@ -5478,12 +5478,13 @@ func signaturesTable() SignaturesData {
 			Why   string   "json:\"why\""
 			Order []string "json:\"order\""
 		}{
-			Why: "A failure earlier in this chain stops or causes the later ones: the driver (its kernel module and libraries out of step, its library not visible in a container, too old: nothing runs), what the environment lacks (torch), what a build needs before it compiles (torch visible to the build, a CUDA compiler torch can find, matching CUDA versions, a host compiler nvcc accepts, Python's headers), what the compiler is asked to do (targets, memory), then what an installed binary needs to load (torch's own cuDNN, CUDA runtime, torch's symbols), to run (code for the GPU), and last how fast it runs (a missing kernel makes transformers fall back); ninja missing stops a build before it compiles; a CPU-only torch explains every extension that will not load; a GPU another process holds explains failures of code that would otherwise run.",
+			Why: "A failure earlier in this chain stops or causes the later ones: the driver (its kernel module and libraries out of step, its library not visible in a container, too old: nothing runs), what the environment lacks (torch, or a library import torch loads), what a build needs before it compiles (torch visible to the build, a CUDA compiler torch can find, matching CUDA versions, a host compiler nvcc accepts, Python's headers), what the compiler is asked to do (targets, memory), then what an installed binary needs to load (torch's own cuDNN, CUDA runtime, torch's symbols), to run (code for the GPU), and last how fast it runs (a missing kernel makes transformers fall back); ninja missing stops a build before it compiles; a CPU-only torch explains every extension that will not load; a GPU another process holds explains failures of code that would otherwise run.",
 			Order: []string{
 				"driver-library-mismatch",
 				"cuda-driver-not-visible",
 				"driver-too-old",
 				"torch-missing",
+				"torch-libraries-missing",
 				"build-isolation-hides-torch",
 				"cuda-home-invalid",
 				"cuda-compiler-not-discoverable",
@@ -5521,6 +5522,30 @@ func signaturesTable() SignaturesData {
 				Origin: SignatureSource{
 					Text: "causal_conv1d was requested, but nvcc was not found.  Are you sure your environment has nvcc available?  If you're installing within a container from https://hub.docker.com/r/pytorch/pytorch, only images whose names contain 'devel' will provide nvcc.",
 					From: "causal-conv1d, mamba-ssm and flash-attn setup.py: check_if_cuda_home_none(PACKAGE_NAME) (a warning, not an error)",
+				},
+			},
+			{
+				Name:    "setup-nvcc-not-found-wrapped",
+				Finding: "no-cuda-compiler",
+				Alternatives: []string{
+					"cuda-compiler-not-discoverable",
+				},
+				Severity: "error",
+				Literals: []string{
+					"nvcc was not found.  Are you sure",
+				},
+				Pattern: "^\\s*nvcc was not found\\.\\s+Are you sure your environment has nvcc",
+				Context: &SignatureContext{
+					Any: []string{
+						"was requested, but",
+					},
+					Within: 1,
+				},
+				Title:  "No CUDA compiler: the build found no nvcc",
+				Detail: "torch's extension builder found no CUDA home (CUDA_HOME, CUDA_PATH, nvcc on PATH and /usr/local/cuda all came up empty), so the build has no nvcc.",
+				Origin: SignatureSource{
+					Text: "      <string>:106: UserWarning: flash_attn was requested, but\n      nvcc was not found.  Are you sure your environment has nvcc\n      available?",
+					From: "flash-attn, causal-conv1d and mamba-ssm setup.py: check_if_cuda_home_none(PACKAGE_NAME), its one-line warning as uv prints a build backend's stderr, indented and wrapped to the terminal (Dao-AILab/flash-attention#1736, flash-attn 2.8.0.post2)",
 				},
 			},
 			{
@@ -6056,6 +6081,29 @@ func signaturesTable() SignaturesData {
 				Origin: SignatureSource{
 					Text: "ImportError: libcudart.so.12: cannot open shared object file: No such file or directory",
 					From: "the dynamic loader (glibc ld.so) via Python's import of an extension module; TensorFlow's own dso_loader warning that it runs without CUDA is not this failure",
+				},
+			},
+			{
+				Name:     "loader-cuda-library-missing",
+				Finding:  "torch-libraries-missing",
+				Severity: "error",
+				Literals: []string{
+					"cannot open shared object file",
+				},
+				Pattern: "(?P<lib>lib(?P<cudalib>nvJitLink|cublasLt|cublas|cusparseLt|cusparse|cufft|curand|cusolver|nvrtc|nccl|cupti|nvToolsExt|cufile|cudnn)\\.so\\.(?P<major>\\d+)(?:\\.[0-9]+)*): cannot open shared object file",
+				Context: &SignatureContext{
+					Any: []string{
+						"from torch._C import",
+						"torch/__init__.py",
+						"torch\\__init__.py",
+					},
+					Within: 3,
+				},
+				Title:  "{lib} is missing: import torch cannot load a CUDA library it links",
+				Detail: "torch's pip wheels do not carry the CUDA libraries: they depend on NVIDIA's nvidia-* wheels (nvidia-nvjitlink-cu12, nvidia-cusparse-cu12, ...), installed beside torch and found through torch's run path. The loader found {lib} nowhere: the wheel that holds it is missing (uninstalled, or torch installed with --no-deps), or torch came from somewhere that expects a system CUDA.",
+				Origin: SignatureSource{
+					Text: "  File \".../site-packages/torch/__init__.py\", line 368, in <module>\n    from torch._C import *  # noqa: F403\nImportError: libnvJitLink.so.12: cannot open shared object file: No such file or directory",
+					From: "the dynamic loader (glibc ld.so) loading torch._C from torch/__init__.py; torch's Linux CUDA wheels list the nvidia-* libraries as Requires-Dist (torch 2.5.1+cu124's METADATA: nvidia-nvjitlink-cu12==12.4.127), zhiweihu1103/AgriMa#6",
 				},
 			},
 			{
