@@ -25,7 +25,19 @@ const (
 	maxIndexDepth    = 4       // nested indexes
 	maxArchiveFiles  = 1 << 20 // members of a docker-save archive
 	maxListed        = 10      // names quoted in an error
+	// maxLayers: layers an image may have. Docker builds at most 127 and
+	// overlayfs mounts at most 500 lower folders; a 4 MB manifest.json
+	// naming one tiny member a million times cost a minute and GBs of
+	// allocation, one pass per layer.
+	maxLayers = 1000
 )
+
+func checkLayerCount(n int) error {
+	if n > maxLayers {
+		return fmt.Errorf("the image has %d layers, more than the %d fastpath reads (no runtime mounts that many)", n, maxLayers)
+	}
+	return nil
+}
 
 // resolved is the image chosen from a reference, before its layers are read.
 type resolved struct {
@@ -394,6 +406,9 @@ func resolveManifest(bs blobStore, digest string) (*resolved, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := checkLayerCount(len(m.Layers)); err != nil {
+		return nil, err
+	}
 	r := &resolved{manifestDigest: digest, config: cfg}
 	for i, ld := range m.Layers {
 		if registry.CheckDigest(ld.Digest) != nil {
@@ -649,6 +664,9 @@ func openArchive(p string, sel selector, want *platform) (*resolved, error) {
 		return nil, fmt.Errorf("it holds %d images (%s); name one as ARCHIVE:TAG", len(pick), listNames(cands))
 	}
 	m := ms[pick[0]]
+	if err := checkLayerCount(len(m.Layers)); err != nil {
+		return nil, err
+	}
 	cfg, err := a.readMember(m.Config, maxConfigBytes)
 	if err != nil {
 		return nil, err
