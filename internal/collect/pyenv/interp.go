@@ -27,7 +27,7 @@ const (
 	// 741 MB and a 120 MB doctor --json; the files past the cap are
 	// counted, not listed, with a warning.
 	maxExtensions = 4096
-	maxPth      = 1 << 20
+	maxPth        = 1 << 20
 )
 
 // collector carries the source, its environment and the warnings of one run.
