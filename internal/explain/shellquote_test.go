@@ -86,3 +86,39 @@ func TestExplainExportQuotesCompilerPathFromFacts(t *testing.T) {
 		t.Errorf("%d export lines run; the payload ran: %v\n%s", ran, pwned, txt)
 	}
 }
+
+// A package name a log gives ("X was requested, but nvcc was not found")
+// must be a distribution name: "--break-system-packages" or "--no-deps"
+// there put an option on the printed pip line
+// (`pip install --no-build-isolation --break-system-packages`).
+func TestExplainPackageFromLogIsNeverAnOption(t *testing.T) {
+	seed := seedFacts(t)
+	for _, name := range []string{"--break-system-packages", "--no-deps", "-U", "mmcv-"} {
+		log := "Building wheel\n" + name + " was requested, but nvcc was not found\nerror: failed\n"
+		s, err := Default().Scan(strings.NewReader(log))
+		if err != nil {
+			t.Fatal(err)
+		}
+		fs := Findings(s, seed)
+		if len(fs) == 0 {
+			t.Fatalf("%s: no finding", name)
+		}
+		for _, f := range fs {
+			for _, fx := range f.Fixes {
+				for _, c := range fx.Commands {
+					if strings.Contains(c, " "+strings.ToLower(name)) {
+						t.Errorf("%s from the log reached a command: %s", name, c)
+					}
+				}
+			}
+		}
+	}
+	// A real name still does.
+	s, err := Default().Scan(strings.NewReader("Building wheel\nmmcv was requested, but nvcc was not found\nerror: failed\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if txt := fixText(Findings(s, seed)[0].Fixes); !strings.Contains(txt, "--no-build-isolation mmcv") {
+		t.Errorf("mmcv not rebuilt:\n%s", txt)
+	}
+}
