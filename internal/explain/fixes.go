@@ -373,7 +373,7 @@ func (e *env) fixes(id finding.ID, caps map[string]string) []finding.Fix {
 			// with ':' to an empty CUDA_HOME: the folder meant is the rest.
 			meant := strings.TrimLeft(home, ":")
 			fixes = append([]finding.Fix{{Title: "Set CUDA_HOME to the folder itself, without the ':' (CUDA_HOME names one folder, not a list like PATH): " + meant + ", if it holds bin/nvcc",
-				Commands: []string{remedy.Export("CUDA_HOME", meant)}}}, fixes...)
+				Commands: []string{remedy.ExportPath("CUDA_HOME", meant)}}}, fixes...)
 		} else if id == finding.CUDAHomeInvalid && home != "" {
 			fixes = append([]finding.Fix{{Title: "Stop pointing builds at " + home + ", which has no nvcc", Commands: []string{remedy.Unset("CUDA_HOME"), remedy.Unset("CUDA_PATH")}}}, fixes...)
 		}
@@ -907,7 +907,7 @@ func (e *env) oldGCCFixes(min int) []finding.Fix {
 			gcc := path.Join(path.Dir(g.Path), strings.Replace(path.Base(g.Path), "g++", "gcc", 1))
 			return []finding.Fix{{
 				Title:    fmt.Sprintf("Point the build at g++ %s (%s), which torch's headers accept: the build ran an older gcc", g.Version, g.Path),
-				Commands: []string{remedy.Export("CC", gcc), remedy.Export("CXX", g.Path)},
+				Commands: []string{remedy.ExportPath("CC", gcc), remedy.ExportPath("CXX", g.Path)},
 			}}
 		}
 	}

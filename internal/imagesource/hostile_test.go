@@ -4,6 +4,7 @@ import (
 	"archive/tar"
 	"bytes"
 	"compress/gzip"
+	"context"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -11,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/static"
 	"github.com/google/go-containerregistry/pkg/v1/types"
 
@@ -162,5 +164,44 @@ func TestHostileArchivesRejectedPerFile(t *testing.T) {
 	}
 	if ents, _ := os.ReadDir(tmp); len(ents) > 0 {
 		t.Errorf("files written to TMPDIR: %v", ents)
+	}
+}
+
+// A whiteout names one entry of its own folder. ".wh.." in /etc and
+// ".wh..." in /usr/lib would otherwise hide /etc and /usr (path.Join
+// cleans the "..") from the layers below: an image could make fastpath
+// judge a tree that no runtime builds from it. They are refused with a
+// warning and hide nothing; an ordinary whiteout beside them still hides.
+func TestWhiteoutOfDotOrDotDotRefused(t *testing.T) {
+	lower := layer(t, true, func(tw *tar.Writer) {
+		addFile(t, tw, "usr/lib/keep", "kept")
+		addFile(t, tw, "usr/bin/tool", "tool")
+		addFile(t, tw, "etc/os-release", "ID=ubuntu\n")
+		addFile(t, tw, "etc/gone", "whited out")
+	})
+	upper := layer(t, true, func(tw *tar.Writer) {
+		addFile(t, tw, "usr/lib/.wh...", "")
+		addFile(t, tw, "usr/bin/.wh..", "")
+		addFile(t, tw, "etc/.wh.", "")
+		addWhiteout(t, tw, "etc/gone")
+	})
+	dir := writeLayout(t, map[string]v1.Image{"noble": image(t, "linux/amd64", nil, lower, upper)})
+	src, err := imagesource.Open(context.Background(), dir+":noble", imagesource.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{"/usr/lib/keep", "/usr/bin/tool", "/etc/os-release"} {
+		if _, err := src.Lstat(p); err != nil {
+			t.Errorf("%s hidden by a whiteout of . or ..: %v", p, err)
+		}
+	}
+	if _, err := src.Lstat("/etc/gone"); err == nil {
+		t.Error("/etc/gone survived its whiteout")
+	}
+	w := strings.Join(src.Warnings(), "\n")
+	for _, want := range []string{"whiteout /usr/lib/.wh... refused", "whiteout /usr/bin/.wh.. refused", "whiteout /etc/.wh. refused"} {
+		if !strings.Contains(w, want) {
+			t.Errorf("no warning %q in %q", want, w)
+		}
 	}
 }

@@ -169,7 +169,14 @@ func (b *builder) layer(l *layerBlob) {
 			continue
 		}
 		if strings.HasPrefix(base, ".wh.") {
-			whiteouts = append(whiteouts, path.Join(dir, strings.TrimPrefix(base, ".wh.")))
+			// ".wh.." would hide the folder holding it (path.Join cleans
+			// "/usr/lib/.." to "/usr"), ".wh..." its parent: a whiteout
+			// names one entry of its own folder or nothing.
+			if name := strings.TrimPrefix(base, ".wh."); name == "" || name == "." || name == ".." {
+				b.warn(fmt.Sprintf("%s: whiteout %s refused: it names no entry of its folder", l, trunc(p)))
+			} else {
+				whiteouts = append(whiteouts, path.Join(dir, name))
+			}
 			continue
 		}
 		hidden := b.hidden(p, l, h.Typeflag == tar.TypeDir)

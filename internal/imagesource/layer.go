@@ -92,7 +92,8 @@ func (b *layerBlob) stream() (io.ReadCloser, error) {
 	if err != nil {
 		return nil, err
 	}
-	counted := &countedReader{rc: rc, n: &b.stats.compressed}
+	in := &atomic.Int64{} // this pass's compressed bytes, for the expansion cap
+	counted := &countedReader{rc: &countedReader{rc: rc, n: in}, n: &b.stats.compressed}
 	br := bufio.NewReaderSize(counted, 1<<20)
 	magic, _ := br.Peek(4)
 	var out io.Reader
@@ -118,7 +119,40 @@ func (b *layerBlob) stream() (io.ReadCloser, error) {
 	default:
 		out = br
 	}
+	if out != io.Reader(br) { // compressed: gzip or zstd
+		out = &expansionCap{r: out, in: in}
+	}
 	return &countedReader{rc: readCloser{out, closeFn}, n: &b.stats.stream}, nil
+}
+
+// A compressed layer may expand to at most maxExpansion times the
+// compressed bytes read so far, once it has produced minExpansionCheck
+// bytes: deflate cannot pass about 1032 to 1, so no gzip layer is refused,
+// but a zstd frame of RLE blocks expands 32,768 to 1 (a 32 MB blob would be
+// a terabyte of zeros for the one pass to skip through, half an hour of
+// CPU). The work of a pass is thus at most maxExpansion times the bytes
+// transferred. The tar reader reports the error as the layer's break: the
+// entries read before it stay, with a warning.
+const (
+	maxExpansion      = 2048
+	minExpansionCheck = 256 << 20
+)
+
+var errExpansion = fmt.Errorf("the layer expands to more than %d times its compressed size (a decompression bomb); the rest is not read", maxExpansion)
+
+type expansionCap struct {
+	r   io.Reader
+	in  *atomic.Int64
+	out int64
+}
+
+func (e *expansionCap) Read(p []byte) (int, error) {
+	if e.out > minExpansionCheck && e.out > maxExpansion*max(e.in.Load(), 1) {
+		return 0, errExpansion
+	}
+	n, err := e.r.Read(p)
+	e.out += int64(n)
+	return n, err
 }
 
 type readCloser struct {

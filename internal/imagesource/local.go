@@ -8,7 +8,6 @@ import (
 	"io"
 	"os"
 	"path"
-	"path/filepath"
 	"sort"
 	"strings"
 
@@ -26,7 +25,19 @@ const (
 	maxIndexDepth    = 4       // nested indexes
 	maxArchiveFiles  = 1 << 20 // members of a docker-save archive
 	maxListed        = 10      // names quoted in an error
+	// maxLayers: layers an image may have. Docker builds at most 127 and
+	// overlayfs mounts at most 500 lower folders; a 4 MB manifest.json
+	// naming one tiny member a million times cost a minute and GBs of
+	// allocation, one pass per layer.
+	maxLayers = 1000
 )
+
+func checkLayerCount(n int) error {
+	if n > maxLayers {
+		return fmt.Errorf("the image has %d layers, more than the %d fastpath reads (no runtime mounts that many)", n, maxLayers)
+	}
+	return nil
+}
 
 // resolved is the image chosen from a reference, before its layers are read.
 type resolved struct {
@@ -395,6 +406,9 @@ func resolveManifest(bs blobStore, digest string) (*resolved, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := checkLayerCount(len(m.Layers)); err != nil {
+		return nil, err
+	}
 	r := &resolved{manifestDigest: digest, config: cfg}
 	for i, ld := range m.Layers {
 		if registry.CheckDigest(ld.Digest) != nil {
@@ -413,12 +427,17 @@ func resolveManifest(bs blobStore, digest string) (*resolved, error) {
 // layoutStore is an OCI image layout folder.
 type layoutStore struct{ dir string }
 
+// blobPath is a blob's path inside the layout folder. Blobs are opened
+// through an os.Root handle on the folder (source.OpenRegularIn): a blob
+// that is a link to a host file (a tarball of the host's /etc planted as a
+// layer, /etc/shadow as a config) is refused, never read. Links that stay
+// inside the folder are followed.
 func (s layoutStore) blobPath(digest string) (string, error) {
 	if registry.CheckDigest(digest) != nil {
 		return "", fmt.Errorf("digest %q is not a sha256 or sha512 digest", trunc(digest))
 	}
 	alg, hexd, _ := strings.Cut(digest, ":")
-	return filepath.Join(s.dir, "blobs", alg, hexd), nil
+	return path.Join("blobs", alg, hexd), nil
 }
 
 // read returns a small blob (an index, a manifest, a config) whose bytes
@@ -432,7 +451,7 @@ func (s layoutStore) read(digest string, max int64) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	b, err := source.ReadRegular(p, max)
+	b, err := source.ReadRegularIn(s.dir, p, max)
 	if err != nil {
 		return nil, err
 	}
@@ -447,27 +466,29 @@ func (s layoutStore) layer(d ociDesc) (*layerBlob, error) {
 	if err != nil {
 		return nil, err
 	}
-	f, fi, err := source.OpenRegular(p)
+	openBlob := func() (*os.File, os.FileInfo, error) { return source.OpenRegularIn(s.dir, p) }
+	f, fi, err := openBlob()
 	if err != nil {
 		return nil, err
 	}
 	f.Close()
-	return fileLayer(p, 0, fi.Size()), nil
+	return fileLayer(openBlob, 0, fi.Size()), nil
 }
 
-// fileLayer is a layer stored as bytes [off, off+n) of a local file.
-func fileLayer(p string, off, n int64) *layerBlob {
+// fileLayer is a layer stored as bytes [off, off+n) of a local file, which
+// openFile opens (each pass and each range opens it again).
+func fileLayer(openFile func() (*os.File, os.FileInfo, error), off, n int64) *layerBlob {
 	return &layerBlob{
 		size: n,
 		open: func() (io.ReadCloser, error) {
-			f, _, err := source.OpenRegular(p)
+			f, _, err := openFile()
 			if err != nil {
 				return nil, err
 			}
 			return readCloser{io.NewSectionReader(f, off, n), f.Close}, nil
 		},
 		openAt: func(o, k int64) (io.ReadCloser, error) {
-			f, _, err := source.OpenRegular(p)
+			f, _, err := openFile()
 			if err != nil {
 				return nil, err
 			}
@@ -478,7 +499,7 @@ func fileLayer(p string, off, n int64) *layerBlob {
 
 // openLayout resolves an image in an OCI layout folder.
 func openLayout(dir string, sel selector, want *platform) (*resolved, error) {
-	b, err := source.ReadRegular(filepath.Join(dir, "index.json"), maxManifestBytes)
+	b, err := source.ReadRegularIn(dir, "index.json", maxManifestBytes)
 	if err != nil {
 		return nil, fmt.Errorf("not an OCI layout folder: %w", err)
 	}
@@ -578,7 +599,7 @@ func (a *archiveStore) memberLayer(name string) (*layerBlob, error) {
 	if !ok {
 		return nil, fmt.Errorf("%s: not in the archive", trunc(name))
 	}
-	return fileLayer(a.file, m[0], m[1]), nil
+	return fileLayer(func() (*os.File, os.FileInfo, error) { return source.OpenRegular(a.file) }, m[0], m[1]), nil
 }
 
 // dockerManifest is one image of a docker-save archive's manifest.json.
@@ -643,6 +664,9 @@ func openArchive(p string, sel selector, want *platform) (*resolved, error) {
 		return nil, fmt.Errorf("it holds %d images (%s); name one as ARCHIVE:TAG", len(pick), listNames(cands))
 	}
 	m := ms[pick[0]]
+	if err := checkLayerCount(len(m.Layers)); err != nil {
+		return nil, err
+	}
 	cfg, err := a.readMember(m.Config, maxConfigBytes)
 	if err != nil {
 		return nil, err

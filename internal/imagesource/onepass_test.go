@@ -517,8 +517,9 @@ func TestF5LayoutFIFOsRefused(t *testing.T) {
 }
 
 // A layout's index, manifest or config blob whose bytes do not hash to its
-// digest (here the manifest's blob is a link to a JSON file outside the
-// layout) is refused, not read as the image's manifest.
+// digest (here the manifest's blob is a link to another JSON file in the
+// layout; links out of it are refused earlier, TestF12LayoutBlobLinksToHostRefused)
+// is refused, not read as the image's manifest.
 func TestLayoutBlobMustMatchItsDigest(t *testing.T) {
 	img := image(t, "linux/amd64", nil, layer(t, false, func(tw *tar.Writer) {
 		addDir(t, tw, "etc")
@@ -527,7 +528,7 @@ func TestLayoutBlobMustMatchItsDigest(t *testing.T) {
 	dir := writeLayout(t, map[string]v1.Image{"noble": img})
 	alg, hexd, _ := strings.Cut(md.String(), ":")
 	p := filepath.Join(dir, "blobs", alg, hexd)
-	outside := filepath.Join(t.TempDir(), "host.json")
+	outside := filepath.Join(dir, "other.json")
 	raw, err := os.ReadFile(p)
 	if err != nil {
 		t.Fatal(err)
@@ -539,7 +540,7 @@ func TestLayoutBlobMustMatchItsDigest(t *testing.T) {
 	if err := os.Remove(p); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.Symlink(outside, p); err != nil {
+	if err := os.Symlink("../../other.json", p); err != nil {
 		t.Fatal(err)
 	}
 	_, err = imagesource.Open(context.Background(), dir+":noble", imagesource.Options{})

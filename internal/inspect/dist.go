@@ -2,9 +2,23 @@ package inspect
 
 import (
 	"bufio"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/fastpath-dev/fastpath/internal/source"
+)
+
+// Caps on the RECORDs read to name a file's distribution: a folder being
+// inspected is untrusted (an unpacked wheel, an image's site-packages). A
+// RECORD is opened only if it is a regular file (a FIFO blocked inspect
+// forever, /dev/zero fed it without end), at most maxRecordBytes of it is
+// read, and a folder's RECORDs list at most maxRecordPaths paths (a big
+// venv's site-packages holds about 100,000; 3 million lines took 700 MB).
+const (
+	maxRecordBytes = 64 << 20
+	maxRecordPaths = 512 << 10
 )
 
 // distIndex says which installed Python distribution a file belongs to: the one
@@ -51,11 +65,11 @@ func (x *distIndex) records(dir string) map[string]string {
 			continue
 		}
 		dist, _, _ := strings.Cut(name, "-") // flashinfer_cubin-0.6.13
-		f, err := os.Open(filepath.Join(dir, de.Name(), "RECORD"))
+		f, _, err := source.OpenRegular(filepath.Join(dir, de.Name(), "RECORD"))
 		if err != nil {
 			continue
 		}
-		sc := bufio.NewScanner(f)
+		sc := bufio.NewScanner(io.LimitReader(f, maxRecordBytes))
 		sc.Buffer(make([]byte, 64*1024), 1<<20)
 		for sc.Scan() {
 			// path,sha256=...,size; a path with a comma is quoted (csv).
@@ -75,6 +89,9 @@ func (x *distIndex) records(dir string) map[string]string {
 			}
 			if rec == nil {
 				rec = map[string]string{}
+			}
+			if len(rec) >= maxRecordPaths {
+				break
 			}
 			rec[p] = dist
 		}

@@ -351,7 +351,7 @@ func aptCompiler(c Context, mm string) Remedy {
 		Command("dpkg", "-i", deb),
 		"apt-get update",
 		Command(append([]string{"apt-get", "install", "-y", "--no-install-recommends"}, pkgs...)...),
-		Export("CUDA_HOME", "/usr/local/cuda-"+mm),
+		ExportPath("CUDA_HOME", "/usr/local/cuda-"+mm),
 		Export("PATH", `"$CUDA_HOME/bin:$PATH"`),
 	}
 	r.Changes = []string{"adds NVIDIA's apt repository and its key (cuda-keyring)", "installs " + strings.Join(pkgs, " ") + " under /usr/local/cuda-" + mm}

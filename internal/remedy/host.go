@@ -223,13 +223,13 @@ func HostCompiler(c Context, gcc int, nvcc string) Remedy {
 	var how string
 	switch c.BuildSystem.Value {
 	case BuildSetuptools:
-		exports = []string{Export("CC", cc), Export("CXX", gxx)}
+		exports = []string{ExportPath("CC", cc), ExportPath("CXX", gxx)}
 		how = "torch's extension builder passes -ccbin $CC to nvcc and compiles C++ with $CXX"
 	case BuildCMake:
-		exports = []string{Export("CUDAHOSTCXX", gxx)}
+		exports = []string{ExportPath("CUDAHOSTCXX", gxx)}
 		how = "CMake takes nvcc's host compiler from CUDAHOSTCXX (clear the build folder first: it is read once)"
 	default:
-		exports = []string{Export("CC", cc), Export("CXX", gxx), Export("NVCC_CCBIN", gxx), Export("CUDAHOSTCXX", gxx)}
+		exports = []string{ExportPath("CC", cc), ExportPath("CXX", gxx), ExportPath("NVCC_CCBIN", gxx), ExportPath("CUDAHOSTCXX", gxx)}
 		how = "torch extension builds take -ccbin from CC, nvcc alone reads NVCC_CCBIN, CMake reads CUDAHOSTCXX: all are set since the build system is not known"
 	}
 	switch {

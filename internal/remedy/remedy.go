@@ -244,8 +244,15 @@ func (c *Context) PipWheel(outExpr, srcExpr string) string {
 	return w + " -w " + outExpr + " " + srcExpr
 }
 
-// Export is an export line; value is written as given (it may use $VARS).
+// Export is an export line; value is written as given (it may use $VARS):
+// a shell expression fastpath wrote. A value taken from the diagnosed
+// machine, an image or a log goes through ExportPath.
 func Export(name, value string) string { return "export " + name + "=" + value }
+
+// ExportPath is an export line whose value is a plain string (a path found
+// in a root, named by a log): quoted, so that "$(...)", ";" or a space in
+// it stay text when the line is pasted into a shell or run by fix --apply.
+func ExportPath(name, value string) string { return Export(name, Quote(value)) }
 
 // Capabilities are the GPUs' compute capabilities as plain strings.
 func (c *Context) Capabilities() []string {

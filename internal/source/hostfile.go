@@ -42,3 +42,44 @@ func ReadRegular(p string, max int64) ([]byte, error) {
 	}
 	return io.ReadAll(io.LimitReader(f, max))
 }
+
+// OpenRegularIn opens rel inside the folder dir as OpenRegular does, but
+// through an os.Root handle on dir: every component is walked with openat
+// and a link (absolute or climbing) that would leave dir is an error. It
+// is for folders that are themselves untrusted input, an OCI layout whose
+// blobs could be links to host files.
+func OpenRegularIn(dir, rel string) (*os.File, os.FileInfo, error) {
+	r, err := os.OpenRoot(dir)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer r.Close()
+	f, err := r.OpenFile(rel, openFlags, 0)
+	if err != nil {
+		return nil, nil, err
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		f.Close()
+		return nil, nil, fmt.Errorf("%s: not a regular file", rel)
+	}
+	return f, fi, nil
+}
+
+// ReadRegularIn reads rel inside dir whole (OpenRegularIn), refusing a
+// file of more than max bytes.
+func ReadRegularIn(dir, rel string, max int64) ([]byte, error) {
+	f, fi, err := OpenRegularIn(dir, rel)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if fi.Size() > max {
+		return nil, fmt.Errorf("%s: %d bytes, more than the %d read", rel, fi.Size(), max)
+	}
+	return io.ReadAll(io.LimitReader(f, max))
+}

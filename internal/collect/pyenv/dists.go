@@ -550,6 +550,7 @@ func (c *collector) readRecord(cd *candidate, dir *source.Folder) {
 		recordReaders.Put(r)
 	}()
 	d := &cd.dist
+	extra := 0
 	for {
 		file, err := r.next()
 		if err == io.EOF {
@@ -564,8 +565,15 @@ func (c *collector) readRecord(cd *candidate, dir *source.Folder) {
 		}
 		d.Files++
 		if isSharedObject(file) {
-			d.Extensions = append(d.Extensions, string(file))
+			if len(d.Extensions) < maxExtensions {
+				d.Extensions = append(d.Extensions, string(file))
+			} else {
+				extra++
+			}
 		}
+	}
+	if extra > 0 {
+		c.warn("%s: lists more than %d shared objects; %d more are not listed", p, maxExtensions, extra)
 	}
 }
 

@@ -290,7 +290,10 @@ func TestNoCredentialsOverPlainHTTPToAnotherMachine(t *testing.T) {
 func TestRealmInsideNetworkRefused(t *testing.T) {
 	srv := httptest.NewTLSServer(nil)
 	defer srv.Close()
-	for _, realm := range []string{"http://169.254.169.254/latest/meta-data/", "https://10.0.0.1/token", "http://127.0.0.1:9/token", "https://[fd00:ec2::254]/token"} {
+	for _, realm := range []string{"http://169.254.169.254/latest/meta-data/", "https://10.0.0.1/token", "http://127.0.0.1:9/token", "https://[fd00:ec2::254]/token",
+		// A link-local IPv6 address with a zone (the interface to dial on)
+		// is not an IP literal to net.ParseIP, but is one to the dialer.
+		"http://[fe80::a9fe:a9fe%25eth0]/token", "https://[fe80::1%25lo]:8443/token", "http://[::1%25lo]:9/token"} {
 		var dialed []string
 		srv.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="`+realm+`",service="s"`)

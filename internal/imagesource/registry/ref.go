@@ -110,8 +110,11 @@ func internalHost(hostport string) bool {
 	if loopbackHost(hostport) {
 		return true
 	}
-	ip := net.ParseIP(hostName(hostport))
-	return ip != nil && (ip.IsPrivate() || ip.IsLinkLocalUnicast() || ip.IsLinkLocalMulticast() || ip.IsUnspecified())
+	// A zone ("fe80::1%eth0", the interface to dial on) makes no IP
+	// literal to net.ParseIP, but the dialer takes it: it is cut off here.
+	h, _, _ := strings.Cut(hostName(hostport), "%")
+	ip := net.ParseIP(h)
+	return ip != nil && (ip.IsLoopback() || ip.IsPrivate() || ip.IsLinkLocalUnicast() || ip.IsLinkLocalMulticast() || ip.IsUnspecified())
 }
 
 // hostName is host[:port]'s host, lower case, without IPv6 brackets.
