@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"os"
 	"path"
 	"path/filepath"
 	"slices"
@@ -54,7 +55,7 @@ func torchLibRoot(t *testing.T, wheels ...pypiWheel) string {
 	root := venvRoot(t, paths...)
 	site := filepath.Join(root, "root", "venv", "lib", "python3.12", "site-packages")
 	unzipKeep(t, testenv.Sdist(t, torch214Wheel.project, torch214Wheel.file, torch214Wheel.sha), site, func(name string) bool {
-		return name == "torch/version.py" || strings.HasPrefix(name, "torch-2.14.0.dist-info/") ||
+		return name == "torch/version.py" || name == "torch/_C.cpython-312-x86_64-linux-gnu.so" || strings.HasPrefix(name, "torch-2.14.0.dist-info/") ||
 			path.Dir(name) == "torch/lib" && (strings.HasPrefix(path.Base(name), "libtorch") || strings.HasPrefix(path.Base(name), "libc10"))
 	})
 	return root
@@ -70,7 +71,9 @@ func torchLibRoot(t *testing.T, wheels ...pypiWheel) string {
 //   - extension-arch-unsupported where cuobjdump lists no code for the GPU:
 //     fbgemm-gpu(-genai) 1.9.0 {sm_80 sm_90a sm_100f} on 7.5 and 12.x,
 //     autoawq-kernels 0.0.9 (awq_v2_ext from sm_80, nothing past sm_90) on 7.5,
-//     10.0 and 12.x, vllm-flash-attn 2.6.2 {sm_80 sm_90} on 10.0 and 12.x.
+//     10.0 and 12.x, vllm-flash-attn 2.6.2 {sm_80 sm_90} on 10.0 and 12.x;
+//   - beside a torch without its libtorch_cpu.so, torch-libraries-missing names it
+//     and fbgemm-gpu gets no ABI mismatch.
 //
 // Before: doctor also said "vllm-flash-attn 2.6.2 has no code for" a 7.5 GPU, where
 // vllm (0.5.4 to 0.6.1.post2 install it on every GPU) never uses it (kb loading.json).
@@ -79,20 +82,32 @@ func TestNetworkSession12KernelWheelsDoctor(t *testing.T) {
 		name   string
 		wheels []pypiWheel
 		arch   map[string][]string // extension-arch-unsupported dists by GPU
+		gone   string              // a library of torch's deleted from torch/lib
 	}{
 		{"kernels", session12Wheels, map[string][]string{
 			"7.5":  {"autoawq_kernels", "fbgemm_gpu_genai"},
 			"10.0": {"autoawq_kernels", "vllm-flash-attn"},
 			"12.0": {"autoawq_kernels", "fbgemm_gpu_genai", "vllm-flash-attn"},
 			"12.1": {"autoawq_kernels", "fbgemm_gpu_genai", "vllm-flash-attn"},
-		}},
+		}, ""},
 		{"fbgemm-gpu", []pypiWheel{fbgemmGPU19Wheel}, map[string][]string{
 			"7.5": {"fbgemm_gpu"}, "12.0": {"fbgemm_gpu"}, "12.1": {"fbgemm_gpu"},
-		}},
+		}, ""},
+		// A broken torch: its own libtorch_cpu.so deleted. torch-libraries-missing
+		// names it; fbgemm-gpu was not built for another torch (before: "fbgemm_gpu
+		// 1.9.0 was built for another torch: at least 203 symbols missing").
+		{"fbgemm-gpu-torch-broken", []pypiWheel{fbgemmGPU19Wheel}, map[string][]string{
+			"7.5": {"fbgemm_gpu"}, "12.0": {"fbgemm_gpu"}, "12.1": {"fbgemm_gpu"},
+		}, "libtorch_cpu.so"},
 	}
 	for _, r := range roots {
 		t.Run(r.name, func(t *testing.T) {
 			root := torchLibRoot(t, r.wheels...)
+			if r.gone != "" {
+				if err := os.Remove(filepath.Join(root, "root", "venv", "lib", "python3.12", "site-packages", "torch", "lib", r.gone)); err != nil {
+					t.Fatal(err)
+				}
+			}
 			for _, gpu := range []string{"7.5", "8.0", "8.6", "8.9", "9.0", "10.0", "12.0", "12.1"} {
 				t.Run(gpu, func(t *testing.T) {
 					doc := runJSON(t, "doctor", "--root", root, "--env", "VIRTUAL_ENV=/root/venv", "--env", "PATH=/root/venv/bin:/usr/bin:/bin", "--gpu", gpu)
@@ -109,7 +124,7 @@ func TestNetworkSession12KernelWheelsDoctor(t *testing.T) {
 						switch id {
 						case "no-cuda-compiler", "host-compiler-unsupported", "missing-python-headers", "missing-ninja":
 						case "torch-libraries-missing":
-							if !strings.Contains(title, "torch 2.14.0+cu130 cannot be imported") {
+							if !strings.Contains(title, "torch 2.14.0+cu130 cannot be imported") || !strings.Contains(title, r.gone) {
 								t.Errorf("%s: %s", id, title)
 							}
 						case "extension-cuda-mismatch":
