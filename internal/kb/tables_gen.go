@@ -892,6 +892,19 @@ func loadingTable() LoadingData {
 					Source: "vllm==0.33.0 vllm/v1/attention/backends/flash_attn.py FlashAttentionBackend.supports_compute_capability: capability >= 8.0; below it (Turing, 7.5) vllm picks another attention backend and never launches the kernels of vllm_flash_attn/_vllm_fa2_C (sm_80 SASS, compute_80 PTX)",
 				},
 				{
+					Name:    "vllm-flash-attn",
+					Rule:    "module-gated-by-major",
+					Library: "/vllm_flash_attn_2_cuda\\.",
+					Majors: []int{
+						8,
+						9,
+						10,
+						11,
+						12,
+					},
+					Source: "vllm==0.6.1.post2 vllm/attention/selector.py which_attn_to_use: on an NVIDIA GPU whose capability major is below 8 (Volta, Turing) FLASH_ATTN becomes XFORMERS ('Cannot use FlashAttention-2 backend for Volta and Turing GPUs') before vllm_flash_attn is imported, so its kernels are never launched there; vllm 0.5.4 to 0.6.1.post2 each Requires-Dist vllm-flash-attn==2.6.1 (Linux x86_64) on every GPU. vllm-flash-attn==2.6.1 and 2.6.2 ship one module, vllm_flash_attn_2_cuda.cpython-*.so at the top of site-packages (sm_80 and sm_90 SASS, no PTX), imported only by vllm_flash_attn/flash_attn_interface.py",
+				},
+				{
 					Name:    "onnxruntime-gpu",
 					Rule:    "loaded-on-demand",
 					Library: "^libonnxruntime_providers_(cuda|tensorrt)\\.so$",

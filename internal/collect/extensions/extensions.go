@@ -515,8 +515,21 @@ func (c *collector) checkABI(mods []*module) {
 			}
 			seen[n] = true
 			l := open(n)
+			if errors.Is(l.err, fs.ErrNotExist) && coreTorchLibrary(n) {
+				// Every torch ships it: torch itself is broken (its
+				// libraries deleted, or only version.py left), and the module
+				// was not built for another torch. Its symbols are unknown.
+				if !warned[l] {
+					warned[l] = true
+					c.warn("extensions: %s, one of torch's own libraries, is missing (extensions linking it were not checked)", l.path)
+				}
+				closures[i] = append(closures[i], l)
+				continue
+			}
 			if errors.Is(l.err, fs.ErrNotExist) {
-				// The loader fails on it: every symbol it should give is missing.
+				// A library this torch does not have (libtorch_cuda.so on a CPU
+				// torch, torch 1.x's libtorch_cuda_cu.so): the loader fails on
+				// it, and every symbol it should give is missing.
 				continue
 			}
 			if l.err != nil {
@@ -612,6 +625,18 @@ func (c *collector) checkABI(mods []*module) {
 			}
 		}
 	}
+}
+
+// coreTorchLibrary says whether every torch wheel, CPU or CUDA, ships the library
+// in torch/lib (torch==2.11.0+cu130 and torch==2.14.0 manylinux wheels: libc10.so,
+// libtorch.so, libtorch_cpu.so, libtorch_python.so beside libtorch_cuda.so and
+// libc10_cuda.so, which a CPU torch lacks).
+func coreTorchLibrary(name string) bool {
+	switch name {
+	case "libc10.so", "libtorch.so", "libtorch_cpu.so", "libtorch_python.so":
+		return true
+	}
+	return false
 }
 
 // distinctNames gives each distinct torch name the modules reference an

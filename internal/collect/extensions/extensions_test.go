@@ -632,3 +632,42 @@ func TestEarlyReadsKeepFacts(t *testing.T) {
 		t.Logf("the ghost file was not read early (the scan stopped first)")
 	}
 }
+
+// A torch whose own libraries are gone (torch/version.py and its dist-info left,
+// torch/lib empty) breaks every extension, but not by their ABI: a module that
+// links libtorch_cpu.so is not counted as missing torch's symbols (doctor said
+// "was built for another torch: at least 140 symbols missing" for
+// fbgemm-gpu-genai 1.9.0 beside such a torch 2.14.0), and a warning names the
+// library. A library only some torch builds have (libtorch_cuda.so) still counts.
+func TestABICheckTorchLibrariesGone(t *testing.T) {
+	_, root := machine(t, func(tr *fixture.Tree) {
+		tr.ExtensionDist(site, fixture.Dist{Name: "fake-kernels", Version: "0.3.0", Tag: "cp312-cp312-linux_x86_64"},
+			map[string][]byte{
+				"fake_kernels/_C.cpython-312-x86_64-linux-gnu.so": fixture.SharedObject{
+					Needed:    []string{"libc10.so", "libtorch_cpu.so"},
+					Undefined: []string{symEmpty, symErrorCtor},
+				}.Bytes(),
+				"fake_kernels/_cuda.cpython-312-x86_64-linux-gnu.so": fixture.SharedObject{
+					Needed:    []string{"libtorch_cuda.so"},
+					Undefined: []string{symTensorPrint},
+				}.Bytes(),
+			})
+		tr.Remove(torchLib + "/libc10.so")
+		tr.Remove(torchLib + "/libtorch_cpu.so")
+		tr.Remove(torchLib + "/libtorch_cuda.so")
+	})
+	exts, warns, _ := collectExtensions(t, root, nil)
+	got := map[string]facts.Extension{}
+	for _, e := range byDist(exts, "fake-kernels") {
+		got[path.Base(e.Path)] = e
+	}
+	if c := got["_C.cpython-312-x86_64-linux-gnu.so"]; !c.LinksTorch || c.MissingCount != 0 {
+		t.Errorf("_C: links %t, missing %d %q; want its symbols unknown", c.LinksTorch, c.MissingCount, c.MissingSymbols)
+	}
+	if c := got["_cuda.cpython-312-x86_64-linux-gnu.so"]; c.MissingCount != 1 {
+		t.Errorf("_cuda: missing %d, want 1 (libtorch_cuda.so is not in every torch)", c.MissingCount)
+	}
+	if len(warns) != 2 || !strings.Contains(warns[0]+warns[1], "libtorch_cpu.so, one of torch's own libraries, is missing") {
+		t.Errorf("warnings: %q", warns)
+	}
+}
