@@ -2,6 +2,8 @@ package kb
 
 import (
 	"sync"
+
+	"github.com/fastpath-dev/fastpath/internal/pep440"
 )
 
 // BuildsData is data/builds.json: how each kernel package builds from
@@ -145,6 +147,70 @@ type BuildProfile struct {
 	GiBPerJobSource string             `json:"gib_per_job_source,omitempty"`
 	DiskGiB         int                `json:"disk_gib,omitempty"`
 	Measured        []BuildMeasurement `json:"measured,omitempty"`
+	// Older are earlier releases whose build files differ from this one's
+	// in the targets they compile, newest first; ForVersion picks one.
+	Older []OlderBuild `json:"older,omitempty"`
+}
+
+// OlderBuild is a run of earlier releases, from From (the oldest whose
+// sdist was read) up to, not including, Below (the first release with the
+// next build), that build Targets instead of the newer profile's. Sdist
+// (with SdistSHA256) is the newest of them, read for the targets.
+type OlderBuild struct {
+	From        string         `json:"from"`
+	Below       string         `json:"below"`
+	Version     string         `json:"version"`
+	Sdist       string         `json:"sdist"`
+	SdistSHA256 string         `json:"sdist_sha256"`
+	Source      string         `json:"source"`
+	Targets     []BuildTargets `json:"targets"`
+	// Same are older sdists of the run read to build the same targets.
+	Same []SdistRef `json:"same,omitempty"`
+}
+
+// SdistRef is one sdist on PyPI and its sha256.
+type SdistRef struct {
+	Sdist  string `json:"sdist"`
+	SHA256 string `json:"sha256"`
+}
+
+// ForVersion is the build of release v: the profile itself for "" or a
+// release from the newest run; an older run's targets, version and sdist
+// for a release in that run; and for a release older than every run read
+// (known false) the profile without targets and not narrowable, since
+// nobody read that release's build.
+func (b BuildProfile) ForVersion(v string) (p BuildProfile, known bool) {
+	if v == "" || b.Version == "" {
+		return b, true
+	}
+	floor := b.Version
+	for _, o := range b.Older {
+		if pep440.Less(v, o.Below) && !pep440.Less(v, o.From) {
+			b.Version, b.Sdist, b.SdistSHA256, b.Source, b.Targets = o.Version, o.Sdist, o.SdistSHA256, o.Source, o.Targets
+			b.Older, b.Measured = nil, nil
+			return b, true
+		}
+		if pep440.Less(o.From, floor) {
+			floor = o.From
+		}
+	}
+	if len(b.Older) == 0 || !pep440.Less(v, floor) {
+		return b, true
+	}
+	b.Targets, b.Narrowable, b.Older, b.Measured = nil, false, nil, nil
+	return b, false
+}
+
+// OlderFor is the newest older run whose build has an SASS target in
+// covers (a GPU's sm, by the caller's rule) for nvcc, for a GPU the
+// profile's own targets leave out.
+func (b BuildProfile) OlderFor(nvcc string, covers func([]int) bool) (OlderBuild, bool) {
+	for _, o := range b.Older {
+		if covers((BuildProfile{Targets: o.Targets}).TargetsFor(nvcc)) {
+			return o, true
+		}
+	}
+	return OlderBuild{}, false
 }
 
 // BuildTargets are the SASS targets (sm numbers) a build compiles with an
