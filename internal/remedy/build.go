@@ -208,6 +208,22 @@ func BuildFromSource(c Context, pkg, install, nvcc string) []Remedy {
 		return []Remedy{wo}
 	}
 	p, hasProfile := kb.Builds().Packages[pkg]
+	// The release asked for (pkg==V) or installed here is the one whose
+	// build the answer describes: where an older release builds other
+	// targets, the stock build installs exactly that release.
+	ver := askedVersion(c, pkg, install)
+	readFor := ""
+	if hasProfile {
+		vp, known := p.ForVersion(ver)
+		if !known || vp.Version != p.Version {
+			install = pkg + "==" + ver
+			readFor = ver
+		}
+		if !known {
+			vp.ArchNote = fmt.Sprintf("%s %s is older than every release of it fastpath read (%s and the older runs in its profile): its targets are not known", pkg, ver, p.Version)
+		}
+		p = vp
+	}
 	if !hasProfile {
 		p = kb.BuildProfile{BuildSystem: BuildSetuptools, HonoursArchList: true}
 		if sch, ok := kb.Wheels().Packages[pkg]; ok {
@@ -255,10 +271,22 @@ func BuildFromSource(c Context, pkg, install, nvcc string) []Remedy {
 		stockChecks = append(stockChecks, Check{Check: "targets", OK: true, Detail: fmt.Sprintf("TORCH_CUDA_ARCH_LIST=%s: the GPUs here%s", strings.Join(caps, ";"), c.GPUs[0].where())})
 	case !p.HonoursArchList:
 		d := fmt.Sprintf("%s's %s chooses its own targets (%s); TORCH_CUDA_ARCH_LIST has no effect", pkg, orWord(p.ArchFile, "build"), orWord(p.ArchNote, "fixed list"))
+		ok := true
 		if len(stock) > 0 {
-			d = fmt.Sprintf("%s's %s builds %s with nvcc %s whatever TORCH_CUDA_ARCH_LIST says", pkg, p.ArchFile, smList(stock), nvcc)
+			d = fmt.Sprintf("%s %s's %s builds %s with nvcc %s whatever TORCH_CUDA_ARCH_LIST says", pkg, p.Version, p.ArchFile, smList(stock), nvcc)
 		}
-		stockChecks = append(stockChecks, Check{Check: "targets", OK: true, Detail: d})
+		if len(stock) > 0 && len(caps) > 0 && Narrowed(stock, c) == nil {
+			// No code for a GPU here: the build succeeds and the kernels
+			// then fail with "no kernel image is available".
+			ok = false
+			d += fmt.Sprintf(": none of it runs on the GPUs here (%s%s)", strings.Join(caps, ", "), c.GPUs[0].where())
+			full, _ := kb.Builds().Packages[pkg]
+			if o, found := full.OlderFor(nvcc, func(sms []int) bool { return Narrowed(sms, c) != nil }); found && readFor == "" {
+				d += fmt.Sprintf("; releases %s up to (not including) %s still build %s with nvcc %s (%s)", o.From, o.Below, smList(Narrowed((kb.BuildProfile{Targets: o.Targets}).TargetsFor(nvcc), c)), nvcc, o.Sdist)
+				out = append(out, BuildFromSource(c, pkg, pkg+"=="+o.Version, nvcc)...)
+			}
+		}
+		stockChecks = append(stockChecks, Check{Check: "targets", OK: ok, Detail: d})
 	default:
 		stockChecks = append(stockChecks, Check{Check: "targets", OK: true, Unknown: true,
 			Detail: "no GPU known: torch builds for the GPUs it sees at build time (give --gpu CC to name them)"})
@@ -274,6 +302,19 @@ func BuildFromSource(c Context, pkg, install, nvcc string) []Remedy {
 	}
 	r.Reason = "compiles against this exact torch"
 	return append(out, r)
+}
+
+// askedVersion is the release of pkg a build is for: the version install
+// pins (pkg==V), else the one installed here; "" when neither.
+func askedVersion(c Context, pkg, install string) string {
+	if _, v, ok := strings.Cut(install, "=="); ok {
+		return strings.TrimSpace(v)
+	}
+	if v, ok := c.Installed[pkg]; ok && c.Machine {
+		v, _, _ = strings.Cut(v, "+")
+		return v
+	}
+	return ""
 }
 
 // BuildImports installs what the setup.py of dist (a distribution fastpath

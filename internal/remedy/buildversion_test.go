@@ -1,0 +1,73 @@
+package remedy
+
+import (
+	"strings"
+	"testing"
+)
+
+// On a V100 (sm_70) with nvcc 12.4, causal-conv1d 1.7.0's setup.py has
+// no code for the GPU (sm_75 and up); 1.6.1's still builds sm_70. The
+// answer says the stock build would not run, and builds 1.6.1 narrowed to
+// sm_70 first.
+func TestBuildFromSourceOlderReleaseForUncoveredGPU(t *testing.T) {
+	c := h200()
+	c.GPUs, c.GPUName = []Fact[string]{Of("7.0", FromMachine)}, Of("Tesla V100-SXM2-32GB", FromMachine)
+	rs := BuildFromSource(c, "causal-conv1d", "causal-conv1d", "12.4")
+	if len(rs) < 2 {
+		t.Fatalf("want the 1.6.1 build before the stock one: %+v", rs)
+	}
+	first := rs[0]
+	if first.ID != "build-narrowed/causal-conv1d" || !strings.Contains(first.Title, "1.6.1") || !strings.Contains(first.Title, "sm_70") {
+		t.Errorf("first: %s %s", first.ID, first.Title)
+	}
+	if !strings.Contains(strings.Join(first.Commands, "\n"), "causal-conv1d==1.6.1") {
+		t.Errorf("the narrowed build does not download 1.6.1: %q", first.Commands)
+	}
+	stock := rs[len(rs)-1]
+	if strings.Contains(strings.Join(stock.Commands, "\n"), "==") {
+		t.Errorf("the stock build should be the latest, unpinned: %q", stock.Commands)
+	}
+	var targets *Check
+	for i, ch := range stock.Preconditions {
+		if ch.Check == "targets" {
+			targets = &stock.Preconditions[i]
+		}
+	}
+	if targets == nil || targets.OK || !strings.Contains(targets.Detail, "1.6.2") {
+		t.Errorf("the stock 1.7.0 build must say it has no code for sm_70 and name the older releases: %+v", targets)
+	}
+}
+
+// Installed causal-conv1d 1.6.1 with nvcc 12.4 on an H200: its own
+// setup.py's targets (sm_62 to sm_90), and the stock rebuild installs
+// 1.6.1 again, not the latest.
+func TestBuildFromSourceInstalledOlderRelease(t *testing.T) {
+	c := h200()
+	c.Machine = true
+	c.Installed = map[string]string{"causal-conv1d": "1.6.1"}
+	rs := BuildFromSource(c, "causal-conv1d", "causal-conv1d", "12.4")
+	stock := rs[len(rs)-1]
+	if cmds := strings.Join(stock.Commands, "\n"); !strings.Contains(cmds, "causal-conv1d==1.6.1") {
+		t.Errorf("stock rebuild of the installed 1.6.1: %q", cmds)
+	}
+	if rs[0].ID != "build-narrowed/causal-conv1d" || !strings.Contains(rs[0].Title, "1.6.1") || !strings.Contains(rs[0].Title, "7 targets") {
+		t.Errorf("narrowed: %s", rs[0].Title)
+	}
+	// Without the installed release: 1.7.0's 4 targets.
+	c.Installed = nil
+	rs = BuildFromSource(c, "causal-conv1d", "causal-conv1d", "12.4")
+	if !strings.Contains(rs[0].Title, "1.7.0") || !strings.Contains(rs[0].Title, "4 targets") {
+		t.Errorf("latest: %s", rs[0].Title)
+	}
+	// Older than every release read: targets unknown, no narrowing.
+	c.Installed = map[string]string{"causal-conv1d": "1.0.0"}
+	rs = BuildFromSource(c, "causal-conv1d", "causal-conv1d", "12.4")
+	if len(rs) != 1 || !strings.Contains(strings.Join(rs[0].Commands, "\n"), "causal-conv1d==1.0.0") {
+		t.Fatalf("1.0.0: %+v", rs)
+	}
+	for _, ch := range rs[0].Preconditions {
+		if ch.Check == "targets" && !strings.Contains(ch.Detail, "not known") {
+			t.Errorf("1.0.0's targets: %s", ch.Detail)
+		}
+	}
+}
