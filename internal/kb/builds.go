@@ -120,7 +120,16 @@ type BuildProfile struct {
 	// _get_cuda_arch_flags returns nothing when a cflag contains "arch").
 	HonoursArchList bool   `json:"honours_arch_list"`
 	ArchEnv         string `json:"arch_env,omitempty"`
-	ArchNote        string `json:"arch_note,omitempty"`
+	// ArchEnvFormat is how ArchEnv spells the targets: "" sm numbers
+	// ("80;90", flash-attn), "capability" compute capabilities ("8.0;9.0",
+	// natten, which multiplies each by ten).
+	ArchEnvFormat string `json:"arch_env_format,omitempty"`
+	// NoGPUNeeds is what the build needs set to compile CUDA code where no
+	// GPU is visible at build time (a container build, a login node), and
+	// NoGPUOtherwise what it does without it.
+	NoGPUNeeds     string `json:"no_gpu_needs,omitempty"`
+	NoGPUOtherwise string `json:"no_gpu_otherwise,omitempty"`
+	ArchNote       string `json:"arch_note,omitempty"`
 	// Targets are the SASS targets built per nvcc version range.
 	Targets []BuildTargets `json:"targets,omitempty"`
 	// Narrowable: the targets are literal -gencode pairs in ArchFile that
@@ -140,7 +149,9 @@ type BuildProfile struct {
 	// ForceBuildEnv makes setup.py build instead of downloading its
 	// prebuilt wheel; WheelScheme says where those wheels come from.
 	ForceBuildEnv string `json:"force_build_env,omitempty"`
-	WheelScheme   string `json:"wheel_scheme,omitempty"`
+	// ForceBuildValue is the value ForceBuildEnv must have ("" TRUE).
+	ForceBuildValue string `json:"force_build_value,omitempty"`
+	WheelScheme     string `json:"wheel_scheme,omitempty"`
 	// GiBPerJob is the package's own memory guidance per job (0: the
 	// rule of thumb), with its source.
 	GiBPerJob       float64            `json:"gib_per_job,omitempty"`

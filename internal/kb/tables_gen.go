@@ -826,6 +826,22 @@ func packagesTable() PackagesData {
 				Compare: true,
 				Source:  "builds its ops with torch's cpp_extension at install or first use (deepspeed==0.19.8 op_builder/builder.py)",
 			},
+			{
+				Name:   "torch-scatter",
+				Source: "PyG's scatter ops, a torch cpp_extension (torch_scatter==2.1.2 setup.py); builds.json has its build profile",
+			},
+			{
+				Name:   "grouped-gemm",
+				Source: "grouped GEMM kernels for MoE training, a torch CUDAExtension (grouped_gemm==0.3.0 setup.py); builds.json has its build profile",
+			},
+			{
+				Name:   "natten",
+				Source: "neighborhood attention, libnatten built with CMake from setup.py (natten==0.21.7 setup.py); builds.json has its build profile",
+			},
+			{
+				Name:   "sageattention",
+				Source: "SageAttention 1, Triton kernels with nothing compiled at install (sageattention==1.0.6 setup.py); builds.json has its build profile",
+			},
 		},
 	}
 }
@@ -7642,6 +7658,26 @@ func buildsTable() BuildsData {
 				HonoursArchList: true,
 				WheelScheme:     "pypi (py3-none-any)",
 			},
+			"grouped-gemm": {
+				Version:     "0.3.0",
+				Sdist:       "grouped_gemm-0.3.0.tar.gz",
+				SdistSHA256: "f0555da33a975610e9160f52449082c5e699525524581a0e5f990b14b02676a3",
+				Source:      "grouped_gemm-0.3.0.tar.gz (PyPI) setup.py lines 12-28: with TORCH_CUDA_ARCH_LIST set it passes no arch of its own (torch's list decides); unset, it asks torch.cuda.get_device_capability() and passes --generate-code for that GPU only; 2 .cu sources (csrc/ops.cu, csrc/grouped_gemm.cu); GROUPED_GEMM_CUTLASS=1 selects the CUTLASS path; pyproject.toml's build requirements pin torch>=2.7.0,<2.8 (an isolated build compiles against that torch, not the installed one)",
+				BuildSystem: "setuptools",
+				BuildImports: []string{
+					"setuptools",
+				},
+				ArchFile:        "setup.py",
+				HonoursArchList: true,
+				NoGPUNeeds:      "TORCH_CUDA_ARCH_LIST",
+				NoGPUOtherwise:  "stops before building: setup.py's torch.cuda.get_device_capability() raises \"RuntimeError: Found no NVIDIA driver on your system\" (seen here: pip wheel of the sdist in a torch 2.11.0 venv without a GPU)",
+				Parallel: []string{
+					"MAX_JOBS",
+				},
+				CUDASources:  2,
+				HostCompiler: "torch.utils.cpp_extension: -ccbin $CC when CC is set; CXX for the .cpp files",
+				WheelScheme:  "none",
+			},
 			"mamba-ssm": {
 				Version:     "2.3.2.post1",
 				Sdist:       "mamba_ssm-2.3.2.post1.tar.gz",
@@ -7787,6 +7823,57 @@ func buildsTable() BuildsData {
 						},
 					},
 				},
+			},
+			"natten": {
+				Version:     "0.21.7",
+				Sdist:       "natten-0.21.7.tar.gz",
+				SdistSHA256: "8417236b74db079b2d23899ec8f77514fb2dc73d4bbd6b346a45b6967fc05ffb",
+				Source:      "natten-0.21.7.tar.gz (PyPI) setup.py: a CMake build of libnatten driven from setup.py; NATTEN_CUDA_ARCH (lines 55-117: compute capabilities, ';'-separated, each multiplied by ten, 9.0 -> sm_90a) picks the targets, else the GPU torch sees; with neither no CUDA code is built at all; NATTEN_N_WORKERS (default cores/4, lines 70-74) is cmake --build's -j (line 487); TORCH_CUDA_ARCH_LIST and MAX_JOBS are not read",
+				BuildSystem: "cmake",
+				BuildImports: []string{
+					"setuptools",
+				},
+				ArchFile:        "setup.py",
+				HonoursArchList: true,
+				ArchEnv:         "NATTEN_CUDA_ARCH",
+				ArchEnvFormat:   "capability",
+				NoGPUNeeds:      "NATTEN_CUDA_ARCH",
+				NoGPUOtherwise:  "builds and installs a py3-none-any wheel without libnatten (seen here: pip wheel of the sdist in a torch 2.11.0 venv without a GPU succeeded with no compiled code)",
+				ArchNote:        "NATTEN_CUDA_ARCH (compute capabilities such as 9.0) decides; TORCH_CUDA_ARCH_LIST has no effect",
+				Parallel: []string{
+					"NATTEN_N_WORKERS",
+				},
+				WheelScheme: "none",
+			},
+			"sageattention": {
+				Version:         "1.0.6",
+				Sdist:           "sageattention-1.0.6.tar.gz",
+				SdistSHA256:     "b0398a5877222ee1abaeccd27d1029309c8b57994794a11c1278e0bfd176512c",
+				Source:          "sageattention-1.0.6.tar.gz (PyPI) setup.py: a plain setuptools setup() with no extension (its kernels are Triton, compiled at first call); SageAttention 2's CUDA kernels are not on PyPI",
+				BuildSystem:     "none",
+				HonoursArchList: true,
+				WheelScheme:     "pypi (nothing compiled)",
+			},
+			"torch-scatter": {
+				Version:     "2.1.2",
+				Sdist:       "torch_scatter-2.1.2.tar.gz",
+				SdistSHA256: "69b3aa435f2424ac6a1bfb6ff702da6eb73b33ca0db38fb26989c74159258e47",
+				Source:      "torch_scatter-2.1.2.tar.gz (PyPI) setup.py lines 17-24: the CUDA extension is built only when torch.cuda.is_available() (a GPU visible at build time) and CUDA_HOME is set, or when FORCE_CUDA=1 (FORCE_ONLY_CUDA=1: CUDA only); its nvcc flags name no arch, so torch's TORCH_CUDA_ARCH_LIST decides; the .cu files are globbed from csrc/cuda (3); README: prebuilt wheels from https://data.pyg.org/whl/torch-<torch>+<cuda>.html (pip -f)",
+				BuildSystem: "setuptools",
+				BuildImports: []string{
+					"setuptools",
+				},
+				ArchFile:        "setup.py",
+				HonoursArchList: true,
+				NoGPUNeeds:      "FORCE_CUDA",
+				NoGPUOtherwise:  "builds the CPU-only extension and succeeds: torch_scatter then has no CUDA kernels (seen here: pip wheel of the sdist in a torch 2.11.0 venv without a GPU compiled only the CPU sources)",
+				Parallel: []string{
+					"MAX_JOBS",
+				},
+				HostCompiler:    "torch.utils.cpp_extension: -ccbin $CC when CC is set; CXX for the .cpp files",
+				ForceBuildEnv:   "FORCE_CUDA",
+				ForceBuildValue: "1",
+				WheelScheme:     "find-links https://data.pyg.org/whl/torch-<torch>+<cuda>.html",
 			},
 			"xformers": {
 				Version:         "0.0.35",

@@ -238,7 +238,7 @@ func BuildFromSource(c Context, pkg, install, nvcc string) []Remedy {
 	checks = append(checks, Check{Check: fmt.Sprintf("memory for %d parallel job(s)", jobs), OK: true, Unknown: !jobsKnown, Detail: parallelEnv(p) + "=" + strconv.Itoa(jobs) + ": " + jobsWhy})
 	env := []string{parallelEnv(p) + "=" + strconv.Itoa(jobs)}
 	if p.ForceBuildEnv != "" {
-		env = append(env, p.ForceBuildEnv+"=TRUE")
+		env = append(env, p.ForceBuildEnv+"="+orWord(p.ForceBuildValue, "TRUE"))
 	}
 	stock := p.TargetsFor(nvcc)
 	var out []Remedy
@@ -252,6 +252,19 @@ func BuildFromSource(c Context, pkg, install, nvcc string) []Remedy {
 	stockChecks := append([]Check{}, checks...)
 	caps := c.Capabilities()
 	switch {
+	case p.HonoursArchList && len(caps) > 0 && p.ArchEnv != "" && p.ArchEnv != "TORCH_CUDA_ARCH_LIST" && len(p.Targets) == 0:
+		// The package's own variable, with no list of its own to pick
+		// from: the GPUs here, spelled its way.
+		val := strings.Join(caps, ";")
+		if p.ArchEnvFormat != "capability" {
+			var sms []string
+			for _, sm := range c.SMs() {
+				sms = append(sms, strconv.Itoa(sm))
+			}
+			val = strings.Join(sms, ";")
+		}
+		env = append(env, p.ArchEnv+"="+val)
+		stockChecks = append(stockChecks, Check{Check: "targets", OK: true, Detail: fmt.Sprintf("%s=%s: the GPUs here%s; TORCH_CUDA_ARCH_LIST has no effect on %s", p.ArchEnv, val, c.GPUs[0].where(), pkg)})
 	case p.HonoursArchList && len(caps) > 0 && p.ArchEnv != "" && p.ArchEnv != "TORCH_CUDA_ARCH_LIST":
 		// The package's own variable takes sm numbers from its own list.
 		if narrowed := Narrowed(stock, c); len(narrowed) > 0 {
@@ -266,9 +279,20 @@ func BuildFromSource(c Context, pkg, install, nvcc string) []Remedy {
 		} else {
 			stockChecks = append(stockChecks, Check{Check: "targets", OK: false, Detail: fmt.Sprintf("%s builds %s with nvcc %s: nothing the GPUs here (%s) run", pkg, smList(stock), nvcc, strings.Join(caps, ", "))})
 		}
+	case p.HonoursArchList && len(caps) > 0 && !hasProfile:
+		// Nobody read its build: torch's list decides only where it passes
+		// no arch flags of its own, and some builds compile no CUDA at all
+		// without a GPU visible or a variable of their own.
+		env = append(env, "TORCH_CUDA_ARCH_LIST="+strings.Join(caps, ";"))
+		stockChecks = append(stockChecks, Check{Check: "targets", OK: true, Unknown: true, Detail: fmt.Sprintf(
+			"TORCH_CUDA_ARCH_LIST=%s (the GPUs here%s) decides only if %s's build passes no -gencode/arch flags of its own; fastpath has not read its build files: whether it honours the list, and what it needs to compile CUDA code where no GPU is visible, are unknown (read its setup.py or CMakeLists.txt)",
+			strings.Join(caps, ";"), c.GPUs[0].where(), pkg)})
 	case p.HonoursArchList && len(caps) > 0:
 		env = append(env, "TORCH_CUDA_ARCH_LIST="+strings.Join(caps, ";"))
 		stockChecks = append(stockChecks, Check{Check: "targets", OK: true, Detail: fmt.Sprintf("TORCH_CUDA_ARCH_LIST=%s: the GPUs here%s", strings.Join(caps, ";"), c.GPUs[0].where())})
+	case p.HonoursArchList && p.NoGPUNeeds != "" && p.NoGPUNeeds != p.ForceBuildEnv:
+		stockChecks = append(stockChecks, Check{Check: "targets", OK: false, Unknown: true,
+			Detail: fmt.Sprintf("no GPU known: where the build sees no GPU, %s needs %s set (give --gpu CC to name the GPUs); without it it %s", pkg, p.NoGPUNeeds, p.NoGPUOtherwise)})
 	case !p.HonoursArchList:
 		d := fmt.Sprintf("%s's %s chooses its own targets (%s); TORCH_CUDA_ARCH_LIST has no effect", pkg, orWord(p.ArchFile, "build"), orWord(p.ArchNote, "fixed list"))
 		ok := true

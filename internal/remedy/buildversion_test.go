@@ -71,3 +71,51 @@ func TestBuildFromSourceInstalledOlderRelease(t *testing.T) {
 		}
 	}
 }
+
+func targetsCheck(r Remedy) *Check {
+	for i, ch := range r.Preconditions {
+		if ch.Check == "targets" {
+			return &r.Preconditions[i]
+		}
+	}
+	return nil
+}
+
+// The packages profiled from their own setup.py this round: each build
+// command carries the variable that build reads, spelled its way.
+func TestBuildFromSourceOwnVariables(t *testing.T) {
+	c := h200()
+	for _, tc := range []struct{ pkg, want, not string }{
+		{"torch-scatter", "FORCE_CUDA=1 ", "FORCE_CUDA=TRUE"},             // setup.py compares with '1'
+		{"natten", "NATTEN_CUDA_ARCH=9.0 ", "TORCH_CUDA_ARCH_LIST"},       // capabilities, not sm numbers
+		{"natten", "NATTEN_N_WORKERS=", "MAX_JOBS"},                       // cmake --build -j
+		{"grouped-gemm", "TORCH_CUDA_ARCH_LIST=9.0 ", "FORCE"},            // torch's list, set: no device query
+		{"causal-conv1d", "CAUSAL_CONV1D_FORCE_BUILD=TRUE", "FORCE_CUDA"}, // unchanged
+	} {
+		rs := BuildFromSource(c, tc.pkg, tc.pkg, "13.0")
+		stock := rs[len(rs)-1]
+		cmd := strings.Join(stock.Commands, "\n")
+		if !strings.Contains(cmd, tc.want) || strings.Contains(cmd, tc.not) {
+			t.Errorf("%s: want %q and no %q in %q", tc.pkg, tc.want, tc.not, cmd)
+		}
+		if ch := targetsCheck(stock); ch == nil || ch.Unknown {
+			t.Errorf("%s: a profiled build's targets are known: %+v", tc.pkg, ch)
+		}
+	}
+	// No GPU known: natten then builds no CUDA code at all; say so.
+	c.GPUs = nil
+	rs := BuildFromSource(c, "natten", "natten", "13.0")
+	if ch := targetsCheck(rs[len(rs)-1]); ch == nil || ch.OK || !strings.Contains(ch.Detail, "NATTEN_CUDA_ARCH") {
+		t.Errorf("natten without a GPU: %+v", ch)
+	}
+}
+
+// A package fastpath has read no build of: TORCH_CUDA_ARCH_LIST is set,
+// but never claimed to decide.
+func TestBuildFromSourceUnprofiledIsUnknown(t *testing.T) {
+	rs := BuildFromSource(h200(), "torch-cluster", "torch-cluster", "13.0")
+	ch := targetsCheck(rs[len(rs)-1])
+	if ch == nil || !ch.Unknown || !strings.Contains(ch.Detail, "unknown") {
+		t.Fatalf("unprofiled torch-cluster: %+v", ch)
+	}
+}
