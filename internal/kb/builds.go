@@ -282,7 +282,10 @@ type WheelOnlyPackage struct {
 	Tag      string   `json:"tag,omitempty"`
 	BuildEnv []string `json:"build_env,omitempty"`
 	// OtherProject: PyPI's name belongs to another project.
-	OtherProject bool   `json:"other_project,omitempty"`
+	OtherProject bool `json:"other_project,omitempty"`
+	// OtherSummary is a phrase of the other project's PyPI summary, by
+	// which TestWheelOnlyNetwork sees the name is still theirs.
+	OtherSummary string `json:"other_summary,omitempty"`
 	How          string `json:"how,omitempty"` // the manual way, where no command is known
 	Source       string `json:"source"`
 }

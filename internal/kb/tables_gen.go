@@ -8006,6 +8006,7 @@ func buildsTable() BuildsData {
 				"apex": {
 					Latest:       "0.9.10dev",
 					OtherProject: true,
+					OtherSummary: "Pyramid",
 					How:          "NVIDIA's apex is built from a clone of https://github.com/NVIDIA/apex with pip install -v --no-build-isolation --no-cache-dir --config-settings \"--build-option=--cpp_ext\" --config-settings \"--build-option=--cuda_ext\" ./ (its README); PyPI's apex is another project (a Pyramid toolkit) that pip would install instead",
 					Source:       "PyPI: apex 0.9.10dev's summary is 'Pyramid toolkit to add Velruse, Flash Messages,CSRF, ReCaptcha and Sessions' (home page thesoftwarestudio.com/apex): not NVIDIA's",
 				},
@@ -8019,6 +8020,14 @@ func buildsTable() BuildsData {
 					Latest: "0.0.0",
 					How:    "FlashAttention-3 is built from the hopper folder of https://github.com/Dao-AILab/flash-attention (cd hopper && python setup.py install, its README's FlashAttention-3 section); the flash-attn-3 name on PyPI holds one 0.0.0 wheel",
 					Source: "PyPI: flash-attn-3 has one release, 0.0.0, one wheel and no sdist",
+				},
+				"nunchaku": {
+					Latest:       "0.16.1",
+					LastSdist:    "0.16.1",
+					OtherProject: true,
+					OtherSummary: "piece-wise linear",
+					How:          "PyPI's nunchaku is not the SVDQuant inference engine of that name: pip install nunchaku installs a statistics package instead; install the engine from its own project's release wheels, as its documentation says (not read by fastpath)",
+					Source:       "PyPI: nunchaku 0.16.1's sdist (nunchaku-0.16.1.tar.gz, sha256 b59a59768baae97649143757a4943e71f70431aef2a1b6c551df9e24090a5b56) is a Poetry project described as 'Optimally partitioning data into piece-wise linear segments' (change-point analysis, numpy/scipy/matplotlib): no CUDA code, not the diffusion-model engine",
 				},
 				"sgl-kernel": {
 					Latest: "0.3.21",
