@@ -55,6 +55,23 @@ func TestSeedBuildCompilesNetwork(t *testing.T) {
 	if testing.Short() {
 		t.Skip("downloads torch, the CUDA 13 compiler wheels and causal-conv1d's sdist; compiles")
 	}
+	buildUntilFirstCUDAObject(t, "causal-conv1d")
+}
+
+// TestMambaBuildCompilesNetwork is the same for mamba-ssm (its own
+// -gencode list of 9 targets with nvcc 13.0, MAMBA_FORCE_BUILD), narrowed
+// to sm_90.
+func TestMambaBuildCompilesNetwork(t *testing.T) {
+	if testing.Short() {
+		t.Skip("downloads torch, the CUDA 13 compiler wheels and mamba-ssm's sdist; compiles")
+	}
+	buildUntilFirstCUDAObject(t, "mamba-ssm")
+}
+
+// buildUntilFirstCUDAObject runs fastpath's pip compiler route and pkg's
+// narrowed build in the torch venv, until ninja has built one object from
+// a .cu file; its nvcc flags must name sm_90 and nothing else.
+func buildUntilFirstCUDAObject(t *testing.T, pkg string) {
 	c, env := torchVenv(t)
 	c.CPUs = Of(runtime.NumCPU(), FromMachine) // the jobs this machine can run
 	var route Remedy
@@ -66,11 +83,11 @@ func TestSeedBuildCompilesNetwork(t *testing.T) {
 	if !route.Viable() || len(route.Commands) == 0 {
 		t.Fatalf("no pip route for cu130: %+v", route)
 	}
-	rs := BuildFromSource(c, "causal-conv1d", "causal-conv1d", route.CUDA)
-	if len(rs) != 2 || rs[0].ID != "build-narrowed/causal-conv1d" {
+	rs := BuildFromSource(c, pkg, pkg, route.CUDA)
+	if len(rs) != 2 || rs[0].ID != "build-narrowed/"+pkg {
 		t.Fatalf("want the narrowed build first: %+v", rs)
 	}
-	p := kb.Builds().Packages["causal-conv1d"]
+	p := kb.Builds().Packages[pkg]
 	tmp := t.TempDir() // mktemp -d makes $FASTPATH_SDIST_DIR in here
 	script := strings.Join(append(append([]string{}, route.Commands...), rs[0].Commands...), " && ")
 	t.Logf("fastpath's commands:\n%s", strings.Join(append(append([]string{}, route.Commands...), rs[0].Commands...), "\n"))
