@@ -307,7 +307,12 @@ func BuildFromSource(c Context, pkg, install, nvcc string) []Remedy {
 			full, _ := kb.Builds().Packages[pkg]
 			if o, found := full.OlderFor(nvcc, func(sms []int) bool { return Narrowed(sms, c) != nil }); found && readFor == "" {
 				d += fmt.Sprintf("; releases %s up to (not including) %s still build %s with nvcc %s (%s)", o.From, o.Below, smList(Narrowed((kb.BuildProfile{Targets: o.Targets}).TargetsFor(nvcc), c)), nvcc, o.Sdist)
-				out = append(out, BuildFromSource(c, pkg, pkg+"=="+o.Version, nvcc)...)
+				// Their IDs name the release: the latest's stock build
+				// stays "build/"+pkg.
+				for _, b := range BuildFromSource(c, pkg, pkg+"=="+o.Version, nvcc) {
+					b.ID += "@" + o.Version
+					out = append(out, b)
+				}
 			}
 		}
 		stockChecks = append(stockChecks, Check{Check: "targets", OK: ok, Detail: d})

@@ -17,7 +17,14 @@ func TestBuildFromSourceOlderReleaseForUncoveredGPU(t *testing.T) {
 		t.Fatalf("want the 1.6.1 build before the stock one: %+v", rs)
 	}
 	first := rs[0]
-	if first.ID != "build-narrowed/causal-conv1d" || !strings.Contains(first.Title, "1.6.1") || !strings.Contains(first.Title, "sm_70") {
+	ids := map[string]bool{}
+	for _, r := range rs {
+		if ids[r.ID] {
+			t.Errorf("two builds with the ID %s", r.ID)
+		}
+		ids[r.ID] = true
+	}
+	if first.ID != "build-narrowed/causal-conv1d@1.6.1" || !strings.Contains(first.Title, "1.6.1") || !strings.Contains(first.Title, "sm_70") {
 		t.Errorf("first: %s %s", first.ID, first.Title)
 	}
 	if !strings.Contains(strings.Join(first.Commands, "\n"), "causal-conv1d==1.6.1") {
