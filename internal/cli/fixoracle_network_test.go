@@ -666,7 +666,7 @@ var stdlib = map[string]bool{"os": true, "sys": true, "re": true, "ast": true, "
 	"sysconfig": true, "tarfile": true, "importlib": true, "shlex": true, "io": true, "collections": true,
 	"copy": true, "math": true, "logging": true, "tempfile": true, "textwrap": true, "contextlib": true,
 	"dataclasses": true, "enum": true, "argparse": true, "hashlib": true, "zipfile": true, "pprint": true,
-	"__future__": true}
+	"__future__": true, "filecmp": true, "multiprocessing": true}
 
 // sdistImports are the distributions the sdist's setup.py imports at its
 // top level, other than torch, the standard library and the sdist's own

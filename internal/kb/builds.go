@@ -2,6 +2,8 @@ package kb
 
 import (
 	"sync"
+
+	"github.com/fastpath-dev/fastpath/internal/pep440"
 )
 
 // BuildsData is data/builds.json: how each kernel package builds from
@@ -118,7 +120,16 @@ type BuildProfile struct {
 	// _get_cuda_arch_flags returns nothing when a cflag contains "arch").
 	HonoursArchList bool   `json:"honours_arch_list"`
 	ArchEnv         string `json:"arch_env,omitempty"`
-	ArchNote        string `json:"arch_note,omitempty"`
+	// ArchEnvFormat is how ArchEnv spells the targets: "" sm numbers
+	// ("80;90", flash-attn), "capability" compute capabilities ("8.0;9.0",
+	// natten, which multiplies each by ten).
+	ArchEnvFormat string `json:"arch_env_format,omitempty"`
+	// NoGPUNeeds is what the build needs set to compile CUDA code where no
+	// GPU is visible at build time (a container build, a login node), and
+	// NoGPUOtherwise what it does without it.
+	NoGPUNeeds     string `json:"no_gpu_needs,omitempty"`
+	NoGPUOtherwise string `json:"no_gpu_otherwise,omitempty"`
+	ArchNote       string `json:"arch_note,omitempty"`
 	// Targets are the SASS targets built per nvcc version range.
 	Targets []BuildTargets `json:"targets,omitempty"`
 	// Narrowable: the targets are literal -gencode pairs in ArchFile that
@@ -138,13 +149,79 @@ type BuildProfile struct {
 	// ForceBuildEnv makes setup.py build instead of downloading its
 	// prebuilt wheel; WheelScheme says where those wheels come from.
 	ForceBuildEnv string `json:"force_build_env,omitempty"`
-	WheelScheme   string `json:"wheel_scheme,omitempty"`
+	// ForceBuildValue is the value ForceBuildEnv must have ("" TRUE).
+	ForceBuildValue string `json:"force_build_value,omitempty"`
+	WheelScheme     string `json:"wheel_scheme,omitempty"`
 	// GiBPerJob is the package's own memory guidance per job (0: the
 	// rule of thumb), with its source.
 	GiBPerJob       float64            `json:"gib_per_job,omitempty"`
 	GiBPerJobSource string             `json:"gib_per_job_source,omitempty"`
 	DiskGiB         int                `json:"disk_gib,omitempty"`
 	Measured        []BuildMeasurement `json:"measured,omitempty"`
+	// Older are earlier releases whose build files differ from this one's
+	// in the targets they compile, newest first; ForVersion picks one.
+	Older []OlderBuild `json:"older,omitempty"`
+}
+
+// OlderBuild is a run of earlier releases, from From (the oldest whose
+// sdist was read) up to, not including, Below (the first release with the
+// next build), that build Targets instead of the newer profile's. Sdist
+// (with SdistSHA256) is the newest of them, read for the targets.
+type OlderBuild struct {
+	From        string         `json:"from"`
+	Below       string         `json:"below"`
+	Version     string         `json:"version"`
+	Sdist       string         `json:"sdist"`
+	SdistSHA256 string         `json:"sdist_sha256"`
+	Source      string         `json:"source"`
+	Targets     []BuildTargets `json:"targets"`
+	// Same are older sdists of the run read to build the same targets.
+	Same []SdistRef `json:"same,omitempty"`
+}
+
+// SdistRef is one sdist on PyPI and its sha256.
+type SdistRef struct {
+	Sdist  string `json:"sdist"`
+	SHA256 string `json:"sha256"`
+}
+
+// ForVersion is the build of release v: the profile itself for "" or a
+// release from the newest run; an older run's targets, version and sdist
+// for a release in that run; and for a release older than every run read
+// (known false) the profile without targets and not narrowable, since
+// nobody read that release's build.
+func (b BuildProfile) ForVersion(v string) (p BuildProfile, known bool) {
+	if v == "" || b.Version == "" {
+		return b, true
+	}
+	floor := b.Version
+	for _, o := range b.Older {
+		if pep440.Less(v, o.Below) && !pep440.Less(v, o.From) {
+			b.Version, b.Sdist, b.SdistSHA256, b.Source, b.Targets = o.Version, o.Sdist, o.SdistSHA256, o.Source, o.Targets
+			b.Older, b.Measured = nil, nil
+			return b, true
+		}
+		if pep440.Less(o.From, floor) {
+			floor = o.From
+		}
+	}
+	if len(b.Older) == 0 || !pep440.Less(v, floor) {
+		return b, true
+	}
+	b.Targets, b.Narrowable, b.Older, b.Measured = nil, false, nil, nil
+	return b, false
+}
+
+// OlderFor is the newest older run whose build has an SASS target in
+// covers (a GPU's sm, by the caller's rule) for nvcc, for a GPU the
+// profile's own targets leave out.
+func (b BuildProfile) OlderFor(nvcc string, covers func([]int) bool) (OlderBuild, bool) {
+	for _, o := range b.Older {
+		if covers((BuildProfile{Targets: o.Targets}).TargetsFor(nvcc)) {
+			return o, true
+		}
+	}
+	return OlderBuild{}, false
 }
 
 // BuildTargets are the SASS targets (sm numbers) a build compiles with an
@@ -205,7 +282,10 @@ type WheelOnlyPackage struct {
 	Tag      string   `json:"tag,omitempty"`
 	BuildEnv []string `json:"build_env,omitempty"`
 	// OtherProject: PyPI's name belongs to another project.
-	OtherProject bool   `json:"other_project,omitempty"`
+	OtherProject bool `json:"other_project,omitempty"`
+	// OtherSummary is a phrase of the other project's PyPI summary, by
+	// which TestWheelOnlyNetwork sees the name is still theirs.
+	OtherSummary string `json:"other_summary,omitempty"`
 	How          string `json:"how,omitempty"` // the manual way, where no command is known
 	Source       string `json:"source"`
 }

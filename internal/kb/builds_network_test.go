@@ -4,6 +4,7 @@ import (
 	"archive/tar"
 	"archive/zip"
 	"compress/gzip"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -14,6 +15,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fastpath-dev/fastpath/internal/pep440"
 	"github.com/fastpath-dev/fastpath/internal/testenv"
 )
 
@@ -140,60 +142,28 @@ func TestBuildProfilesNetwork(t *testing.T) {
 			continue
 		}
 		t.Run(name, func(t *testing.T) {
-			path := testenv.Sdist(t, name, p.Sdist, p.SdistSHA256)
-			files := []string{"setup.py"}
-			if p.ArchFile != "" && p.ArchFile != "setup.py" {
-				files = append(files, p.ArchFile)
+			checkBuildProfile(t, p, testenv.Sdist(t, name, p.Sdist, p.SdistSHA256))
+			// The profile is the latest release's: a newer one on PyPI may
+			// build other targets, and must be read before fastpath
+			// answers for it.
+			if latest := latestRelease(testenv.PyPIVersions(t, name)); latest != p.Version {
+				t.Errorf("PyPI's latest %s is %s, the profile was read from %s: read the new sdist's build files and update the profile (move the old targets to older where they differ)", name, latest, p.Version)
 			}
-			got := readTarFiles(t, path, files...)
-			setup, arch := got["setup.py"], got[p.ArchFile]
-			if setup == "" {
-				t.Fatalf("%s has no setup.py", p.Sdist)
-			}
-			all := setup + arch
-			if p.ForceBuildEnv != "" && !strings.Contains(all, p.ForceBuildEnv) {
-				t.Errorf("%s is not read by its build", p.ForceBuildEnv)
-			}
-			if p.NVCCThreadsEnv != "" && !strings.Contains(all, p.NVCCThreadsEnv) {
-				t.Errorf("%s is not read by its build", p.NVCCThreadsEnv)
-			}
-			if p.NVCCThreads > 0 {
-				m := regexp.MustCompile(`"--threads",\s*"(\d+)"|NVCC_THREADS"\) or "(\d+)"`).FindStringSubmatch(setup)
-				if m == nil || m[1]+m[2] != strconv.Itoa(p.NVCCThreads) {
-					t.Errorf("nvcc --threads: setup.py says %q, profile %d", m, p.NVCCThreads)
+			// Each older run: its own sdist (and every other sdist read for
+			// it) against the profile ForVersion gives for that release.
+			below := p.Version
+			for _, o := range p.Older {
+				if !pep440.Less(o.From, o.Below) || !pep440.Less(o.Version, o.Below) || pep440.Less(o.Version, o.From) || pep440.Less(below, o.Below) {
+					t.Errorf("older %s: from %s, below %s, version %s out of order (newer run below %s)", o.Sdist, o.From, o.Below, o.Version, below)
 				}
-			}
-			if p.CUDASources > 0 {
-				if n := len(regexp.MustCompile(`"csrc/[^"]*\.cu"`).FindAllString(setup, -1)); n != p.CUDASources {
-					t.Errorf("setup.py lists %d .cu sources, profile %d", n, p.CUDASources)
+				below = o.From
+				op, known := p.ForVersion(o.Version)
+				if !known || op.Sdist != o.Sdist || fmt.Sprint(flatTargets(op.Targets)) == fmt.Sprint(flatTargets(p.Targets)) {
+					t.Errorf("ForVersion(%s) = %s %v, known %v: want %s's own, different targets", o.Version, op.Sdist, op.Targets, known, o.Sdist)
 				}
-			}
-			if p.GiBPerJob > 0 && !strings.Contains(setup, "/ "+strconv.Itoa(int(p.GiBPerJob))) {
-				t.Errorf("setup.py does not size jobs at %.0f GB", p.GiBPerJob)
-			}
-			hasGencode := gencodeSM.MatchString(setup)
-			switch {
-			case !p.HonoursArchList && !hasGencode:
-				t.Errorf("profile says the build ignores TORCH_CUDA_ARCH_LIST, but setup.py has no -gencode list")
-			case p.HonoursArchList && p.ArchEnv == "" && hasGencode:
-				t.Errorf("profile says TORCH_CUDA_ARCH_LIST decides, but setup.py passes its own -gencode list")
-			case p.HonoursArchList && p.ArchEnv == "" && !strings.Contains(all, "TORCH_CUDA_ARCH_LIST"):
-				t.Errorf("TORCH_CUDA_ARCH_LIST is named nowhere in its build files")
-			case p.ArchEnv != "" && !strings.Contains(setup, p.ArchEnv):
-				t.Errorf("%s is not read by setup.py", p.ArchEnv)
-			}
-			var archs []string
-			if m := regexp.MustCompile(`os\.getenv\("` + regexp.QuoteMeta(p.ArchEnv) + `", "([\d;]+)"\)`).FindStringSubmatch(setup); p.ArchEnv != "" && m != nil {
-				archs = strings.Split(m[1], ";")
-			}
-			for _, tr := range p.Targets {
-				for _, v := range []string{tr.NVCCFrom, tr.NVCCTo} {
-					if v == "" {
-						continue
-					}
-					if got := gencodeTargets(setup, v, archs); !slices.Equal(got, tr.SMs) {
-						t.Errorf("nvcc %s: setup.py builds sm %v, profile %v", v, got, tr.SMs)
-					}
+				checkBuildProfile(t, op, testenv.Sdist(t, name, o.Sdist, o.SdistSHA256))
+				for _, same := range o.Same {
+					checkBuildProfile(t, op, testenv.Sdist(t, name, same.Sdist, same.SHA256))
 				}
 			}
 			checked++
@@ -228,4 +198,109 @@ func TestBuildProfilesNetwork(t *testing.T) {
 		t.Errorf("flash-linear-attention 0.6.0 wheel not found in %s", dir)
 	}
 	t.Logf("%d build profiles checked against their sdists", checked)
+}
+
+// latestRelease is the highest final or post release in versions (no
+// pre- or dev releases: pip skips them unless asked).
+func latestRelease(versions []string) string {
+	pre := regexp.MustCompile(`\d(a|b|rc)\d+|\.dev\d+`) // in PEP 440's normal form
+	best := ""
+	for _, v := range versions {
+		n := pep440.Normalize(v)
+		if pre.MatchString(n) {
+			continue
+		}
+		if best == "" || pep440.Less(best, n) {
+			best = n
+		}
+	}
+	return best
+}
+
+func flatTargets(ts []BuildTargets) [][]int {
+	var out [][]int
+	for _, t := range ts {
+		out = append(out, t.SMs)
+	}
+	return out
+}
+
+// checkBuildProfile checks one profile against the sdist at path: the
+// variables it names are read, nvcc --threads, the .cu sources, the memory
+// guidance, whether TORCH_CUDA_ARCH_LIST or its own list decides, and the
+// -gencode targets at each end of each nvcc range.
+func checkBuildProfile(t *testing.T, p BuildProfile, path string) {
+	t.Helper()
+	files := []string{"setup.py"}
+	if p.ArchFile != "" && p.ArchFile != "setup.py" {
+		files = append(files, p.ArchFile)
+	}
+	got := readTarFiles(t, path, files...)
+	setup, arch := got["setup.py"], got[p.ArchFile]
+	if setup == "" {
+		t.Fatalf("%s has no setup.py", filepath.Base(path))
+	}
+	all := setup + arch
+	base := filepath.Base(path)
+	if p.ForceBuildEnv != "" && !strings.Contains(all, p.ForceBuildEnv) {
+		t.Errorf("%s: %s is not read by its build", base, p.ForceBuildEnv)
+	}
+	if p.ForceBuildValue != "" && !regexp.MustCompile(regexp.QuoteMeta(p.ForceBuildEnv)+`['"]\s*,\s*['"][^'"]*['"]\)\s*==\s*['"]`+regexp.QuoteMeta(p.ForceBuildValue)+`['"]`).MatchString(all) {
+		t.Errorf("%s: the build does not compare %s with %q", base, p.ForceBuildEnv, p.ForceBuildValue)
+	}
+	for _, v := range p.Parallel {
+		if v != "MAX_JOBS" && !strings.Contains(all, v) { // torch's BuildExtension reads MAX_JOBS
+			t.Errorf("%s: %s is not read by its build", base, v)
+		}
+	}
+	if p.NoGPUNeeds != "" && !strings.Contains(setup, p.NoGPUNeeds) {
+		t.Errorf("%s: %s (needed without a GPU) is not read by setup.py", base, p.NoGPUNeeds)
+	}
+	if p.BuildSystem == "none" && regexp.MustCompile(`Extension\(|cpp_extension|cmake`).MatchString(setup) {
+		t.Errorf("%s: profile says nothing is compiled, setup.py builds an extension", base)
+	}
+	if p.NVCCThreadsEnv != "" && !strings.Contains(all, p.NVCCThreadsEnv) {
+		t.Errorf("%s: %s is not read by its build", base, p.NVCCThreadsEnv)
+	}
+	if p.NVCCThreads > 0 {
+		m := regexp.MustCompile(`"--threads",\s*"(\d+)"|NVCC_THREADS"\) or "(\d+)"`).FindStringSubmatch(setup)
+		if m == nil || m[1]+m[2] != strconv.Itoa(p.NVCCThreads) {
+			t.Errorf("%s: nvcc --threads: setup.py says %q, profile %d", base, m, p.NVCCThreads)
+		}
+	}
+	if p.CUDASources > 0 {
+		if n := len(regexp.MustCompile(`"csrc/[^"]*\.cu"`).FindAllString(setup, -1)); n != p.CUDASources {
+			t.Errorf("%s: setup.py lists %d .cu sources, profile %d", base, n, p.CUDASources)
+		}
+	}
+	if p.GiBPerJob > 0 && !strings.Contains(setup, "/ "+strconv.Itoa(int(p.GiBPerJob))) {
+		t.Errorf("%s: setup.py does not size jobs at %.0f GB", base, p.GiBPerJob)
+	}
+	hasGencode := gencodeSM.MatchString(setup)
+	switch {
+	case !p.HonoursArchList && !hasGencode:
+		t.Errorf("%s: profile says the build ignores TORCH_CUDA_ARCH_LIST, but setup.py has no -gencode list", base)
+	case p.HonoursArchList && p.ArchEnv == "" && hasGencode:
+		t.Errorf("%s: profile says TORCH_CUDA_ARCH_LIST decides, but setup.py passes its own -gencode list", base)
+	case p.HonoursArchList && p.ArchEnv == "" && strings.Contains(all, "arch=compute_") && !strings.Contains(all, "TORCH_CUDA_ARCH_LIST"):
+		// Arch flags of its own (torch then ignores the list) unless its
+		// build reads TORCH_CUDA_ARCH_LIST to leave them out.
+		t.Errorf("%s: its build passes arch flags and never reads TORCH_CUDA_ARCH_LIST", base)
+	case p.ArchEnv != "" && !strings.Contains(setup, p.ArchEnv):
+		t.Errorf("%s: %s is not read by setup.py", base, p.ArchEnv)
+	}
+	var archs []string
+	if m := regexp.MustCompile(`os\.getenv\("` + regexp.QuoteMeta(p.ArchEnv) + `", "([\d;]+)"\)`).FindStringSubmatch(setup); p.ArchEnv != "" && m != nil {
+		archs = strings.Split(m[1], ";")
+	}
+	for _, tr := range p.Targets {
+		for _, v := range []string{tr.NVCCFrom, tr.NVCCTo} {
+			if v == "" {
+				continue
+			}
+			if got := gencodeTargets(setup, v, archs); !slices.Equal(got, tr.SMs) {
+				t.Errorf("%s: nvcc %s: setup.py builds sm %v, profile %v", base, v, got, tr.SMs)
+			}
+		}
+	}
 }

@@ -284,16 +284,22 @@ func (p *planner) buildSteps(id finding.ID, pkg, install string) []Step {
 }
 
 // buildKind names a build step: build-KIND for the stock build,
-// build-narrowed-KIND for the one narrowed to the GPUs here.
+// build-narrowed-KIND for the one narrowed to the GPUs here, each with
+// @VERSION where the build is of an older release than the latest
+// (remedy IDs "build/PKG@VERSION").
 func buildKind(b remedy.Remedy, kind string) string {
 	name := "build"
 	if strings.HasPrefix(b.ID, "build-narrowed/") {
 		name = "build-narrowed"
 	}
-	if kind == "" {
-		return name
+	_, release, _ := strings.Cut(b.ID, "@")
+	if kind != "" {
+		name += "-" + kind
 	}
-	return name + "-" + kind
+	if release != "" {
+		name += "@" + release
+	}
+	return name
 }
 
 func lowerFirst(s string) string {

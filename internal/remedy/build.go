@@ -208,6 +208,22 @@ func BuildFromSource(c Context, pkg, install, nvcc string) []Remedy {
 		return []Remedy{wo}
 	}
 	p, hasProfile := kb.Builds().Packages[pkg]
+	// The release asked for (pkg==V) or installed here is the one whose
+	// build the answer describes: where an older release builds other
+	// targets, the stock build installs exactly that release.
+	ver := askedVersion(c, pkg, install)
+	readFor := ""
+	if hasProfile {
+		vp, known := p.ForVersion(ver)
+		if !known || vp.Version != p.Version {
+			install = pkg + "==" + ver
+			readFor = ver
+		}
+		if !known {
+			vp.ArchNote = fmt.Sprintf("%s %s is older than every release of it fastpath read (%s and the older runs in its profile): its targets are not known", pkg, ver, p.Version)
+		}
+		p = vp
+	}
 	if !hasProfile {
 		p = kb.BuildProfile{BuildSystem: BuildSetuptools, HonoursArchList: true}
 		if sch, ok := kb.Wheels().Packages[pkg]; ok {
@@ -222,7 +238,7 @@ func BuildFromSource(c Context, pkg, install, nvcc string) []Remedy {
 	checks = append(checks, Check{Check: fmt.Sprintf("memory for %d parallel job(s)", jobs), OK: true, Unknown: !jobsKnown, Detail: parallelEnv(p) + "=" + strconv.Itoa(jobs) + ": " + jobsWhy})
 	env := []string{parallelEnv(p) + "=" + strconv.Itoa(jobs)}
 	if p.ForceBuildEnv != "" {
-		env = append(env, p.ForceBuildEnv+"=TRUE")
+		env = append(env, p.ForceBuildEnv+"="+orWord(p.ForceBuildValue, "TRUE"))
 	}
 	stock := p.TargetsFor(nvcc)
 	var out []Remedy
@@ -236,6 +252,19 @@ func BuildFromSource(c Context, pkg, install, nvcc string) []Remedy {
 	stockChecks := append([]Check{}, checks...)
 	caps := c.Capabilities()
 	switch {
+	case p.HonoursArchList && len(caps) > 0 && p.ArchEnv != "" && p.ArchEnv != "TORCH_CUDA_ARCH_LIST" && len(p.Targets) == 0:
+		// The package's own variable, with no list of its own to pick
+		// from: the GPUs here, spelled its way.
+		val := strings.Join(caps, ";")
+		if p.ArchEnvFormat != "capability" {
+			var sms []string
+			for _, sm := range c.SMs() {
+				sms = append(sms, strconv.Itoa(sm))
+			}
+			val = strings.Join(sms, ";")
+		}
+		env = append(env, p.ArchEnv+"="+val)
+		stockChecks = append(stockChecks, Check{Check: "targets", OK: true, Detail: fmt.Sprintf("%s=%s: the GPUs here%s; TORCH_CUDA_ARCH_LIST has no effect on %s", p.ArchEnv, val, c.GPUs[0].where(), pkg)})
 	case p.HonoursArchList && len(caps) > 0 && p.ArchEnv != "" && p.ArchEnv != "TORCH_CUDA_ARCH_LIST":
 		// The package's own variable takes sm numbers from its own list.
 		if narrowed := Narrowed(stock, c); len(narrowed) > 0 {
@@ -250,15 +279,43 @@ func BuildFromSource(c Context, pkg, install, nvcc string) []Remedy {
 		} else {
 			stockChecks = append(stockChecks, Check{Check: "targets", OK: false, Detail: fmt.Sprintf("%s builds %s with nvcc %s: nothing the GPUs here (%s) run", pkg, smList(stock), nvcc, strings.Join(caps, ", "))})
 		}
+	case p.HonoursArchList && len(caps) > 0 && !hasProfile:
+		// Nobody read its build: torch's list decides only where it passes
+		// no arch flags of its own, and some builds compile no CUDA at all
+		// without a GPU visible or a variable of their own.
+		env = append(env, "TORCH_CUDA_ARCH_LIST="+strings.Join(caps, ";"))
+		stockChecks = append(stockChecks, Check{Check: "targets", OK: true, Unknown: true, Detail: fmt.Sprintf(
+			"TORCH_CUDA_ARCH_LIST=%s (the GPUs here%s) decides only if %s's build passes no -gencode/arch flags of its own; fastpath has not read its build files: whether it honours the list, and what it needs to compile CUDA code where no GPU is visible, are unknown (read its setup.py or CMakeLists.txt)",
+			strings.Join(caps, ";"), c.GPUs[0].where(), pkg)})
 	case p.HonoursArchList && len(caps) > 0:
 		env = append(env, "TORCH_CUDA_ARCH_LIST="+strings.Join(caps, ";"))
 		stockChecks = append(stockChecks, Check{Check: "targets", OK: true, Detail: fmt.Sprintf("TORCH_CUDA_ARCH_LIST=%s: the GPUs here%s", strings.Join(caps, ";"), c.GPUs[0].where())})
+	case p.HonoursArchList && p.NoGPUNeeds != "" && p.NoGPUNeeds != p.ForceBuildEnv:
+		stockChecks = append(stockChecks, Check{Check: "targets", OK: false, Unknown: true,
+			Detail: fmt.Sprintf("no GPU known: where the build sees no GPU, %s needs %s set (give --gpu CC to name the GPUs); without it it %s", pkg, p.NoGPUNeeds, p.NoGPUOtherwise)})
 	case !p.HonoursArchList:
 		d := fmt.Sprintf("%s's %s chooses its own targets (%s); TORCH_CUDA_ARCH_LIST has no effect", pkg, orWord(p.ArchFile, "build"), orWord(p.ArchNote, "fixed list"))
+		ok := true
 		if len(stock) > 0 {
-			d = fmt.Sprintf("%s's %s builds %s with nvcc %s whatever TORCH_CUDA_ARCH_LIST says", pkg, p.ArchFile, smList(stock), nvcc)
+			d = fmt.Sprintf("%s %s's %s builds %s with nvcc %s whatever TORCH_CUDA_ARCH_LIST says", pkg, p.Version, p.ArchFile, smList(stock), nvcc)
 		}
-		stockChecks = append(stockChecks, Check{Check: "targets", OK: true, Detail: d})
+		if len(stock) > 0 && len(caps) > 0 && Narrowed(stock, c) == nil {
+			// No code for a GPU here: the build succeeds and the kernels
+			// then fail with "no kernel image is available".
+			ok = false
+			d += fmt.Sprintf(": none of it runs on the GPUs here (%s%s)", strings.Join(caps, ", "), c.GPUs[0].where())
+			full, _ := kb.Builds().Packages[pkg]
+			if o, found := full.OlderFor(nvcc, func(sms []int) bool { return Narrowed(sms, c) != nil }); found && readFor == "" {
+				d += fmt.Sprintf("; releases %s up to (not including) %s still build %s with nvcc %s (%s)", o.From, o.Below, smList(Narrowed((kb.BuildProfile{Targets: o.Targets}).TargetsFor(nvcc), c)), nvcc, o.Sdist)
+				// Their IDs name the release: the latest's stock build
+				// stays "build/"+pkg.
+				for _, b := range BuildFromSource(c, pkg, pkg+"=="+o.Version, nvcc) {
+					b.ID += "@" + o.Version
+					out = append(out, b)
+				}
+			}
+		}
+		stockChecks = append(stockChecks, Check{Check: "targets", OK: ok, Detail: d})
 	default:
 		stockChecks = append(stockChecks, Check{Check: "targets", OK: true, Unknown: true,
 			Detail: "no GPU known: torch builds for the GPUs it sees at build time (give --gpu CC to name them)"})
@@ -274,6 +331,19 @@ func BuildFromSource(c Context, pkg, install, nvcc string) []Remedy {
 	}
 	r.Reason = "compiles against this exact torch"
 	return append(out, r)
+}
+
+// askedVersion is the release of pkg a build is for: the version install
+// pins (pkg==V), else the one installed here; "" when neither.
+func askedVersion(c Context, pkg, install string) string {
+	if _, v, ok := strings.Cut(install, "=="); ok {
+		return strings.TrimSpace(v)
+	}
+	if v, ok := c.Installed[pkg]; ok && c.Machine {
+		v, _, _ = strings.Cut(v, "+")
+		return v
+	}
+	return ""
 }
 
 // BuildImports installs what the setup.py of dist (a distribution fastpath

@@ -7,8 +7,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/fastpath-dev/fastpath/internal/testenv"
 )
 
 // TestPipCompilerBuildsTorchExtensionNetwork proves the CUDA 13 pip-compiler
@@ -25,23 +23,8 @@ func TestPipCompilerBuildsTorchExtensionNetwork(t *testing.T) {
 	if testing.Short() {
 		t.Skip("downloads torch and the CUDA 13 compiler wheels")
 	}
-	uv, err := exec.LookPath("uv")
-	if err != nil {
-		t.Skip("uv is not on PATH")
-	}
-	py := testenv.Python3(t)
-	cache := testenv.CacheDir(t)
-	env := append(os.Environ(), "UV_CACHE_DIR="+filepath.Join(cache, "uv"))
-	venv := filepath.Join(cache, "venvs", "torch-2.11.0-cu130")
-	vpy := filepath.Join(venv, "bin", "python")
 	start := time.Now()
-	if _, err := os.Stat(vpy); err != nil {
-		run(t, env, uv, "venv", "-q", "-p", py, venv)
-		run(t, env, uv, "pip", "install", "-q", "--python", vpy, "torch==2.11.0", "setuptools", "ninja")
-	}
-	site := strings.TrimSpace(run(t, env, vpy, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"))
-	c := h200()
-	c.Python, c.PythonKind, c.HasPip, c.SitePackages = Of(vpy, FromMachine), Of("uv", FromMachine), false, Of(site, FromMachine)
+	c, env := torchVenv(t)
 	var pip Remedy
 	for _, r := range CompilerRoutes(c) {
 		if r.ID == "compiler/pip" {
@@ -66,7 +49,7 @@ func TestPipCompilerBuildsTorchExtensionNetwork(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	script := strings.Join(pip.Commands, " && ") + " && cd " + Quote(dir) + " && " + Command(vpy, "setup.py", "build_ext", "--inplace")
+	script := strings.Join(pip.Commands, " && ") + " && cd " + Quote(dir) + " && " + Command(c.Python.Value, "setup.py", "build_ext", "--inplace")
 	out := run(t, env, "/bin/sh", "-c", script)
 	so, _ := filepath.Glob(filepath.Join(dir, "fastpath_axpy*.so"))
 	if len(so) != 1 {

@@ -121,3 +121,30 @@ func fileSHA256(path string) (string, error) {
 	}
 	return hex.EncodeToString(h.Sum(nil)), nil
 }
+
+// PyPIVersions are the release versions PyPI lists for project now (its
+// JSON simple API, not cached: it is what tests for drift ask).
+func PyPIVersions(t testing.TB, project string) []string {
+	t.Helper()
+	Network(t)
+	req, err := http.NewRequest("GET", "https://pypi.org/simple/"+project+"/", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Accept", "application/vnd.pypi.simple.v1+json")
+	resp, err := (&http.Client{Timeout: 60 * time.Second}).Do(req)
+	if err != nil {
+		t.Fatalf("%s: %v", project, err)
+	}
+	defer resp.Body.Close()
+	var idx struct {
+		Versions []string `json:"versions"`
+	}
+	if err := json.NewDecoder(io.LimitReader(resp.Body, 32<<20)).Decode(&idx); err != nil {
+		t.Fatalf("%s: %v", project, err)
+	}
+	if len(idx.Versions) == 0 {
+		t.Fatalf("PyPI lists no versions of %s", project)
+	}
+	return idx.Versions
+}
