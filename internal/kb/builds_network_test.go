@@ -142,12 +142,28 @@ func TestBuildProfilesNetwork(t *testing.T) {
 			continue
 		}
 		t.Run(name, func(t *testing.T) {
-			checkBuildProfile(t, p, testenv.Sdist(t, name, p.Sdist, p.SdistSHA256))
-			// The profile is the latest release's: a newer one on PyPI may
-			// build other targets, and must be read before fastpath
-			// answers for it.
-			if latest := latestRelease(testenv.PyPIVersions(t, name)); latest != p.Version {
-				t.Errorf("PyPI's latest %s is %s, the profile was read from %s: read the new sdist's build files and update the profile (move the old targets to older where they differ)", name, latest, p.Version)
+			checkBuildProfile(t, p, testenv.Sdist(t, name, p.Sdist, p.SdistSHA256), t.Errorf)
+			// The profile is the latest release's when it was read. A newer
+			// release on PyPI is read too, against the same profile: fastpath's
+			// commands pin the profiled release, so they stay right, but a
+			// difference means the profile needs the new release's facts.
+			// That is reported in the log, not as a failure, so that an
+			// upstream release alone never turns this test red.
+			if latest := latestRelease(testenv.PyPIVersions(t, name)); latest != p.Version && pep440.Less(p.Version, latest) {
+				file, sha, ok := testenv.PyPISdist(t, name, latest)
+				if !ok {
+					t.Logf("DRIFT: PyPI's latest %s is %s (no sdist), the profile was read from %s", name, latest, p.Version)
+				} else {
+					var diffs []string
+					checkBuildProfile(t, p, testenv.Sdist(t, name, file, sha), func(format string, args ...any) {
+						diffs = append(diffs, fmt.Sprintf(format, args...))
+					})
+					if len(diffs) == 0 {
+						t.Logf("PyPI's latest %s is %s; its build files agree with the profile read from %s", name, latest, p.Version)
+					} else {
+						t.Logf("DRIFT: PyPI's latest %s is %s, whose build files differ from the profile read from %s (update it, moving the old targets to older):\n%s", name, latest, p.Version, strings.Join(diffs, "\n"))
+					}
+				}
 			}
 			// Each older run: its own sdist (and every other sdist read for
 			// it) against the profile ForVersion gives for that release.
@@ -161,9 +177,9 @@ func TestBuildProfilesNetwork(t *testing.T) {
 				if !known || op.Sdist != o.Sdist || fmt.Sprint(flatTargets(op.Targets)) == fmt.Sprint(flatTargets(p.Targets)) {
 					t.Errorf("ForVersion(%s) = %s %v, known %v: want %s's own, different targets", o.Version, op.Sdist, op.Targets, known, o.Sdist)
 				}
-				checkBuildProfile(t, op, testenv.Sdist(t, name, o.Sdist, o.SdistSHA256))
+				checkBuildProfile(t, op, testenv.Sdist(t, name, o.Sdist, o.SdistSHA256), t.Errorf)
 				for _, same := range o.Same {
-					checkBuildProfile(t, op, testenv.Sdist(t, name, same.Sdist, same.SHA256))
+					checkBuildProfile(t, op, testenv.Sdist(t, name, same.Sdist, same.SHA256), t.Errorf)
 				}
 			}
 			checked++
@@ -229,7 +245,7 @@ func flatTargets(ts []BuildTargets) [][]int {
 // variables it names are read, nvcc --threads, the .cu sources, the memory
 // guidance, whether TORCH_CUDA_ARCH_LIST or its own list decides, and the
 // -gencode targets at each end of each nvcc range.
-func checkBuildProfile(t *testing.T, p BuildProfile, path string) {
+func checkBuildProfile(t *testing.T, p BuildProfile, path string, errorf func(format string, args ...any)) {
 	t.Helper()
 	files := []string{"setup.py"}
 	if p.ArchFile != "" && p.ArchFile != "setup.py" {
@@ -238,56 +254,57 @@ func checkBuildProfile(t *testing.T, p BuildProfile, path string) {
 	got := readTarFiles(t, path, files...)
 	setup, arch := got["setup.py"], got[p.ArchFile]
 	if setup == "" {
-		t.Fatalf("%s has no setup.py", filepath.Base(path))
+		errorf("%s has no setup.py", filepath.Base(path))
+		return
 	}
 	all := setup + arch
 	base := filepath.Base(path)
 	if p.ForceBuildEnv != "" && !strings.Contains(all, p.ForceBuildEnv) {
-		t.Errorf("%s: %s is not read by its build", base, p.ForceBuildEnv)
+		errorf("%s: %s is not read by its build", base, p.ForceBuildEnv)
 	}
 	if p.ForceBuildValue != "" && !regexp.MustCompile(regexp.QuoteMeta(p.ForceBuildEnv)+`['"]\s*,\s*['"][^'"]*['"]\)\s*==\s*['"]`+regexp.QuoteMeta(p.ForceBuildValue)+`['"]`).MatchString(all) {
-		t.Errorf("%s: the build does not compare %s with %q", base, p.ForceBuildEnv, p.ForceBuildValue)
+		errorf("%s: the build does not compare %s with %q", base, p.ForceBuildEnv, p.ForceBuildValue)
 	}
 	for _, v := range p.Parallel {
 		if v != "MAX_JOBS" && !strings.Contains(all, v) { // torch's BuildExtension reads MAX_JOBS
-			t.Errorf("%s: %s is not read by its build", base, v)
+			errorf("%s: %s is not read by its build", base, v)
 		}
 	}
 	if p.NoGPUNeeds != "" && !strings.Contains(setup, p.NoGPUNeeds) {
-		t.Errorf("%s: %s (needed without a GPU) is not read by setup.py", base, p.NoGPUNeeds)
+		errorf("%s: %s (needed without a GPU) is not read by setup.py", base, p.NoGPUNeeds)
 	}
 	if p.BuildSystem == "none" && regexp.MustCompile(`Extension\(|cpp_extension|cmake`).MatchString(setup) {
-		t.Errorf("%s: profile says nothing is compiled, setup.py builds an extension", base)
+		errorf("%s: profile says nothing is compiled, setup.py builds an extension", base)
 	}
 	if p.NVCCThreadsEnv != "" && !strings.Contains(all, p.NVCCThreadsEnv) {
-		t.Errorf("%s: %s is not read by its build", base, p.NVCCThreadsEnv)
+		errorf("%s: %s is not read by its build", base, p.NVCCThreadsEnv)
 	}
 	if p.NVCCThreads > 0 {
 		m := regexp.MustCompile(`"--threads",\s*"(\d+)"|NVCC_THREADS"\) or "(\d+)"`).FindStringSubmatch(setup)
 		if m == nil || m[1]+m[2] != strconv.Itoa(p.NVCCThreads) {
-			t.Errorf("%s: nvcc --threads: setup.py says %q, profile %d", base, m, p.NVCCThreads)
+			errorf("%s: nvcc --threads: setup.py says %q, profile %d", base, m, p.NVCCThreads)
 		}
 	}
 	if p.CUDASources > 0 {
 		if n := len(regexp.MustCompile(`"csrc/[^"]*\.cu"`).FindAllString(setup, -1)); n != p.CUDASources {
-			t.Errorf("%s: setup.py lists %d .cu sources, profile %d", base, n, p.CUDASources)
+			errorf("%s: setup.py lists %d .cu sources, profile %d", base, n, p.CUDASources)
 		}
 	}
 	if p.GiBPerJob > 0 && !strings.Contains(setup, "/ "+strconv.Itoa(int(p.GiBPerJob))) {
-		t.Errorf("%s: setup.py does not size jobs at %.0f GB", base, p.GiBPerJob)
+		errorf("%s: setup.py does not size jobs at %.0f GB", base, p.GiBPerJob)
 	}
 	hasGencode := gencodeSM.MatchString(setup)
 	switch {
 	case !p.HonoursArchList && !hasGencode:
-		t.Errorf("%s: profile says the build ignores TORCH_CUDA_ARCH_LIST, but setup.py has no -gencode list", base)
+		errorf("%s: profile says the build ignores TORCH_CUDA_ARCH_LIST, but setup.py has no -gencode list", base)
 	case p.HonoursArchList && p.ArchEnv == "" && hasGencode:
-		t.Errorf("%s: profile says TORCH_CUDA_ARCH_LIST decides, but setup.py passes its own -gencode list", base)
+		errorf("%s: profile says TORCH_CUDA_ARCH_LIST decides, but setup.py passes its own -gencode list", base)
 	case p.HonoursArchList && p.ArchEnv == "" && strings.Contains(all, "arch=compute_") && !strings.Contains(all, "TORCH_CUDA_ARCH_LIST"):
 		// Arch flags of its own (torch then ignores the list) unless its
 		// build reads TORCH_CUDA_ARCH_LIST to leave them out.
-		t.Errorf("%s: its build passes arch flags and never reads TORCH_CUDA_ARCH_LIST", base)
+		errorf("%s: its build passes arch flags and never reads TORCH_CUDA_ARCH_LIST", base)
 	case p.ArchEnv != "" && !strings.Contains(setup, p.ArchEnv):
-		t.Errorf("%s: %s is not read by setup.py", base, p.ArchEnv)
+		errorf("%s: %s is not read by setup.py", base, p.ArchEnv)
 	}
 	var archs []string
 	if m := regexp.MustCompile(`os\.getenv\("` + regexp.QuoteMeta(p.ArchEnv) + `", "([\d;]+)"\)`).FindStringSubmatch(setup); p.ArchEnv != "" && m != nil {
@@ -299,7 +316,7 @@ func checkBuildProfile(t *testing.T, p BuildProfile, path string) {
 				continue
 			}
 			if got := gencodeTargets(setup, v, archs); !slices.Equal(got, tr.SMs) {
-				t.Errorf("%s: nvcc %s: setup.py builds sm %v, profile %v", base, v, got, tr.SMs)
+				errorf("%s: nvcc %s: setup.py builds sm %v, profile %v", base, v, got, tr.SMs)
 			}
 		}
 	}

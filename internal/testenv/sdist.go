@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 )
@@ -147,4 +148,43 @@ func PyPIVersions(t testing.TB, project string) []string {
 		t.Fatalf("PyPI lists no versions of %s", project)
 	}
 	return idx.Versions
+}
+
+// PyPISdist is the file name and sha256 of the sdist PyPI lists for
+// project's version (its JSON simple API, not cached), and whether there
+// is one.
+func PyPISdist(t testing.TB, project, version string) (file, sha string, ok bool) {
+	t.Helper()
+	Network(t)
+	req, err := http.NewRequest("GET", "https://pypi.org/simple/"+project+"/", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Accept", "application/vnd.pypi.simple.v1+json")
+	resp, err := (&http.Client{Timeout: 60 * time.Second}).Do(req)
+	if err != nil {
+		t.Fatalf("%s: %v", project, err)
+	}
+	defer resp.Body.Close()
+	var idx struct {
+		Files []struct {
+			Filename string            `json:"filename"`
+			Hashes   map[string]string `json:"hashes"`
+		} `json:"files"`
+	}
+	if err := json.NewDecoder(io.LimitReader(resp.Body, 32<<20)).Decode(&idx); err != nil {
+		t.Fatalf("%s: %v", project, err)
+	}
+	// An sdist is <normalized name>-<version>.tar.gz (PEP 625), or the
+	// project's own spelling in older uploads.
+	names := map[string]bool{}
+	for _, n := range []string{project, strings.ReplaceAll(project, "-", "_"), strings.ReplaceAll(project, "_", "-")} {
+		names[n+"-"+version+".tar.gz"] = true
+	}
+	for _, f := range idx.Files {
+		if names[f.Filename] && f.Hashes["sha256"] != "" {
+			return f.Filename, f.Hashes["sha256"], true
+		}
+	}
+	return "", "", false
 }
