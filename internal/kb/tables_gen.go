@@ -6463,6 +6463,51 @@ func signaturesTable() SignaturesData {
 				},
 			},
 			{
+				Name:     "build-no-driver-arch-probe",
+				Finding:  "cuda-driver-not-visible",
+				Severity: "error",
+				Literals: []string{
+					"Found no NVIDIA driver on your system",
+				},
+				Pattern: "(?:^\\s*|(?:RuntimeError|AssertionError):\\s*)(?P<arch_probe>Found no NVIDIA driver) on your system",
+				Context: &SignatureContext{
+					Any: []string{
+						"setup.py",
+						"_get_cuda_arch_flags",
+						"Building wheel for",
+						"Getting requirements to build wheel",
+						"Preparing metadata",
+						"pip-build-env-",
+						"pip-req-build-",
+						"build_ext",
+						"bdist_wheel",
+						"Running setup.py",
+					},
+					Within: 60,
+				},
+				Title:  "An extension's build asked torch for the GPU, and no NVIDIA driver is visible to the build",
+				Detail: "The build queried the GPU to choose what to compile for (torch's extension builder does when TORCH_CUDA_ARCH_LIST is unset; some setup.py files call torch.cuda.get_device_capability() themselves) and torch found no driver: the build runs where no GPU is visible, such as a docker build (no GPU or driver library is mounted while an image builds), a CI runner or a build node. Compiling CUDA code needs nvcc, not a GPU.",
+				Origin: SignatureSource{
+					Text: "AssertionError: Found no NVIDIA driver on your system. (torch <= 1.4) / RuntimeError: Found no NVIDIA driver on your system. Please check that you have an NVIDIA GPU and installed a driver from http://www.nvidia.com/Download/index.aspx",
+					From: "torch/cuda/__init__.py _lazy_init (_check_driver's AssertionError up to torch 1.4, torch._C._cuda_init's RuntimeError since), reached from torch/utils/cpp_extension.py _get_cuda_arch_flags (torch.cuda.get_device_capability when TORCH_CUDA_ARCH_LIST is unset, torch 1.3+: pytorch/pytorch#28955) or from a setup.py's own torch.cuda.get_device_capability() (grouped_gemm-0.3.0.tar.gz setup.py lines 12-28, see builds.json); threads mapillary/inplace_abn#181, tgale96/grouped_gemm#24, NVIDIA/apex#486, pytorch/vision#1566 (fixed by TORCH_CUDA_ARCH_LIST)",
+				},
+			},
+			{
+				Name:     "build-arch-list-empty",
+				Finding:  "cuda-driver-not-visible",
+				Severity: "error",
+				Literals: []string{
+					"arch_list[-1] += '+PTX'",
+				},
+				Pattern: "(?P<arch_probe>arch_list)\\[-1\\] \\+= '\\+PTX'",
+				Title:   "torch's extension builder found no GPU to build for: TORCH_CUDA_ARCH_LIST is unset and torch sees no device",
+				Detail:  "With TORCH_CUDA_ARCH_LIST unset, torch compiles for the GPUs it sees; it saw none (torch.cuda.device_count() is 0: no GPU visible to the build, as in a docker build, a CI runner or a build node, or a CPU-only torch), so its list of targets is empty and the build stops with IndexError. Compiling CUDA code needs nvcc, not a GPU.",
+				Origin: SignatureSource{
+					Text: "    arch_list[-1] += '+PTX'\nIndexError: list index out of range",
+					From: "torch/utils/cpp_extension.py _get_cuda_arch_flags (torch 1.8+: one entry per torch.cuda.device_count() device when TORCH_CUDA_ARCH_LIST is unset, then arch_list[-1] += '+PTX'); threads mlcommons/training#690, rusty1s/pytorch_sparse#234 (fixed by TORCH_CUDA_ARCH_LIST), pytorch/ort#95",
+				},
+			},
+			{
 				Name:     "nvml-driver-library-mismatch",
 				Finding:  "driver-library-mismatch",
 				Severity: "error",
