@@ -6887,11 +6887,12 @@ func signaturesTable() SignaturesData {
 				Name: "python-include-dir",
 				Literals: []string{
 					"/include/python3.",
+					"/include/python2.",
 				},
-				Pattern: "/include/python(?P<python>3\\.[0-9]+)m?\\b",
+				Pattern: "/include/python(?P<python>[23]\\.[0-9]+)m?\\b",
 				Origin: SignatureSource{
-					Text: "-I/usr/include/python3.7m -c src/twisted/test/raiser.c",
-					From: "CPython's install layout (include/pythonX.Y, with an m suffix before 3.8), passed to the compiler with -I",
+					Text: "-I/usr/include/python3.7m -c src/twisted/test/raiser.c / -I/usr/include/python2.7 -c src/pcremodule.c",
+					From: "CPython's install layout (include/pythonX.Y, with an m suffix from 3.2 to 3.7; Python 2 has none), passed to the compiler with -I (awahlig/python-pcre#8: a Python 2.7 build)",
 				},
 			},
 			{
