@@ -394,6 +394,11 @@ func (e *env) fixes(id finding.ID, caps map[string]string) []finding.Fix {
 	case finding.NVCCCannotTargetGPU:
 		return e.targetFixes(caps)
 	case finding.HostCompilerUnsupported:
+		if cxx := caps["missing_cxx"]; cxx != "" {
+			// torch's check_compiler_ok_for_platform ran `which` on it
+			// (databrickslabs/dolly#119): nothing to compare, nothing there.
+			return []finding.Fix{manual("Install a C++ compiler (Debian/Ubuntu: apt-get install g++, or build-essential; RHEL family: dnf install gcc-c++), or set CXX to one that is installed: the build looked for " + cxx + " and found none on PATH"), e.retryBuild(caps)}
+		}
 		if vs := caps["vs"]; vs != "" {
 			// Windows: the host compiler is MSVC, which no g++ replaces.
 			return []finding.Fix{manual("Build with a Visual Studio this nvcc accepts (" + vs + "): install that release's Build Tools (\"Desktop development with C++\") beside the newer one and build from its \"x64 Native Tools Command Prompt\"; or install a CUDA toolkit new enough to accept the installed Visual Studio, with a torch built for the same CUDA major. nvcc's -allow-unsupported-compiler only skips the check, at the risk of miscompiled code"), e.retryBuild(caps)}

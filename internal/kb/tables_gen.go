@@ -6327,6 +6327,21 @@ func signaturesTable() SignaturesData {
 				},
 			},
 			{
+				Name:     "torch-which-compiler-missing",
+				Finding:  "host-compiler-unsupported",
+				Severity: "error",
+				Literals: []string{
+					"Command '['which', '",
+				},
+				Pattern: "Command '\\['which', '(?P<missing_cxx>[A-Za-z0-9_.+-]*(?:g\\+\\+|gcc|c\\+\\+|cc|clang\\+\\+|clang))'\\]' returned non-zero exit status",
+				Title:   "No C++ compiler: the build looked for {missing_cxx} and found none",
+				Detail:  "torch's extension builder checks the C++ compiler with `which` before it compiles; the compiler the build is set to use (CXX, or Python's own sysconfig name for it) is not installed or not on PATH.",
+				Origin: SignatureSource{
+					Text: "subprocess.CalledProcessError: Command '['which', 'x86_64-linux-gnu-g++']' returned non-zero exit status 1.",
+					From: "torch/utils/cpp_extension.py check_compiler_ok_for_platform (subprocess.check_output(['which', compiler])), run for every extension build; databrickslabs/dolly#119 (DeepSpeed's DS_BUILD_FUSED_ADAM=1 pip install on a host without g++)",
+				},
+			},
+			{
 				Name:     "uv-build-dependency-hint-wrapped",
 				Finding:  "build-isolation-hides-torch",
 				Severity: "error",
