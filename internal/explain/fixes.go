@@ -394,6 +394,11 @@ func (e *env) fixes(id finding.ID, caps map[string]string) []finding.Fix {
 	case finding.NVCCCannotTargetGPU:
 		return e.targetFixes(caps)
 	case finding.HostCompilerUnsupported:
+		if cxx := caps["missing_cxx"]; cxx != "" {
+			// torch's check_compiler_ok_for_platform ran `which` on it
+			// (databrickslabs/dolly#119): nothing to compare, nothing there.
+			return []finding.Fix{manual("Install a C++ compiler (Debian/Ubuntu: apt-get install g++, or build-essential; RHEL family: dnf install gcc-c++), or set CXX to one that is installed: the build looked for " + cxx + " and found none on PATH"), e.retryBuild(caps)}
+		}
 		if vs := caps["vs"]; vs != "" {
 			// Windows: the host compiler is MSVC, which no g++ replaces.
 			return []finding.Fix{manual("Build with a Visual Studio this nvcc accepts (" + vs + "): install that release's Build Tools (\"Desktop development with C++\") beside the newer one and build from its \"x64 Native Tools Command Prompt\"; or install a CUDA toolkit new enough to accept the installed Visual Studio, with a torch built for the same CUDA major. nvcc's -allow-unsupported-compiler only skips the check, at the risk of miscompiled code"), e.retryBuild(caps)}
@@ -528,6 +533,9 @@ func (e *env) fixes(id finding.ID, caps map[string]string) []finding.Fix {
 			return e.cudaLibraryMissingFixes(caps)
 		}
 	case finding.CUDADriverNotVisible:
+		if caps["arch_probe"] != "" {
+			return e.archProbeFixes(caps)
+		}
 		// libcuda.so.1 ships with the driver, never with the CUDA toolkit:
 		// in a container the NVIDIA runtime mounts the host's
 		// (pytorch/pytorch#3221, ggml-org/llama.cpp#7822, cvat-ai/cvat#406).
@@ -1211,4 +1219,47 @@ func driverLine(lf *LogFacts) int {
 		return lf.Driver.Line
 	}
 	return lf.KernelModule.Line
+}
+
+// archProbeFixes: a build asked torch for the GPU where none is visible
+// (torch's _get_cuda_arch_flags with TORCH_CUDA_ARCH_LIST unset, or a
+// setup.py's own torch.cuda.get_device_capability()). Naming the targets
+// is the fix (pytorch/pytorch#28955, pytorch/vision#1566,
+// rusty1s/pytorch_sparse#234, NVIDIA/apex#486); a build whose setup.py
+// compiles CUDA only when torch.cuda.is_available() also needs its own
+// switch (builds.json: no_gpu_needs, force_build_env).
+func (e *env) archProbeFixes(caps map[string]string) []finding.Fix {
+	list, known := "", false
+	if cc := e.gpuCapability(caps); cc != "" {
+		list, known = cc, true
+	}
+	title := "Name the GPUs to compile for, so the build does not ask the device: TORCH_CUDA_ARCH_LIST"
+	if known {
+		title += " (the GPU the log names: " + list + "; add the capabilities of every GPU the build must run on, \";\"-separated)"
+	} else {
+		list = "8.0;8.6;8.9;9.0"
+		title += " (example list: put the compute capabilities of the GPUs the build must run on, as nvidia-smi --query-gpu=compute_cap --format=csv shows them there; add +PTX to the newest for GPUs newer still)"
+	}
+	env := "TORCH_CUDA_ARCH_LIST=" + remedy.Quote(list)
+	pkg := pkgArg(caps)
+	prof, hasProf := kb.Builds().Packages[pkg]
+	var fixes []finding.Fix
+	if hasProf && prof.ForceBuildEnv != "" && prof.NoGPUNeeds == prof.ForceBuildEnv && prof.ForceBuildValue != "" {
+		// It compiles CUDA only with a GPU visible unless told to.
+		env += " " + prof.ForceBuildEnv + "=" + prof.ForceBuildValue
+		title += "; " + pkg + " also needs " + prof.ForceBuildEnv + "=" + prof.ForceBuildValue + " to compile its CUDA code without a GPU (" + prof.Source + ")"
+	} else if hasProf && !prof.HonoursArchList {
+		title += "; " + pkg + "'s " + prof.ArchFile + " chooses its own targets, so read how it is told them without a GPU"
+	}
+	f := finding.Fix{Title: title, Commands: []string{remedy.ArchList(list)}}
+	if pkg != "" {
+		f.Commands = []string{env + " " + e.pip("--no-build-isolation", pkg)}
+	}
+	fixes = append(fixes, f)
+	fixes = append(fixes,
+		manual("In a Dockerfile: set it before the build step (ENV TORCH_CUDA_ARCH_LIST=\""+list+"\"): no GPU or driver library is visible while an image builds, whatever docker run is later given. Packages that build CUDA code only when torch.cuda.is_available() (torchvision, torch-scatter, pytorch3d, ...) also need FORCE_CUDA=1"),
+		manual("Or build where the GPU is visible: inside a container started with docker run --gpus all, or, with Docker's classic builder, with nvidia as Docker's default runtime (\"default-runtime\": \"nvidia\" in /etc/docker/daemon.json, then restart Docker)"),
+		manual("If python -c \"import torch; print(torch.version.cuda)\" prints None, torch itself is a CPU-only build: install a CUDA build of torch first, or the extension compiles but cannot run on the GPU"),
+	)
+	return fixes
 }

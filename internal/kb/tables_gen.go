@@ -6327,6 +6327,21 @@ func signaturesTable() SignaturesData {
 				},
 			},
 			{
+				Name:     "torch-which-compiler-missing",
+				Finding:  "host-compiler-unsupported",
+				Severity: "error",
+				Literals: []string{
+					"Command '['which', '",
+				},
+				Pattern: "Command '\\['which', '(?P<missing_cxx>[A-Za-z0-9_.+-]*(?:g\\+\\+|gcc|c\\+\\+|cc|clang\\+\\+|clang))'\\]' returned non-zero exit status",
+				Title:   "No C++ compiler: the build looked for {missing_cxx} and found none",
+				Detail:  "torch's extension builder checks the C++ compiler with `which` before it compiles; the compiler the build is set to use (CXX, or Python's own sysconfig name for it) is not installed or not on PATH.",
+				Origin: SignatureSource{
+					Text: "subprocess.CalledProcessError: Command '['which', 'x86_64-linux-gnu-g++']' returned non-zero exit status 1.",
+					From: "torch/utils/cpp_extension.py check_compiler_ok_for_platform (subprocess.check_output(['which', compiler])), run for every extension build; databrickslabs/dolly#119 (DeepSpeed's DS_BUILD_FUSED_ADAM=1 pip install on a host without g++)",
+				},
+			},
+			{
 				Name:     "uv-build-dependency-hint-wrapped",
 				Finding:  "build-isolation-hides-torch",
 				Severity: "error",
@@ -6460,6 +6475,51 @@ func signaturesTable() SignaturesData {
 				Origin: SignatureSource{
 					Text: "ImportError: libcuda.so.1: cannot open shared object file: No such file or directory",
 					From: "the dynamic loader (glibc ld.so) loading a program or module linked against the CUDA driver API (torch's _C, TensorFlow, llama.cpp's server), threads pytorch/pytorch#3221, ggml-org/llama.cpp#7822, cvat-ai/cvat#406 (fixed by starting the container with nvidia-docker / --gpus all); TensorFlow's dso_loader warning that it runs without a GPU is not this failure; nvidia-container-cli's \"load library failed: libcuda.so.1\" is the host missing its driver (NVIDIA/nvidia-docker#539), not this failure",
+				},
+			},
+			{
+				Name:     "build-no-driver-arch-probe",
+				Finding:  "cuda-driver-not-visible",
+				Severity: "error",
+				Literals: []string{
+					"Found no NVIDIA driver on your system",
+				},
+				Pattern: "(?:^\\s*|(?:RuntimeError|AssertionError):\\s*)(?P<arch_probe>Found no NVIDIA driver) on your system",
+				Context: &SignatureContext{
+					Any: []string{
+						"setup.py",
+						"_get_cuda_arch_flags",
+						"Building wheel for",
+						"Getting requirements to build wheel",
+						"Preparing metadata",
+						"pip-build-env-",
+						"pip-req-build-",
+						"build_ext",
+						"bdist_wheel",
+						"Running setup.py",
+					},
+					Within: 60,
+				},
+				Title:  "An extension's build asked torch for the GPU, and no NVIDIA driver is visible to the build",
+				Detail: "The build queried the GPU to choose what to compile for (torch's extension builder does when TORCH_CUDA_ARCH_LIST is unset; some setup.py files call torch.cuda.get_device_capability() themselves) and torch found no driver: the build runs where no GPU is visible, such as a docker build (no GPU or driver library is mounted while an image builds), a CI runner or a build node. Compiling CUDA code needs nvcc, not a GPU.",
+				Origin: SignatureSource{
+					Text: "AssertionError: Found no NVIDIA driver on your system. (torch <= 1.4) / RuntimeError: Found no NVIDIA driver on your system. Please check that you have an NVIDIA GPU and installed a driver from http://www.nvidia.com/Download/index.aspx",
+					From: "torch/cuda/__init__.py _lazy_init (_check_driver's AssertionError up to torch 1.4, torch._C._cuda_init's RuntimeError since), reached from torch/utils/cpp_extension.py _get_cuda_arch_flags (torch.cuda.get_device_capability when TORCH_CUDA_ARCH_LIST is unset, torch 1.3+: pytorch/pytorch#28955) or from a setup.py's own torch.cuda.get_device_capability() (grouped_gemm-0.3.0.tar.gz setup.py lines 12-28, see builds.json); threads mapillary/inplace_abn#181, tgale96/grouped_gemm#24, NVIDIA/apex#486, pytorch/vision#1566 (fixed by TORCH_CUDA_ARCH_LIST)",
+				},
+			},
+			{
+				Name:     "build-arch-list-empty",
+				Finding:  "cuda-driver-not-visible",
+				Severity: "error",
+				Literals: []string{
+					"arch_list[-1] += '+PTX'",
+				},
+				Pattern: "(?P<arch_probe>arch_list)\\[-1\\] \\+= '\\+PTX'",
+				Title:   "torch's extension builder found no GPU to build for: TORCH_CUDA_ARCH_LIST is unset and torch sees no device",
+				Detail:  "With TORCH_CUDA_ARCH_LIST unset, torch compiles for the GPUs it sees; it saw none (torch.cuda.device_count() is 0: no GPU visible to the build, as in a docker build, a CI runner or a build node, or a CPU-only torch), so its list of targets is empty and the build stops with IndexError. Compiling CUDA code needs nvcc, not a GPU.",
+				Origin: SignatureSource{
+					Text: "    arch_list[-1] += '+PTX'\nIndexError: list index out of range",
+					From: "torch/utils/cpp_extension.py _get_cuda_arch_flags (torch 1.8+: one entry per torch.cuda.device_count() device when TORCH_CUDA_ARCH_LIST is unset, then arch_list[-1] += '+PTX'); threads mlcommons/training#690, rusty1s/pytorch_sparse#234 (fixed by TORCH_CUDA_ARCH_LIST), pytorch/ort#95",
 				},
 			},
 			{
@@ -6842,11 +6902,12 @@ func signaturesTable() SignaturesData {
 				Name: "python-include-dir",
 				Literals: []string{
 					"/include/python3.",
+					"/include/python2.",
 				},
-				Pattern: "/include/python(?P<python>3\\.[0-9]+)m?\\b",
+				Pattern: "/include/python(?P<python>[23]\\.[0-9]+)m?\\b",
 				Origin: SignatureSource{
-					Text: "-I/usr/include/python3.7m -c src/twisted/test/raiser.c",
-					From: "CPython's install layout (include/pythonX.Y, with an m suffix before 3.8), passed to the compiler with -I",
+					Text: "-I/usr/include/python3.7m -c src/twisted/test/raiser.c / -I/usr/include/python2.7 -c src/pcremodule.c",
+					From: "CPython's install layout (include/pythonX.Y, with an m suffix from 3.2 to 3.7; Python 2 has none), passed to the compiler with -I (awahlig/python-pcre#8: a Python 2.7 build)",
 				},
 			},
 			{
