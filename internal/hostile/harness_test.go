@@ -118,7 +118,7 @@ func memory(pid int) (rss, hwm int64) {
 var panicked = regexp.MustCompile(`(?m)^(panic|fatal error): .*\n(.*\n)*goroutine \d+ \[`)
 
 // run runs the binary once under the limits and checks what it did.
-func run(bin string, e *Env, scratch string, args []string) result {
+func run(bin string, e *Env, scratch string, args []string, check func([]string, string) []string) result {
 	r := result{args: args}
 	name, argv := bin, args
 	if pl, err := exec.LookPath("prlimit"); err == nil {
@@ -222,6 +222,9 @@ func run(bin string, e *Env, scratch string, args []string) result {
 			break
 		}
 	}
+	if check != nil {
+		r.problems = append(r.problems, check(args, out)...)
+	}
 	if b, err := os.ReadFile(e.Marker); err == nil {
 		r.problems = append(r.problems, "executed a file from the input: "+firstLine(string(b)))
 		os.Remove(e.Marker)
@@ -324,7 +327,7 @@ func TestHostileCorpus(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
-			results[i] = run(bin, e, scratch, j.args)
+			results[i] = run(bin, e, scratch, j.args, j.c.Check)
 		}()
 	}
 	wg.Wait()

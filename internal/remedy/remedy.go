@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+
+	"github.com/fastpath-dev/fastpath/internal/lazyregexp"
 )
 
 // Origin says where a fact came from.
@@ -167,6 +169,16 @@ func Quote(s string) string {
 	}
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
+
+// DistName reports whether name is a distribution name (PEP 508, core
+// metadata's Name: letters, digits, ".", "_", "-", starting and ending with
+// a letter or digit). A name taken from untrusted input (a METADATA in a
+// root or image, a log) goes into a command only if it is one: quoting keeps
+// "x;touch pwned" from being shell code, but only this keeps
+// "--index-url=http://evil/" from being an option of pip.
+func DistName(name string) bool { return distNameRe.MatchString(name) }
+
+var distNameRe = lazyregexp.New(`^(?i:[a-z0-9]|[a-z0-9][a-z0-9._-]*[a-z0-9])$`)
 
 // Command joins words into one command, quoting each.
 func Command(words ...string) string {
