@@ -549,6 +549,18 @@ func (e *env) fixes(id finding.ID, caps map[string]string) []finding.Fix {
 			fixes = append(fixes, manual(fmt.Sprintf("If it failed in a RUN step of the image build (line %d): no GPU or driver library is mounted while an image builds, whatever docker run is given. Keep GPU code out of RUN steps (link against the CUDA toolkit's stubs/libcuda.so when a build needs it), or, with the classic builder, make nvidia Docker's default runtime (\"default-runtime\": \"nvidia\" in /etc/docker/daemon.json, then restart Docker)", e.log.ImageBuild.Line)))
 		}
 		return fixes
+	case finding.LibcudaNotLinkable:
+		// Triton links its launcher with -lcuda and -L the folders
+		// ldconfig -p lists libcuda.so.1 in, or TRITON_LIBCUDA_PATH alone
+		// (triton 3.5.0 triton/backends/nvidia/driver.py libcuda_dirs,
+		// triton/runtime/build.py _build); ld needs the unversioned
+		// libcuda.so there (pytorch/pytorch#94585, #103417: the link;
+		// state-spaces/mamba#123: ldconfig, the toolkit's stub at link time).
+		return []finding.Fix{
+			manual("Give the linker the unversioned libcuda.so next to the driver's 64-bit libcuda.so.1: find its folder with `ldconfig -p | grep libcuda.so.1` (not an i386 or lib32 one), then in that folder run `sudo ln -s libcuda.so.1 libcuda.so`. In a container the NVIDIA runtime mounts only libcuda.so.1, never libcuda.so: make the link inside the container (or in the image, where it resolves once the runtime mounts the library)"),
+			manual("Without root: make the link in a folder of your own and point Triton at that folder, which it then passes to the linker instead of ldconfig's: mkdir -p ~/.cache/libcuda-link && ln -sf \"$(ldconfig -p | awk '$1 == \"libcuda.so.1\" && !/i386|lib32/ {print $NF; exit}')\" ~/.cache/libcuda-link/libcuda.so && export TRITON_LIBCUDA_PATH=~/.cache/libcuda-link (a TRITON_LIBCUDA_PATH folder that holds only libcuda.so.1 does not satisfy -lcuda)"),
+			manual("If `ldconfig -p` lists no libcuda.so.1 (a driver folder outside the loader cache, such as Colab's /usr/lib64-nvidia or Singularity's /.singularity.d/libs), add that folder to the cache with `sudo ldconfig` and the folder as its argument, then make the link as above; with a CUDA toolkit installed, LIBRARY_PATH=/usr/local/cuda/lib64/stubs also satisfies the link (link time only: never put the stubs on LD_LIBRARY_PATH)"),
+		}
 	case finding.DriverLibraryMismatch:
 		return e.driverLibraryFixes()
 	case finding.CuDNNVersionMismatch:
