@@ -6603,6 +6603,22 @@ func signaturesTable() SignaturesData {
 					From: "triton 3.5.0 triton/runtime/build.py _build: subprocess.check_call of [cc, src, ..., -lcuda, -L<dirs>] raising CalledProcessError, after ld's 'cannot find -lcuda' (JIA-Lab-research/Seg-Zero#63, ModelTC/LightLLM#16, InternLM/lmdeploy#2026)",
 				},
 			},
+			{
+				Name:     "triton-libcuda-not-found",
+				Finding:  "libcuda-not-linkable",
+				Severity: "error",
+				Literals: []string{
+					"libcuda.so cannot found",
+				},
+				Pattern: "(?P<triton_assert>libcuda\\.so cannot found)",
+				Next:    "Possible files are located at \\[(?P<located>[^\\]]*)\\]|(?P<ldcache>make sure GPU is set ?up and then run)",
+				Title:   "Triton found no libcuda it can link: libcuda.so cannot found",
+				Detail:  "Triton's libcuda_dirs() looks for the driver library in the folders /sbin/ldconfig -p lists (then LD_LIBRARY_PATH) before it links its launcher with -lcuda, and found none it can use: either the loader cache does not list the driver's folder, or the folder holds libcuda.so.1 but no unversioned libcuda.so (older triton checks for that).",
+				Origin: SignatureSource{
+					Text: "AssertionError: libcuda.so cannot found!\nPossible files are located at ['/lib/x86_64-linux-gnu/libcuda.so.1'].Please create a symlink of libcuda.so to any of the file.",
+					From: "triton's libcuda_dirs() assertion: triton 3.5.0 triton/backends/nvidia/driver.py (libcuda.so.1 in the ldconfig -p folders, else 'Please make sure GPU is set up and then run \"/sbin/ldconfig\"'); triton 2.1-2.2 triton/common/build.py checks for libcuda.so (unslothai/unsloth#679, googlecolab/colabtools#4300, pytorch/pytorch#107960)",
+				},
+			},
 		},
 		Context: []Signature{
 			{
