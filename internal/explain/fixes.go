@@ -558,8 +558,14 @@ func (e *env) fixes(id finding.ID, caps map[string]string) []finding.Fix {
 		// libcuda.so there (pytorch/pytorch#94585, #103417: the link;
 		// state-spaces/mamba#123: ldconfig, the toolkit's stub at link time).
 		link := manual("Give the linker the unversioned libcuda.so next to the driver's 64-bit libcuda.so.1: find its folder with `ldconfig -p | grep libcuda.so.1` (the line tagged x86-64 or AArch64, not a 32-bit \"(libc6)\" one in an i386, lib32 or /lib folder), then in that folder run `sudo ln -s libcuda.so.1 libcuda.so`. In a container the NVIDIA runtime mounts only libcuda.so.1, never libcuda.so: make the link inside the container (or in the image, where it resolves once the runtime mounts the library)")
-		if dir := libcudaDir(caps["located"]); dir != "" {
-			// Triton's assertion named the driver's libcuda.so.1.
+		// Triton's assertion names the driver's libcuda.so.1; triton 3.x's
+		// failed command passes the folders ldconfig lists it in as -L
+		// after its own backends/nvidia/lib.
+		dir := libcudaDir(caps["located"])
+		if dir == "" {
+			dir = libcudaDir(ldirsAsFiles(caps["ldirs"]))
+		}
+		if dir != "" {
 			link = finding.Fix{Title: "Create the unversioned libcuda.so next to the driver's libcuda.so.1 that Triton found in " + dir,
 				Commands: []string{"sudo ln -s libcuda.so.1 " + dir + "/libcuda.so"}}
 		}
@@ -1307,3 +1313,18 @@ func libcudaDir(located string) string {
 
 // plainPath is a folder a shell command may name unquoted.
 var plainPath = regexp.MustCompile(`^[A-Za-z0-9_./+-]+$`)
+
+// ldirsAsFiles turns the -L folders of Triton's failed command
+// (", '-L/lib/x86_64-linux-gnu', '-L/lib/i386-linux-gnu'") into the
+// libcuda.so.1 list libcudaDir reads; an entry cut short is dropped.
+func ldirsAsFiles(ldirs string) string {
+	var files []string
+	for _, q := range strings.Split(ldirs, ",") {
+		q = strings.TrimSpace(q)
+		if !strings.HasPrefix(q, "'-L/") || !strings.HasSuffix(q, "'") || len(q) < 5 {
+			continue
+		}
+		files = append(files, "'"+strings.TrimSuffix(q[3:len(q)-1], "/")+"/libcuda.so.1'")
+	}
+	return strings.Join(files, ", ")
+}

@@ -1,6 +1,8 @@
 package explain
 
 import (
+	"os"
+	"slices"
 	"strings"
 	"testing"
 
@@ -25,6 +27,20 @@ func TestLibcudaDir(t *testing.T) {
 	}
 }
 
+// TestLdirsAsFiles: the -L folders of triton 3.x's command, a cut entry dropped.
+func TestLdirsAsFiles(t *testing.T) {
+	got := libcudaDir(ldirsAsFiles(", '-L/lib/i386-linux-gnu', '-L/lib/x86_64-linux-gnu', '-L/usr/lib/x86_6…"))
+	if got != "/lib/i386-linux-gnu" && got != "/lib/x86_64-linux-gnu" {
+		t.Fatalf("got %q", got)
+	}
+	if got != "/lib/x86_64-linux-gnu" {
+		t.Errorf("got %q, want the 64-bit folder", got)
+	}
+	if got := ldirsAsFiles(", '-L/usr/lib/x86_6…"); got != "" {
+		t.Errorf("a cut entry gave %q", got)
+	}
+}
+
 // TestLibcudaFixOrder: Triton's own check that found nothing in the loader
 // cache puts ldconfig first; ld's "cannot find -lcuda" puts the link first.
 func TestLibcudaFixOrder(t *testing.T) {
@@ -38,5 +54,26 @@ func TestLibcudaFixOrder(t *testing.T) {
 	}
 	if got := first(map[string]string{}); !strings.HasPrefix(got, "Give the linker the unversioned libcuda.so") {
 		t.Errorf("ld's cannot find -lcuda: first fix %q, want the link", got)
+	}
+}
+
+// TestLibcudaLinkNamesLoggedFolder: triton 3.x's failed command names the
+// folders ldconfig lists libcuda.so.1 in; the link command uses the 64-bit one.
+func TestLibcudaLinkNamesLoggedFolder(t *testing.T) {
+	f, err := os.Open("testdata/logs/triton-lcuda.log")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	s, err := Default().Scan(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fs := Findings(s, nil)
+	if len(fs) == 0 || fs[0].ID != finding.LibcudaNotLinkable {
+		t.Fatalf("findings %v", ids(fs))
+	}
+	if want := "sudo ln -s libcuda.so.1 /lib/x86_64-linux-gnu/libcuda.so"; !slices.Contains(fs[0].Fixes[0].Commands, want) {
+		t.Errorf("first fix %+v, want the command %q", fs[0].Fixes[0], want)
 	}
 }

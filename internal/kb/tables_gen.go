@@ -6589,7 +6589,7 @@ func signaturesTable() SignaturesData {
 				Literals: []string{
 					"'-lcuda'",
 				},
-				Pattern: "'[^']*[/\\\\]tmp[^'/\\\\]*[/\\\\](?:main|cuda_utils)\\.c',.*'-lcuda'",
+				Pattern: "'[^']*[/\\\\]tmp[^'/\\\\]*[/\\\\](?:main|cuda_utils)\\.c',.*'-lcuda'(?:, '-L[^']*[/\\\\]triton[/\\\\]backends[/\\\\]nvidia[/\\\\]lib'(?P<ldirs>(?:, '-L/[^']*')+))?",
 				Context: &SignatureContext{
 					Any: []string{
 						"cannot find -lcuda",
