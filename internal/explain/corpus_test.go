@@ -43,6 +43,7 @@ var findingIDs = []finding.ID{
 	finding.DriverTooOld, finding.GPUBusy, finding.FastPathFallback, finding.ExtensionArchUnsupported,
 	finding.ExtensionABIMismatch, finding.ExtensionCUDAMismatch, finding.PipPythonMismatch, finding.TorchLibrariesMissing,
 	finding.ModelWillNotLoad, finding.CUDADriverNotVisible, finding.DriverLibraryMismatch, finding.CuDNNVersionMismatch,
+	finding.LibcudaNotLinkable,
 }
 
 func loadCorpus(t testing.TB) []corpusEntry {

@@ -115,6 +115,9 @@ func TestExplainLogs(t *testing.T) {
 		{"nvml-driver-library-mismatch.log", []finding.ID{finding.DriverLibraryMismatch}, map[finding.ID][]int{finding.DriverLibraryMismatch: {4}}, nil},
 		{"cudnn-version-incompatibility.log", []finding.ID{finding.CuDNNVersionMismatch}, map[finding.ID][]int{finding.CuDNNVersionMismatch: {11}},
 			map[finding.ID]string{finding.CuDNNVersionMismatch: "cuDNN 8.5.0 but loaded cuDNN 8.3.3"}},
+		// Triton's launcher link, in the shape of JIA-Lab-research/Seg-Zero#63:
+		// ld's line, then the gcc command triton's build.py ran (the evidence).
+		{"triton-lcuda.log", []finding.ID{finding.LibcudaNotLinkable}, map[finding.ID][]int{finding.LibcudaNotLinkable: {3}}, nil},
 		{"healthy-training.log", []finding.ID{}, nil, nil},
 	} {
 		t.Run(tc.log, func(t *testing.T) {

@@ -3,6 +3,7 @@ package explain
 import (
 	"fmt"
 	"path"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -549,6 +550,34 @@ func (e *env) fixes(id finding.ID, caps map[string]string) []finding.Fix {
 			fixes = append(fixes, manual(fmt.Sprintf("If it failed in a RUN step of the image build (line %d): no GPU or driver library is mounted while an image builds, whatever docker run is given. Keep GPU code out of RUN steps (link against the CUDA toolkit's stubs/libcuda.so when a build needs it), or, with the classic builder, make nvidia Docker's default runtime (\"default-runtime\": \"nvidia\" in /etc/docker/daemon.json, then restart Docker)", e.log.ImageBuild.Line)))
 		}
 		return fixes
+	case finding.LibcudaNotLinkable:
+		// Triton links its launcher with -lcuda and -L the folders
+		// ldconfig -p lists libcuda.so.1 in, or TRITON_LIBCUDA_PATH alone
+		// (triton 3.5.0 triton/backends/nvidia/driver.py libcuda_dirs,
+		// triton/runtime/build.py _build); ld needs the unversioned
+		// libcuda.so there (pytorch/pytorch#94585, #103417: the link;
+		// state-spaces/mamba#123: ldconfig, the toolkit's stub at link time).
+		link := manual("Give the linker the unversioned libcuda.so next to the driver's 64-bit libcuda.so.1: find its folder with `ldconfig -p | grep libcuda.so.1` (the line tagged x86-64 or AArch64, not a 32-bit \"(libc6)\" one in an i386, lib32 or /lib folder), then in that folder run `sudo ln -s libcuda.so.1 libcuda.so`. In a container the NVIDIA runtime mounts only libcuda.so.1, never libcuda.so: make the link inside the container (or in the image, where it resolves once the runtime mounts the library)")
+		// Triton's assertion names the driver's libcuda.so.1; triton 3.x's
+		// failed command passes the folders ldconfig lists it in as -L
+		// after its own backends/nvidia/lib.
+		dir := libcudaDir(caps["located"])
+		if dir == "" {
+			dir = libcudaDir(ldirsAsFiles(caps["ldirs"]))
+		}
+		if dir != "" {
+			link = finding.Fix{Title: "Create the unversioned libcuda.so next to the driver's libcuda.so.1 that Triton found in " + dir,
+				Commands: []string{"sudo ln -s libcuda.so.1 " + dir + "/libcuda.so"}}
+		}
+		private := manual("Without root: make the link in a folder of your own and point Triton at that folder, which it then passes to the linker instead of ldconfig's: mkdir -p ~/.cache/libcuda-link && ln -sf \"$(ldconfig -p | awk '$1 == \"libcuda.so.1\" && /x86-64|AArch64/ {print $NF; exit}')\" ~/.cache/libcuda-link/libcuda.so && export TRITON_LIBCUDA_PATH=~/.cache/libcuda-link (a TRITON_LIBCUDA_PATH folder that holds only libcuda.so.1 does not satisfy -lcuda)")
+		cache := manual("If `ldconfig -p` lists no libcuda.so.1 (a driver folder outside the loader cache, such as Colab's /usr/lib64-nvidia or Singularity's /.singularity.d/libs), add that folder to the cache: `sudo ldconfig` with the folder as its argument (find it with `find / -name libcuda.so.1 2>/dev/null`); if the link still fails, create libcuda.so next to it as the other fix says; with a CUDA toolkit installed, LIBRARY_PATH=/usr/local/cuda/lib64/stubs also satisfies the link (link time only: never put the stubs on LD_LIBRARY_PATH)")
+		if caps["ldcache"] != "" || (caps["triton_assert"] != "" && caps["located"] == "") {
+			// Triton's own check found no libcuda in the loader cache:
+			// the cache first (googlecolab/colabtools#4300,
+			// pytorch/pytorch#107960: ldconfig with the driver's folder).
+			return []finding.Fix{cache, link, private}
+		}
+		return []finding.Fix{link, private, cache}
 	case finding.DriverLibraryMismatch:
 		return e.driverLibraryFixes()
 	case finding.CuDNNVersionMismatch:
@@ -1262,4 +1291,40 @@ func (e *env) archProbeFixes(caps map[string]string) []finding.Fix {
 		manual("If python -c \"import torch; print(torch.version.cuda)\" prints None, torch itself is a CPU-only build: install a CUDA build of torch first, or the extension compiles but cannot run on the GPU"),
 	)
 	return fixes
+}
+
+// libcudaDir is the folder of the 64-bit libcuda.so.1 in the list Triton's
+// libcuda_dirs() assertion prints (['/lib/x86_64-linux-gnu/libcuda.so.1']),
+// "" when none of them is clearly 64-bit or a path is not plain.
+func libcudaDir(located string) string {
+	for _, q := range strings.Split(located, ",") {
+		p := strings.Trim(strings.TrimSpace(q), "'\"")
+		dir, base := path.Split(p)
+		dir = strings.TrimSuffix(dir, "/")
+		if base != "libcuda.so.1" || !strings.HasPrefix(dir, "/") || !plainPath.MatchString(dir) {
+			continue
+		}
+		if strings.Contains(dir, "x86_64") || strings.Contains(dir, "aarch64") || strings.HasSuffix(dir, "lib64") {
+			return dir
+		}
+	}
+	return ""
+}
+
+// plainPath is a folder a shell command may name unquoted.
+var plainPath = regexp.MustCompile(`^[A-Za-z0-9_./+-]+$`)
+
+// ldirsAsFiles turns the -L folders of Triton's failed command
+// (", '-L/lib/x86_64-linux-gnu', '-L/lib/i386-linux-gnu'") into the
+// libcuda.so.1 list libcudaDir reads; an entry cut short is dropped.
+func ldirsAsFiles(ldirs string) string {
+	var files []string
+	for _, q := range strings.Split(ldirs, ",") {
+		q = strings.TrimSpace(q)
+		if !strings.HasPrefix(q, "'-L/") || !strings.HasSuffix(q, "'") || len(q) < 5 {
+			continue
+		}
+		files = append(files, "'"+strings.TrimSuffix(q[3:len(q)-1], "/")+"/libcuda.so.1'")
+	}
+	return strings.Join(files, ", ")
 }

@@ -54,6 +54,8 @@ const (
 	DriverLibraryMismatch ID = "driver-library-mismatch"
 	// CuDNNVersionMismatch: torch loaded another cuDNN than the one it was built with.
 	CuDNNVersionMismatch ID = "cudnn-version-mismatch"
+	// LibcudaNotLinkable: Triton cannot link its launcher against the driver: no libcuda.so where the linker looks.
+	LibcudaNotLinkable ID = "libcuda-not-linkable"
 	// ModelWillNotLoad: The model raises when loaded.
 	ModelWillNotLoad ID = "model-will-not-load"
 	// StaticLiveDisagree: The static reading and the running environment differ.

@@ -5520,6 +5520,7 @@ func signaturesTable() SignaturesData {
 				"no-cuda-compiler",
 				"nvcc-torch-cuda-mismatch",
 				"host-compiler-unsupported",
+				"libcuda-not-linkable",
 				"missing-python-headers",
 				"missing-ninja",
 				"nvcc-cannot-target-gpu",
@@ -6552,6 +6553,70 @@ func signaturesTable() SignaturesData {
 				Origin: SignatureSource{
 					Text: "RuntimeError: cuDNN version incompatibility: PyTorch was compiled  against (8, 5, 0) but found runtime version (8, 3, 3). PyTorch already comes bundled with cuDNN.",
 					From: "torch/backends/cudnn/__init__.py (_init: \"found runtime version (M, m, p)\" since torch 1.12, \"linked against (M, m, p)\" in 1.12's first wheels, \"cuDNN version mismatch ... linked against 7102\" in torch 1.0-1.4, printing torch._C._cudnn_version(), which is cuDNN's CUDNN_VERSION: MAJOR*1000+MINOR*100+PATCHLEVEL in cuDNN 7 and 8's headers, MAJOR*10000+MINOR*100+PATCHLEVEL in cuDNN 9's cudnn_version.h); threads RaleLee/Co-GAT#2, YoungSeng/SRD-VC#16, gladiaio/gladia#928, bmaltais/kohya_ss#1096, pytorch/functorch#926, xingyizhou/CenterNet#119",
+				},
+			},
+			{
+				Name:     "triton-lcuda-link",
+				Finding:  "libcuda-not-linkable",
+				Severity: "error",
+				Literals: []string{
+					"cannot find -lcuda",
+				},
+				Pattern: "cannot find -lcuda\\b",
+				Context: &SignatureContext{
+					Any: []string{
+						"/triton/",
+						"\\triton\\",
+						"/.triton/",
+						"torch/_inductor/",
+						"torch._inductor",
+						"torch._dynamo",
+						"cuda_utils",
+					},
+					Within: 300,
+				},
+				Title:  "Triton cannot link -lcuda: no libcuda.so where the linker looks",
+				Detail: "Triton's launcher build (gcc ... -lcuda) found no unversioned libcuda.so: the driver's libcuda.so.1 alone does not satisfy -lcuda, and a 32-bit libcuda.so is skipped.",
+				Origin: SignatureSource{
+					Text: "/usr/bin/ld: cannot find -lcuda: No such file or directory",
+					From: "GNU ld, for triton's launcher build: triton 3.5.0 triton/runtime/build.py _build (cc ... -lcuda -L<libcuda_dirs()>) and triton/backends/nvidia/driver.py libraries=['cuda'], library_dirs(); after torch._inductor frames (pytorch/pytorch#103417, vllm-project/vllm#16984)",
+				},
+			},
+			{
+				Name:     "triton-lcuda-link-command",
+				Finding:  "libcuda-not-linkable",
+				Severity: "error",
+				Literals: []string{
+					"'-lcuda'",
+				},
+				Pattern: "'[^']*[/\\\\]tmp[^'/\\\\]*[/\\\\](?:main|cuda_utils)\\.c',.*'-lcuda'(?:, '-L[^']*[/\\\\]triton[/\\\\]backends[/\\\\]nvidia[/\\\\]lib'(?P<ldirs>(?:, '-L/[^']*')+))?",
+				Context: &SignatureContext{
+					Any: []string{
+						"cannot find -lcuda",
+					},
+					Within: 30,
+				},
+				Title:  "Triton cannot link -lcuda: no libcuda.so where the linker looks",
+				Detail: "Triton's launcher build (gcc ... -lcuda) found no unversioned libcuda.so: the driver's libcuda.so.1 alone does not satisfy -lcuda, and a 32-bit libcuda.so is skipped.",
+				Origin: SignatureSource{
+					Text: "subprocess.CalledProcessError: Command '['/usr/bin/gcc', '/tmp/tmpe7nu9b0l/main.c', '-O3', '-shared', '-fPIC', '-Wno-psabi', '-o', '/tmp/tmpe7nu9b0l/cuda_utils.cpython-312-x86_64-linux-gnu.so', '-lcuda', '-L/home/sim/anaconda3/envs/visionreasoner/lib/python3.12/site-packages/triton/backends/nvidia/lib', '-L/lib/x86_64-linux-gnu', ...]' returned non-zero exit status 1.",
+					From: "triton 3.5.0 triton/runtime/build.py _build: subprocess.check_call of [cc, src, ..., -lcuda, -L<dirs>] raising CalledProcessError, after ld's 'cannot find -lcuda' (JIA-Lab-research/Seg-Zero#63, ModelTC/LightLLM#16, InternLM/lmdeploy#2026)",
+				},
+			},
+			{
+				Name:     "triton-libcuda-not-found",
+				Finding:  "libcuda-not-linkable",
+				Severity: "error",
+				Literals: []string{
+					"libcuda.so cannot found",
+				},
+				Pattern: "(?P<triton_assert>libcuda\\.so cannot found)",
+				Next:    "Possible files are located at \\[(?P<located>[^\\]]*)\\]|(?P<ldcache>make sure GPU is set ?up and then run)",
+				Title:   "Triton found no libcuda it can link: libcuda.so cannot found",
+				Detail:  "Triton's libcuda_dirs() looks for the driver library in the folders /sbin/ldconfig -p lists (then LD_LIBRARY_PATH) before it links its launcher with -lcuda, and found none it can use: either the loader cache does not list the driver's folder, or the folder holds libcuda.so.1 but no unversioned libcuda.so (older triton checks for that).",
+				Origin: SignatureSource{
+					Text: "AssertionError: libcuda.so cannot found!\nPossible files are located at ['/lib/x86_64-linux-gnu/libcuda.so.1'].Please create a symlink of libcuda.so to any of the file.",
+					From: "triton's libcuda_dirs() assertion: triton 3.5.0 triton/backends/nvidia/driver.py (libcuda.so.1 in the ldconfig -p folders, else 'Please make sure GPU is set up and then run \"/sbin/ldconfig\"'); triton 2.1-2.2 triton/common/build.py checks for libcuda.so (unslothai/unsloth#679, googlecolab/colabtools#4300, pytorch/pytorch#107960)",
 				},
 			},
 		},
