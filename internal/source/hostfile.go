@@ -14,33 +14,14 @@ import (
 // between the check and the read.
 func OpenRegular(p string) (*os.File, os.FileInfo, error) {
 	f, err := os.OpenFile(p, openFlags, 0)
-	if err != nil {
-		return nil, nil, err
-	}
-	fi, err := f.Stat()
-	if err != nil {
-		f.Close()
-		return nil, nil, err
-	}
-	if !fi.Mode().IsRegular() {
-		f.Close()
-		return nil, nil, fmt.Errorf("%s: not a regular file", p)
-	}
-	return f, fi, nil
+	return regularOnly(f, err, p)
 }
 
 // ReadRegular reads the host file p whole (OpenRegular), refusing one of
 // more than max bytes.
 func ReadRegular(p string, max int64) ([]byte, error) {
 	f, fi, err := OpenRegular(p)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	if fi.Size() > max {
-		return nil, fmt.Errorf("%s: %d bytes, more than the %d read", p, fi.Size(), max)
-	}
-	return io.ReadAll(io.LimitReader(f, max))
+	return readCapped(f, fi, err, p, max)
 }
 
 // OpenRegularIn opens rel inside the folder dir as OpenRegular does, but
@@ -55,6 +36,19 @@ func OpenRegularIn(dir, rel string) (*os.File, os.FileInfo, error) {
 	}
 	defer r.Close()
 	f, err := r.OpenFile(rel, openFlags, 0)
+	return regularOnly(f, err, rel)
+}
+
+// ReadRegularIn reads rel inside dir whole (OpenRegularIn), refusing a
+// file of more than max bytes.
+func ReadRegularIn(dir, rel string, max int64) ([]byte, error) {
+	f, fi, err := OpenRegularIn(dir, rel)
+	return readCapped(f, fi, err, rel, max)
+}
+
+// regularOnly checks the file an open returned with fstat, closing it and
+// failing unless it is a regular file.
+func regularOnly(f *os.File, err error, name string) (*os.File, os.FileInfo, error) {
 	if err != nil {
 		return nil, nil, err
 	}
@@ -65,21 +59,20 @@ func OpenRegularIn(dir, rel string) (*os.File, os.FileInfo, error) {
 	}
 	if !fi.Mode().IsRegular() {
 		f.Close()
-		return nil, nil, fmt.Errorf("%s: not a regular file", rel)
+		return nil, nil, fmt.Errorf("%s: not a regular file", name)
 	}
 	return f, fi, nil
 }
 
-// ReadRegularIn reads rel inside dir whole (OpenRegularIn), refusing a
-// file of more than max bytes.
-func ReadRegularIn(dir, rel string, max int64) ([]byte, error) {
-	f, fi, err := OpenRegularIn(dir, rel)
+// readCapped reads an opened regular file whole and closes it, refusing
+// one whose size is over max before reading.
+func readCapped(f *os.File, fi os.FileInfo, err error, name string, max int64) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
 	if fi.Size() > max {
-		return nil, fmt.Errorf("%s: %d bytes, more than the %d read", rel, fi.Size(), max)
+		return nil, fmt.Errorf("%s: %d bytes, more than the %d read", name, fi.Size(), max)
 	}
 	return io.ReadAll(io.LimitReader(f, max))
 }
