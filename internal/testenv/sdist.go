@@ -127,23 +127,7 @@ func fileSHA256(path string) (string, error) {
 // JSON simple API, not cached: it is what tests for drift ask).
 func PyPIVersions(t testing.TB, project string) []string {
 	t.Helper()
-	Network(t)
-	req, err := http.NewRequest("GET", "https://pypi.org/simple/"+project+"/", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Accept", "application/vnd.pypi.simple.v1+json")
-	resp, err := (&http.Client{Timeout: 60 * time.Second}).Do(req)
-	if err != nil {
-		t.Fatalf("%s: %v", project, err)
-	}
-	defer resp.Body.Close()
-	var idx struct {
-		Versions []string `json:"versions"`
-	}
-	if err := json.NewDecoder(io.LimitReader(resp.Body, 32<<20)).Decode(&idx); err != nil {
-		t.Fatalf("%s: %v", project, err)
-	}
+	idx := simpleIndex(t, project)
 	if len(idx.Versions) == 0 {
 		t.Fatalf("PyPI lists no versions of %s", project)
 	}
@@ -154,6 +138,32 @@ func PyPIVersions(t testing.TB, project string) []string {
 // project's version (its JSON simple API, not cached), and whether there
 // is one.
 func PyPISdist(t testing.TB, project, version string) (file, sha string, ok bool) {
+	t.Helper()
+	// An sdist is <normalized name>-<version>.tar.gz (PEP 625), or the
+	// project's own spelling in older uploads.
+	names := map[string]bool{}
+	for _, n := range []string{project, strings.ReplaceAll(project, "-", "_"), strings.ReplaceAll(project, "_", "-")} {
+		names[n+"-"+version+".tar.gz"] = true
+	}
+	for _, f := range simpleIndex(t, project).Files {
+		if names[f.Filename] && f.Hashes["sha256"] != "" {
+			return f.Filename, f.Hashes["sha256"], true
+		}
+	}
+	return "", "", false
+}
+
+// pypiIndex is a project's page of PyPI's JSON simple API (PEP 691).
+type pypiIndex struct {
+	Versions []string `json:"versions"`
+	Files    []struct {
+		Filename string            `json:"filename"`
+		Hashes   map[string]string `json:"hashes"`
+	} `json:"files"`
+}
+
+// simpleIndex reads project's page now (not cached).
+func simpleIndex(t testing.TB, project string) pypiIndex {
 	t.Helper()
 	Network(t)
 	req, err := http.NewRequest("GET", "https://pypi.org/simple/"+project+"/", nil)
@@ -166,25 +176,9 @@ func PyPISdist(t testing.TB, project, version string) (file, sha string, ok bool
 		t.Fatalf("%s: %v", project, err)
 	}
 	defer resp.Body.Close()
-	var idx struct {
-		Files []struct {
-			Filename string            `json:"filename"`
-			Hashes   map[string]string `json:"hashes"`
-		} `json:"files"`
-	}
+	var idx pypiIndex
 	if err := json.NewDecoder(io.LimitReader(resp.Body, 32<<20)).Decode(&idx); err != nil {
 		t.Fatalf("%s: %v", project, err)
 	}
-	// An sdist is <normalized name>-<version>.tar.gz (PEP 625), or the
-	// project's own spelling in older uploads.
-	names := map[string]bool{}
-	for _, n := range []string{project, strings.ReplaceAll(project, "-", "_"), strings.ReplaceAll(project, "_", "-")} {
-		names[n+"-"+version+".tar.gz"] = true
-	}
-	for _, f := range idx.Files {
-		if names[f.Filename] && f.Hashes["sha256"] != "" {
-			return f.Filename, f.Hashes["sha256"], true
-		}
-	}
-	return "", "", false
+	return idx
 }
