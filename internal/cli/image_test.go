@@ -1,12 +1,9 @@
 package cli
 
 import (
-	"archive/tar"
 	"bytes"
 	"encoding/json"
 	"io"
-	"io/fs"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -24,45 +21,10 @@ import (
 // folder, its environment in the image config.
 func seedOCILayout(t *testing.T, root string) string {
 	t.Helper()
-	var buf bytes.Buffer
-	tw := tar.NewWriter(&buf)
-	err := filepath.WalkDir(root, func(h string, d fs.DirEntry, err error) error {
-		if err != nil || h == root {
-			return err
-		}
-		rel, _ := filepath.Rel(root, h)
-		fi, err := os.Lstat(h)
-		if err != nil {
-			return err
-		}
-		link := ""
-		if fi.Mode()&fs.ModeSymlink != 0 {
-			link, _ = os.Readlink(h)
-		}
-		hdr, err := tar.FileInfoHeader(fi, link)
-		if err != nil {
-			return err
-		}
-		hdr.Name = filepath.ToSlash(rel)
-		if err := tw.WriteHeader(hdr); err != nil {
-			return err
-		}
-		if fi.Mode().IsRegular() {
-			f, err := os.Open(h)
-			if err != nil {
-				return err
-			}
-			defer f.Close()
-			if _, err := io.Copy(tw, f); err != nil {
-				return err
-			}
-		}
-		return err
-	})
-	if err != nil || tw.Close() != nil {
+	b, err := fixture.TarTree(root)
+	if err != nil {
 		t.Fatal(err)
 	}
-	b := buf.Bytes()
 	l, err := tarball.LayerFromOpener(func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(b)), nil })
 	if err != nil {
 		t.Fatal(err)

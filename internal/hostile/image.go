@@ -9,8 +9,6 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
-	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -71,56 +69,6 @@ func tarOf(entries ...tarEntry) ([]byte, error) {
 		}
 	}
 	err := tw.Close()
-	return b.Bytes(), err
-}
-
-// tarTree writes the tree at dir as a layer (folders, files, symbolic
-// links), names relative to dir, as docker build does.
-func tarTree(dir string) ([]byte, error) {
-	var b bytes.Buffer
-	tw := tar.NewWriter(&b)
-	err := filepath.WalkDir(dir, func(p string, de fs.DirEntry, err error) error {
-		if err != nil || p == dir {
-			return err
-		}
-		fi, err := de.Info()
-		if err != nil {
-			return err
-		}
-		link := ""
-		if fi.Mode()&fs.ModeSymlink != 0 {
-			if link, err = os.Readlink(p); err != nil {
-				return err
-			}
-		}
-		h, err := tar.FileInfoHeader(fi, link)
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(dir, p)
-		h.Name = filepath.ToSlash(rel)
-		if fi.IsDir() {
-			h.Name += "/"
-		}
-		h.Uname, h.Gname, h.ModTime = "", "", h.ModTime.Truncate(1e9)
-		if err := tw.WriteHeader(h); err != nil {
-			return err
-		}
-		if fi.Mode().IsRegular() {
-			f, err := os.Open(p)
-			if err != nil {
-				return err
-			}
-			defer f.Close()
-			_, err = io.Copy(tw, f)
-			return err
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	err = tw.Close()
 	return b.Bytes(), err
 }
 
@@ -313,7 +261,7 @@ func (e *Env) buildImages(add func(class, name string, w *writer, runs [][]strin
 	if w.err != nil {
 		return w.err
 	}
-	seed, err := tarTree(seedDir)
+	seed, err := fixture.TarTree(seedDir)
 	if err != nil {
 		return err
 	}
