@@ -102,7 +102,7 @@ func (e *env) cudaLibraryCopyFixes(caps map[string]string) []finding.Fix {
 	title += ": take the folder that holds the older copy (a CUDA toolkit's lib64, a conda environment's lib; echo $LD_LIBRARY_PATH) off LD_LIBRARY_PATH, or put torch's copy first"
 	first := manual(title)
 	if sp := sitePackagesOf(caps["so"]); sp != "" && dir != "" && caps["so_cut"] == "" {
-		first.Commands = []string{remedy.Export("LD_LIBRARY_PATH", remedy.Quote(sp+"/nvidia/"+dir+"/lib")+":$LD_LIBRARY_PATH")}
+		first.Commands = []string{remedy.LibraryPath(sp + "/nvidia/" + dir + "/lib")}
 	}
 	fixes := []finding.Fix{first}
 	if wheel != "" {
